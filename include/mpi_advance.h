@@ -1,0 +1,117 @@
+/*
+ * mpi_advance.h -- the public C API of mpi-advance.
+ *
+ * Faster all-to-all collectives layered on any MPI library: persistent and blocking
+ * MPIX_Alltoall with the Bruck family and the tunable-radix algorithm (TRA).
+ *
+ * Plain C (C99) and C++. Every function returns an MPI error code (MPI_SUCCESS or an MPI
+ * error class such as MPI_ERR_ARG); errors are also raised through the error handler of the
+ * communicator involved (MPI_COMM_SELF's when there is none), exactly as MPI does.
+ *
+ * Link-level names. Open MPI's libmpi exports its own MPIX_Alltoall_init (with an MPI_Request
+ * signature, from <mpi-ext.h>). So that a program can use both, every function below is
+ * exported as MPIA_<name> and this header maps the MPIX_ spelling onto it with a macro. A
+ * translation unit that includes this header calls ours; one that includes only <mpi-ext.h>
+ * calls Open MPI's. Define MPIA_NO_MPIX_NAMES before including to get only the MPIA_ names.
+ *
+ * Algorithm selection. One syntax everywhere: name[:key=value[,key=value...]], e.g.
+ * "tra:radix=4". Per call with the MPI_Info key "mpix_algorithm"; process-wide with the
+ * environment variable MPIX_ALLTOALL. Per-call info wins over the environment. A bad value in
+ * info is an error (MPI_ERR_INFO_VALUE); a bad value in the environment is reported once on
+ * stderr and ignored (the call then runs "auto").
+ *
+ * Alltoall algorithms: pairwise, linear, bruck, modified_bruck, zero_copy_bruck,
+ * tra (key radix, 2..max(2,P), default ceil(sqrt(P))), system (the MPI library's own), auto.
+ * MPIX_Algorithm_get lists them with their descriptions.
+ */
+#ifndef MPI_ADVANCE_H
+#define MPI_ADVANCE_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPIA_VERSION_MAJOR 0
+#define MPIA_VERSION_MINOR 1
+#define MPIA_VERSION_PATCH 0
+
+/* Longest string MPIX_Request_get_algorithm writes, terminating NUL included. */
+#define MPIX_MAX_ALGORITHM_STRING 256
+
+/* The info key (and its value syntax) that selects an algorithm for one call. */
+#define MPIX_INFO_KEY_ALGORITHM "mpix_algorithm"
+
+/* Opaque persistent-collective request. */
+typedef struct mpia_request *MPIX_Request;
+#define MPIX_REQUEST_NULL ((MPIX_Request)0)
+
+#ifndef MPIA_NO_MPIX_NAMES
+#define MPIX_Alltoall_init MPIA_Alltoall_init
+#define MPIX_Alltoall MPIA_Alltoall
+#define MPIX_Start MPIA_Start
+#define MPIX_Startall MPIA_Startall
+#define MPIX_Wait MPIA_Wait
+#define MPIX_Waitall MPIA_Waitall
+#define MPIX_Test MPIA_Test
+#define MPIX_Request_free MPIA_Request_free
+#define MPIX_Request_get_algorithm MPIA_Request_get_algorithm
+#define MPIX_Algorithm_get MPIA_Algorithm_get
+#endif
+
+/*
+ * Persistent all-to-all. Same arguments as MPI_Alltoall plus an info object (MPI_INFO_NULL or
+ * one carrying "mpix_algorithm") and the request to create. Collective over comm: every rank
+ * must call it, in the same order as its other collectives on comm, and all must select the
+ * same algorithm. All schedule building, datatype creation and allocation happen here; the
+ * buffers are bound to the request and read/written by each MPIX_Start..MPIX_Wait cycle.
+ * sendbuf may be MPI_IN_PLACE (then sendcount/sendtype are ignored and the data is taken from
+ * recvbuf at each start). The request is created inactive.
+ */
+int MPIA_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Info info, MPIX_Request *request);
+
+/* Blocking all-to-all with exactly MPI_Alltoall's signature; algorithm from MPIX_ALLTOALL. */
+int MPIA_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Start an inactive request (MPI_ERR_REQUEST if it is active or null). Allocates nothing. */
+int MPIA_Start(MPIX_Request *request);
+int MPIA_Startall(int count, MPIX_Request requests[]);
+
+/*
+ * Complete an active request; it then becomes inactive and may be started again. Waiting on
+ * MPIX_REQUEST_NULL or on an inactive request returns at once with an empty status. Waiting
+ * progresses every active mpi-advance request of the process, so requests may be completed
+ * in any order. status may be MPI_STATUS_IGNORE; statuses may be MPI_STATUSES_IGNORE.
+ */
+int MPIA_Wait(MPIX_Request *request, MPI_Status *status);
+int MPIA_Waitall(int count, MPIX_Request requests[], MPI_Status statuses[]);
+int MPIA_Test(MPIX_Request *request, int *flag, MPI_Status *status);
+
+/* Free an inactive request and everything it owns; sets *request to MPIX_REQUEST_NULL.
+ * Freeing MPIX_REQUEST_NULL is a no-op; freeing an active request is MPI_ERR_REQUEST. */
+int MPIA_Request_free(MPIX_Request *request);
+
+/*
+ * The algorithm a request runs, with every parameter resolved, in the selection syntax
+ * (e.g. "tra:radix=4"): what "auto" chose and what defaults became. name must hold
+ * MPIX_MAX_ALGORITHM_STRING characters; *resultlen gets the length without the NUL.
+ */
+int MPIA_Request_get_algorithm(MPIX_Request request, char *name, int *resultlen);
+
+/*
+ * The registry: the index-th algorithm of a collective ("alltoall"). *name and *description
+ * point to static strings. Returns MPI_ERR_ARG when index is out of range, so a caller can
+ * iterate from 0 until it fails.
+ */
+int MPIA_Algorithm_get(const char *collective, int index, const char **name,
+                       const char **description);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPI_ADVANCE_H */

@@ -1,0 +1,276 @@
+// The extern "C" entry points. Every body runs inside guard(): exceptions become MPI error
+// classes raised on the communicator's error handler (MPI_COMM_SELF's when there is none), and
+// nothing -- no exception, no crash on bad input -- crosses into C or Fortran.
+#include "mpi_advance.h"
+
+#include "collective/alltoall/alltoall.hpp"
+#include "collective/model.hpp"
+#include "collective/selection.hpp"
+#include "persistent/comm_state.hpp"
+#include "persistent/request.hpp"
+#include "util/error.hpp"
+
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <new>
+#include <string>
+
+#define MPIA_API extern "C" __attribute__((visibility("default")))
+
+namespace mpia {
+namespace {
+
+int raise(MPI_Comm comm, int code, const char* what) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return code;
+  if (comm == MPI_COMM_NULL) comm = MPI_COMM_SELF;
+  // With a fatal handler the program ends inside MPI_Comm_call_errhandler: say why first.
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  if (MPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
+    if (handler == MPI_ERRORS_ARE_FATAL && what && *what) std::fprintf(stderr, "%s\n", what);
+    if (handler != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&handler);
+  }
+  MPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+template <class F>
+int guard(MPI_Comm comm, F&& body) {
+  int code = MPI_SUCCESS;
+  std::string what;
+  try {
+    body();
+    return MPI_SUCCESS;
+  } catch (const Error& e) {
+    code = e.code();
+    what = e.what();
+  } catch (const std::bad_alloc&) {
+    code = MPI_ERR_NO_MEM;
+    what = "mpi-advance: out of memory";
+  } catch (const std::exception& e) {
+    code = MPI_ERR_INTERN;
+    what = std::string("mpi-advance: internal error: ") + e.what();
+  } catch (...) {
+    code = MPI_ERR_INTERN;
+    what = "mpi-advance: internal error";
+  }
+  return raise(comm, code, what.c_str());
+}
+
+void check_comm(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) fail(MPI_ERR_COMM, "mpi-advance: MPI_COMM_NULL");
+  int inter = 0;
+  MPIA_CHECK(MPI_Comm_test_inter(comm, &inter));
+  if (inter) fail(MPI_ERR_COMM, "mpi-advance: intercommunicators are not supported");
+}
+
+Selection resolve(Selection sel, int nranks, std::int64_t block_bytes) {
+  if (sel.algorithm->kind == AlgorithmKind::Auto) return choose_alltoall(nranks, block_bytes);
+  return sel;
+}
+
+// Persistent init is collective: its local errors and choices are agreed on with one
+// allreduce, so that a rank with bad arguments makes every rank fail instead of leaving the
+// others waiting, and ranks that chose different algorithms or block sizes are caught.
+void agree(CommState& st, const Error* local, const std::string& choice, std::int64_t bytes) {
+  const std::int64_t h = std::int64_t(std::hash<std::string>{}(choice) & 0x3fffffffffffffffULL);
+  std::int64_t v[5] = {local ? 1 : 0, h, -h, bytes, -bytes};
+  MPIA_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_INT64_T, MPI_MAX, st.comm->get()));
+  if (local) throw *local;
+  if (v[0]) fail(MPI_ERR_ARG, "mpi-advance: another rank rejected its arguments");
+  if (v[1] != -v[2])
+    fail(MPI_ERR_ARG, "mpi-advance: ranks selected different algorithms (this rank: " + choice + ")");
+  if (v[3] != -v[4])
+    fail(MPI_ERR_TRUNCATE, "mpi-advance: ranks disagree on the block size (type signatures differ)");
+}
+
+// The blocking call's plan cache key: the resolved selection and the raw arguments. Only
+// predefined datatypes are cached: a freed derived type's handle value can be reused by a
+// different type.
+bool predefined(MPI_Datatype t) {
+  int ni, na, nd, combiner;
+  MPIA_CHECK(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
+  return combiner == MPI_COMBINER_NAMED;
+}
+
+std::string cache_key(const Selection& sel, const AlltoallArgs& a) {
+  std::string k = sel.to_string();
+  auto put = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(a.sendbuf), put(a.sendcount), put(a.sendtype);
+  put(a.recvbuf), put(a.recvcount), put(a.recvtype);
+  return k;
+}
+
+void empty_status(MPI_Status* status) {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_elements(status, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(status, 0);
+}
+
+MPI_Comm comm_of(MPIX_Request r) { return r ? r->comm : MPI_COMM_NULL; }
+
+}  // namespace
+}  // namespace mpia
+
+using namespace mpia;
+
+MPIA_API int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+  return guard(comm, [&] {
+    if (request) *request = MPIX_REQUEST_NULL;
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    AlltoallArgs a{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype};
+    std::unique_ptr<Error> local;
+    Selection sel;
+    std::int64_t bytes = -1;
+    try {
+      if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+      bytes = check_alltoall(a, st.size);
+      sel = resolve(select_algorithm(Collective::Alltoall, info, st.size), st.size, bytes);
+    } catch (const Error& e) {
+      local = std::make_unique<Error>(e);
+    }
+    agree(st, local.get(), local ? std::string() : sel.to_string(), bytes);
+    const int tag = st.allocate_tag();
+    auto handle = std::make_unique<mpia_request>();
+    handle->comm = comm;
+    handle->op = make_alltoall(a, sel, st, tag);
+    *request = handle.release();
+  });
+}
+
+MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return guard(comm, [&] {
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    AlltoallArgs a{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype};
+    const std::int64_t bytes = check_alltoall(a, st.size);
+    const Selection sel =
+        resolve(select_algorithm(Collective::Alltoall, MPI_INFO_NULL, st.size), st.size, bytes);
+    if (sel.algorithm->kind == AlgorithmKind::System) {
+      MPIA_CHECK(MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              st.comm->get()));
+      return;
+    }
+    const bool cacheable = predefined(recvtype) && (a.in_place() || predefined(sendtype));
+    const std::string key = cacheable ? cache_key(sel, a) : std::string();
+    if (cacheable && st.cached && st.cached_key == key) {
+      st.cached->start();
+      st.cached->wait();
+      return;
+    }
+    // Blocking calls never overlap one another on a communicator: they all use tag 0.
+    std::unique_ptr<Operation> op = make_alltoall(a, sel, st, 0);
+    op->start();
+    op->wait();
+    if (cacheable) {
+      st.cached = std::move(op);
+      st.cached_key = key;
+    }
+  });
+}
+
+MPIA_API int MPIA_Start(MPIX_Request* request) {
+  return guard(request ? comm_of(*request) : MPI_COMM_NULL, [&] {
+    if (!request || !*request) fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start on a null request");
+    if ((*request)->op->active())
+      fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start on an active request");
+    (*request)->op->start();
+  });
+}
+
+MPIA_API int MPIA_Startall(int count, MPIX_Request requests[]) {
+  if (count < 0 || (count > 0 && !requests))
+    return guard(MPI_COMM_NULL, [] { fail(MPI_ERR_ARG, "mpi-advance: MPIX_Startall: bad array"); });
+  // All checked before any is started, so that an error leaves every request as it was.
+  for (int i = 0; i < count; ++i) {
+    if (!requests[i] || requests[i]->op->active())
+      return guard(comm_of(requests[i]), [] {
+        fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Startall: null or active request");
+      });
+  }
+  for (int i = 0; i < count; ++i) {
+    const int rc = MPIA_Start(&requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+MPIA_API int MPIA_Wait(MPIX_Request* request, MPI_Status* status) {
+  return guard(request ? comm_of(*request) : MPI_COMM_NULL, [&] {
+    if (!request) fail(MPI_ERR_ARG, "mpi-advance: MPIX_Wait: request pointer is NULL");
+    if (*request) (*request)->op->wait();
+    empty_status(status);
+  });
+}
+
+MPIA_API int MPIA_Waitall(int count, MPIX_Request requests[], MPI_Status statuses[]) {
+  if (count < 0 || (count > 0 && !requests))
+    return guard(MPI_COMM_NULL, [] { fail(MPI_ERR_ARG, "mpi-advance: MPIX_Waitall: bad array"); });
+  int result = MPI_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    const int rc =
+        MPIA_Wait(&requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+    if (rc != MPI_SUCCESS) result = MPI_ERR_IN_STATUS;
+    if (statuses != MPI_STATUSES_IGNORE) statuses[i].MPI_ERROR = rc;
+  }
+  return result;
+}
+
+MPIA_API int MPIA_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
+  return guard(request ? comm_of(*request) : MPI_COMM_NULL, [&] {
+    if (!request || !flag) fail(MPI_ERR_ARG, "mpi-advance: MPIX_Test: NULL argument");
+    *flag = !*request || (*request)->op->test();
+    if (*flag) empty_status(status);
+  });
+}
+
+MPIA_API int MPIA_Request_free(MPIX_Request* request) {
+  return guard(request ? comm_of(*request) : MPI_COMM_NULL, [&] {
+    if (!request) fail(MPI_ERR_ARG, "mpi-advance: MPIX_Request_free: request pointer is NULL");
+    if (!*request) return;
+    if ((*request)->op->active())
+      fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Request_free on an active request (wait first)");
+    delete *request;
+    *request = MPIX_REQUEST_NULL;
+  });
+}
+
+MPIA_API int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen) {
+  return guard(comm_of(request), [&] {
+    if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
+    if (!name || !resultlen) fail(MPI_ERR_ARG, "mpi-advance: NULL output argument");
+    const std::string& s = request->op->algorithm();
+    const std::size_t n = std::min<std::size_t>(s.size(), MPIX_MAX_ALGORITHM_STRING - 1);
+    std::memcpy(name, s.data(), n);
+    name[n] = '\0';
+    *resultlen = int(n);
+  });
+}
+
+MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** name,
+                                const char** description) {
+  // Running off the end of the list is how callers find its length: that returns
+  // MPI_ERR_ARG quietly, without invoking an error handler.
+  if (collective && name && std::strcmp(collective, collective_name(Collective::Alltoall)) == 0 &&
+      !algorithm_at(Collective::Alltoall, index))
+    return MPI_ERR_ARG;
+  return guard(MPI_COMM_NULL, [&] {
+    if (!collective || !name) fail(MPI_ERR_ARG, "mpi-advance: NULL argument");
+    if (std::strcmp(collective, collective_name(Collective::Alltoall)) != 0)
+      fail(MPI_ERR_ARG, std::string("mpi-advance: unknown collective '") + collective + "'");
+    const AlgorithmSpec* a = algorithm_at(Collective::Alltoall, index);
+    *name = a->name;
+    if (description) *description = a->description;
+  });
+}

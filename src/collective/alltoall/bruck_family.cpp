@@ -1,0 +1,221 @@
+// The radix-r Bruck exchange: bruck, modified_bruck, zero_copy_bruck and tra are one builder.
+//
+// References: J. Bruck et al., "Efficient algorithms for all-to-all communications in
+// multiport message-passing systems", IEEE TPDS 1997; J. L. Traff, A. Rougier, S. Hunold,
+// "Implementing a classic: zero-copy all-to-all communication with MPI datatypes", ICS 2014
+// (seed 000); K. Fan et al., "Configurable algorithms for all-to-all collectives", ISC 2024
+// (seed 003).
+//
+// Block index j in [1, P) is written in base r with w = ceil(log_r P) digits. For each digit
+// position x and value z in 1..r-1 there is one round, in which every rank forwards all blocks
+// whose x-th digit is z over distance z*r^x. A block reaches its destination after one hop per
+// non-zero digit.
+//   rounds  K = w(r-1) - floor((r^w - P) / r^(w-1))            (Props. 1 and 3)
+//   blocks  D = sum over rounds of the blocks with digit x = z   (Props. 2 and 4)
+//   time    ~ K*alpha + D*n*beta (+ local copies: see the variants in builders.hpp)
+// r = 2 is Bruck's log2(P)-round algorithm; r = P sends each block directly (P-1 rounds).
+// Restrictions: none (any P, any r in 2..max(2,P)); uniform block size.
+#include "collective/alltoall/builders.hpp"
+
+#include <algorithm>
+
+namespace mpia {
+
+std::vector<DigitRound> radix_rounds(int nranks, int radix) {
+  std::vector<DigitRound> rounds;
+  const std::int64_t P = nranks, r = radix;
+  for (std::int64_t rx = 1, x = 0; rx < P; rx *= r, ++x) {
+    for (std::int64_t z = 1; z < r; ++z) {
+      DigitRound d;
+      d.x = int(x);
+      d.z = int(z);
+      d.distance = z * rx;
+      // j = a*r^(x+1) + z*r^x + b, b in [0, r^x): ascending in j.
+      for (std::int64_t base = z * rx; base < P; base += r * rx)
+        for (std::int64_t j = base; j < std::min(base + rx, P); ++j) d.blocks.push_back(int(j));
+      if (!d.blocks.empty()) rounds.push_back(std::move(d));
+    }
+  }
+  return rounds;
+}
+
+std::int64_t tra_rounds_K(std::int64_t P, std::int64_t r) {
+  if (P <= 1) return 0;
+  std::int64_t w = 0, rw = 1;
+  while (rw < P) rw *= r, ++w;
+  const std::int64_t rw1 = rw / r;
+  return w * (r - 1) - (rw - P) / rw1;
+}
+
+std::int64_t tra_blocks_D(std::int64_t P, std::int64_t r) {
+  if (P <= 1) return 0;
+  std::int64_t D = 0;
+  for (std::int64_t rx = 1; rx < P; rx *= r) {
+    const std::int64_t lgc = P % (rx * r);
+    const std::int64_t lc = (P / (rx * r)) * rx;
+    for (std::int64_t z = 1; z < r; ++z) {
+      const std::int64_t t = lgc - z * rx;
+      if (t <= 0)
+        D += lc;
+      else if (t / rx > 0)
+        D += lc + rx;
+      else
+        D += lc + t % rx;
+    }
+  }
+  return D;
+}
+
+namespace {
+
+int mod(std::int64_t a, int P) { return int(((a % P) + P) % P); }
+
+int nonzero_digits(int j, int r) {
+  int n = 0;
+  for (; j > 0; j /= r) n += (j % r) != 0;
+  return n;
+}
+
+// Bruck et al. as published (and TRA in seed 003): R[j] = send[(p+j)%P]; round (x,z) sends R[j]
+// to p + z r^x, which receives the blocks contiguously into T and unpacks them into R before
+// its next round; finally recv[(p-j)%P] = R[j].
+Schedule basic(const AlltoallShape& s, const std::vector<DigitRound>& rounds) {
+  const int P = s.size, p = s.rank;
+  const std::int64_t B = s.block_bytes;
+  std::size_t maxj = 0;
+  for (const DigitRound& d : rounds) maxj = std::max(maxj, d.blocks.size());
+  const std::int64_t T = std::int64_t(P) * B;  // T follows R in scratch
+  Schedule sch;
+  sch.scratch_bytes = T + std::int64_t(maxj) * B;
+  Round first;
+  for (int j = 0; j < P; ++j)
+    first.copies.push_back({Piece::send(mod(p + j, P), B), Piece::scratch(j * B, B)});
+  sch.rounds.push_back(std::move(first));
+  const std::vector<int>* previous = nullptr;
+  auto unpack = [&](Round& round) {
+    if (!previous) return;
+    for (std::size_t k = 0; k < previous->size(); ++k)
+      round.copies.push_back(
+          {Piece::scratch(T + std::int64_t(k) * B, B), Piece::scratch((*previous)[k] * B, B)});
+  };
+  for (const DigitRound& d : rounds) {
+    Round round;
+    unpack(round);
+    Exchange x;
+    x.send.peer = mod(p + d.distance, P);
+    for (int j : d.blocks) x.send.pieces.push_back(Piece::scratch(j * B, B));
+    x.recv.peer = mod(p - d.distance, P);
+    x.recv.pieces.push_back(Piece::scratch(T, std::int64_t(d.blocks.size()) * B));
+    round.exchanges.push_back(std::move(x));
+    sch.rounds.push_back(std::move(round));
+    previous = &d.blocks;
+  }
+  Round last;
+  unpack(last);
+  for (int j = 0; j < P; ++j)
+    last.copies.push_back({Piece::scratch(j * B, B), Piece::recv(mod(p - j, P), B)});
+  sch.rounds.push_back(std::move(last));
+  return sch;
+}
+
+// Traff et al.'s modified Bruck: recv[(p+j)%P] = send[(p-j)%P]; round (x,z) sends the blocks at
+// recv[(p+j)%P] to p - z r^x, which receives them contiguously into scratch and unpacks them to
+// its own recv[(p'+j)%P]. No final rotation: recv[s] ends up holding the block from s.
+Schedule modified(const AlltoallShape& s, const std::vector<DigitRound>& rounds) {
+  const int P = s.size, p = s.rank;
+  const std::int64_t B = s.block_bytes;
+  std::size_t maxj = 0;
+  for (const DigitRound& d : rounds) maxj = std::max(maxj, d.blocks.size());
+  Schedule sch;
+  sch.scratch_bytes = std::int64_t(maxj) * B;
+  Round first;
+  for (int j = 0; j < P; ++j)
+    first.copies.push_back({Piece::send(mod(p - j, P), B), Piece::recv(mod(p + j, P), B)});
+  sch.rounds.push_back(std::move(first));
+  const std::vector<int>* previous = nullptr;
+  auto unpack = [&](Round& round) {
+    if (!previous) return;
+    for (std::size_t k = 0; k < previous->size(); ++k)
+      round.copies.push_back({Piece::scratch(std::int64_t(k) * B, B),
+                              Piece::recv(mod(p + (*previous)[k], P), B)});
+  };
+  for (const DigitRound& d : rounds) {
+    Round round;
+    unpack(round);
+    Exchange x;
+    x.send.peer = mod(p - d.distance, P);
+    for (int j : d.blocks) x.send.pieces.push_back(Piece::recv(mod(p + j, P), B));
+    x.recv.peer = mod(p + d.distance, P);
+    x.recv.pieces.push_back(Piece::scratch(0, std::int64_t(d.blocks.size()) * B));
+    round.exchanges.push_back(std::move(x));
+    sch.rounds.push_back(std::move(round));
+    previous = &d.blocks;
+  }
+  Round last;
+  unpack(last);
+  sch.rounds.push_back(std::move(last));
+  return sch;
+}
+
+// Zero-copy placement (seed 000, section 3.3), generalised to radix r. Block j travels in the
+// modified direction; on its first hop it is sent straight from send[(p-j)%P]. When it arrives
+// with an even number of hops still to go it is received into recv[(p+j)%P] (its final place
+// once no hops remain), otherwise into scratch slot j. Consecutive hops therefore alternate
+// between the two places, so a block is never received where it is being sent from.
+Schedule zero_copy(const AlltoallShape& s, const std::vector<DigitRound>& rounds, int r) {
+  const int P = s.size, p = s.rank;
+  const std::int64_t B = s.block_bytes;
+  Schedule sch;
+  sch.scratch_bytes = std::int64_t(P) * B;
+  std::vector<int> hops(P);
+  std::vector<Slot> where(P, Slot::Send);
+  for (int j = 0; j < P; ++j) hops[j] = nonzero_digits(j, r);
+  auto piece = [&](int j) {
+    switch (where[j]) {
+      case Slot::Send: return Piece::send(mod(p - j, P), B);
+      case Slot::Recv: return Piece::recv(mod(p + j, P), B);
+      default: return Piece::scratch(std::int64_t(j) * B, B);
+    }
+  };
+  Round first;
+  first.copies.push_back({Piece::send(p, B), Piece::recv(p, B)});
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    const DigitRound& d = rounds[i];
+    Round round;
+    if (i == 0) round = std::move(first);
+    Exchange x;
+    x.send.peer = mod(p - d.distance, P);
+    x.recv.peer = mod(p + d.distance, P);
+    for (int j : d.blocks) {
+      x.send.pieces.push_back(piece(j));
+      --hops[j];
+      where[j] = hops[j] % 2 == 0 ? Slot::Recv : Slot::Scratch;
+      x.recv.pieces.push_back(piece(j));
+    }
+    round.exchanges.push_back(std::move(x));
+    sch.rounds.push_back(std::move(round));
+  }
+  if (rounds.empty()) sch.rounds.push_back(std::move(first));
+  return sch;
+}
+
+}  // namespace
+
+Schedule build_radix_bruck(const AlltoallShape& s, int radix, BruckVariant variant) {
+  Schedule sch;
+  if (s.block_bytes == 0) return sch;
+  if (s.size == 1) {
+    Round only;
+    only.copies.push_back({Piece::send(0, s.block_bytes), Piece::recv(0, s.block_bytes)});
+    sch.rounds.push_back(std::move(only));
+    return sch;
+  }
+  const std::vector<DigitRound> rounds = radix_rounds(s.size, radix);
+  switch (variant) {
+    case BruckVariant::Basic: return basic(s, rounds);
+    case BruckVariant::Modified: return modified(s, rounds);
+    default: return zero_copy(s, rounds, radix);
+  }
+}
+
+}  // namespace mpia

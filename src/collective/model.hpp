@@ -1,0 +1,28 @@
+// The cost model behind "auto": alpha-beta-gamma terms per candidate, using the round count K
+// and block count D of the radix-r exchange (seed 003) and the direct exchanges' P-1 messages.
+// Every input is a value all ranks agree on (P and the block's packed size), so every rank
+// makes the same choice without communicating.
+#pragma once
+
+#include "collective/registry.hpp"
+
+#include <cstdint>
+
+namespace mpia {
+
+struct CostModel {
+  double alpha = 2.0e-6;         // seconds per dependent message round (latency)
+  double alpha_overlap = 0.5e-6; // seconds per message when many are in flight at once
+  double beta = 1.0e-10;         // seconds per byte on the wire
+  double gamma = 5.0e-11;        // seconds per byte of local packing / copying
+};
+
+// Defaults, overridden by MPIX_COST_MODEL="alpha=..,alpha_overlap=..,beta=..,gamma=..".
+CostModel cost_model();
+
+double predicted_seconds(const CostModel& m, const Selection& s, int nranks,
+                         std::int64_t block_bytes);
+
+Selection choose_alltoall(int nranks, std::int64_t block_bytes);
+
+}  // namespace mpia

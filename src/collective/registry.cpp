@@ -1,0 +1,117 @@
+#include "collective/registry.hpp"
+
+#include <cmath>
+
+namespace mpia {
+
+namespace {
+
+std::int64_t isqrt_ceil(std::int64_t n) {
+  std::int64_t r = std::int64_t(std::sqrt(double(n)));
+  while (r * r < n) ++r;
+  while (r > 1 && (r - 1) * (r - 1) >= n) --r;
+  return r;
+}
+
+std::int64_t radix_min(int) { return 2; }
+std::int64_t radix_max(int p) { return p < 2 ? 2 : p; }
+// seed 003, section III-B: r = sqrt(P) balances rounds against volume.
+std::int64_t radix_default(int p) {
+  const std::int64_t r = isqrt_ceil(p);
+  return r < 2 ? 2 : r;
+}
+
+Schedule with(Schedule s, Policy policy, Lowering lowering) {
+  s.policy = policy;
+  s.lowering = lowering;
+  return s;
+}
+
+constexpr Policy kRoundByRound{0, Completion::Waitall};
+
+Schedule pairwise(const AlltoallShape& s, const ParamValues&) {
+  return with(build_direct(s), Policy{1, Completion::Waitall}, Lowering::Pack);
+}
+Schedule linear(const AlltoallShape& s, const ParamValues&) {
+  return with(build_direct(s), kRoundByRound, Lowering::Pack);
+}
+Schedule bruck(const AlltoallShape& s, const ParamValues&) {
+  return with(build_radix_bruck(s, 2, BruckVariant::Basic), kRoundByRound, Lowering::Pack);
+}
+Schedule modified_bruck(const AlltoallShape& s, const ParamValues&) {
+  return with(build_radix_bruck(s, 2, BruckVariant::Modified), kRoundByRound, Lowering::Pack);
+}
+Schedule zero_copy_bruck(const AlltoallShape& s, const ParamValues&) {
+  return with(build_radix_bruck(s, 2, BruckVariant::ZeroCopy), kRoundByRound,
+              Lowering::Datatype);
+}
+Schedule tra(const AlltoallShape& s, const ParamValues& v) {
+  return with(build_radix_bruck(s, int(v[0]), BruckVariant::ZeroCopy), kRoundByRound,
+              Lowering::Pack);
+}
+
+const ParamSpec kRadix{"radix", "base of the exchange, 2..P (2 = Bruck, P = direct)",
+                       radix_default, radix_min, radix_max};
+
+}  // namespace
+
+const char* collective_name(Collective) { return "alltoall"; }
+const char* collective_env(Collective) { return "MPIX_ALLTOALL"; }
+
+const std::vector<AlgorithmSpec>& registry() {
+  static const std::vector<AlgorithmSpec> table = {
+      {Collective::Alltoall, "pairwise",
+       "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)",
+       AlgorithmKind::Scheduled, {}, pairwise},
+      {Collective::Alltoall, "linear",
+       "direct exchange, all P-1 sends and receives posted at once (seed 001 Alg. 2)",
+       AlgorithmKind::Scheduled, {}, linear},
+      {Collective::Alltoall, "bruck",
+       "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out",
+       AlgorithmKind::Scheduled, {}, bruck},
+      {Collective::Alltoall, "modified_bruck",
+       "Traff's modified Bruck: log2(P) rounds, no final rotation", AlgorithmKind::Scheduled,
+       {}, modified_bruck},
+      {Collective::Alltoall, "zero_copy_bruck",
+       "Traff's zero-copy Bruck: log2(P) rounds, one derived datatype per round, no copies",
+       AlgorithmKind::Scheduled, {}, zero_copy_bruck},
+      {Collective::Alltoall, "tra",
+       "tunable radix (seed 003): K=w(r-1)-floor((r^w-P)/r^(w-1)) rounds, zero-copy placement",
+       AlgorithmKind::Scheduled, {kRadix}, tra},
+      {Collective::Alltoall, "system", "the MPI library's own alltoall (persistent if it has one)",
+       AlgorithmKind::System, {}, nullptr},
+      {Collective::Alltoall, "auto",
+       "chosen per call by the alpha-beta cost model from P and the block size",
+       AlgorithmKind::Auto, {}, nullptr},
+  };
+  return table;
+}
+
+const AlgorithmSpec* find_algorithm(Collective c, std::string_view name) {
+  for (const AlgorithmSpec& a : registry())
+    if (a.collective == c && name == a.name) return &a;
+  return nullptr;
+}
+
+const AlgorithmSpec* algorithm_at(Collective c, int index) {
+  if (index < 0) return nullptr;
+  for (const AlgorithmSpec& a : registry())
+    if (a.collective == c && index-- == 0) return &a;
+  return nullptr;
+}
+
+std::string Selection::to_string() const {
+  std::string s = algorithm ? algorithm->name : "none";
+  for (std::size_t i = 0; algorithm && i < algorithm->params.size(); ++i)
+    s += (i == 0 ? ":" : ",") + std::string(algorithm->params[i].name) + "=" +
+         std::to_string(values[i]);
+  return s;
+}
+
+std::int64_t Selection::value(std::string_view param) const {
+  for (std::size_t i = 0; i < algorithm->params.size(); ++i)
+    if (param == algorithm->params[i].name) return values[i];
+  return 0;
+}
+
+}  // namespace mpia

@@ -1,0 +1,66 @@
+// The one table of algorithms. The C API, MPI_Info keys, the environment, the benchmark driver
+// and the tests all iterate it; nothing else lists algorithm names.
+#pragma once
+
+#include "collective/alltoall/builders.hpp"
+#include "schedule/schedule.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mpia {
+
+enum class Collective : std::uint8_t { Alltoall };
+
+const char* collective_name(Collective c);
+// The environment variable holding the process-wide choice for a collective (MPIX_ALLTOALL).
+const char* collective_env(Collective c);
+
+enum class AlgorithmKind : std::uint8_t {
+  Scheduled,  // a builder + the engine
+  System,     // handed to the MPI library
+  Auto,       // resolved by the cost model (collective/model.cpp) before building
+};
+
+struct ParamSpec {
+  const char* name;
+  const char* description;
+  // Default and allowed range for a communicator of nranks ranks.
+  std::int64_t (*default_value)(int nranks);
+  std::int64_t (*min_value)(int nranks);
+  std::int64_t (*max_value)(int nranks);
+};
+
+// Resolved parameter values, one per ParamSpec, in the spec's order.
+using ParamValues = std::vector<std::int64_t>;
+
+using AlltoallBuilder = Schedule (*)(const AlltoallShape& shape, const ParamValues& values);
+
+struct AlgorithmSpec {
+  Collective collective;
+  const char* name;
+  const char* description;
+  AlgorithmKind kind;
+  std::vector<ParamSpec> params;
+  AlltoallBuilder build_alltoall = nullptr;
+};
+
+const std::vector<AlgorithmSpec>& registry();
+const AlgorithmSpec* find_algorithm(Collective c, std::string_view name);
+// The index-th algorithm of a collective, or nullptr.
+const AlgorithmSpec* algorithm_at(Collective c, int index);
+
+// An algorithm with every parameter resolved.
+struct Selection {
+  const AlgorithmSpec* algorithm = nullptr;
+  ParamValues values;
+  std::string to_string() const;  // "tra:radix=4"
+  std::int64_t value(std::string_view param) const;
+  bool operator==(const Selection& o) const {
+    return algorithm == o.algorithm && values == o.values;
+  }
+};
+
+}  // namespace mpia

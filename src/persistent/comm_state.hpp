@@ -1,0 +1,50 @@
+// What the library caches per user communicator, as an MPI attribute: a private duplicate
+// (its traffic can never match the user's, not even MPI_ANY_SOURCE/MPI_ANY_TAG receives),
+// the tag allocator that keeps concurrently active plans apart, and the plan cache of blocking
+// calls. Freed by the attribute's delete callback (MPI_Comm_free, or MPI_Finalize for
+// MPI_COMM_WORLD through an MPI_COMM_SELF attribute).
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+namespace mpia {
+
+class Operation;
+
+// The private duplicate. Plans hold it by shared_ptr so it outlives the user's MPI_Comm_free
+// while a persistent request still uses it.
+class PrivateComm {
+ public:
+  explicit PrivateComm(MPI_Comm user);
+  ~PrivateComm();
+  PrivateComm(const PrivateComm&) = delete;
+  PrivateComm& operator=(const PrivateComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+struct CommState {
+  std::shared_ptr<PrivateComm> comm;
+  int rank = 0;
+  int size = 1;
+  int tag_ub = 32767;
+  int next_tag = 1;
+  // Blocking calls all use tag 0 (they never overlap one another); each persistent plan takes
+  // the next tag in 1..tag_ub. Collective calls are made in the same order on every rank, so
+  // every rank hands out the same tag to the same plan.
+  int allocate_tag();
+  // The last blocking call's plan, reused while the same call repeats.
+  std::unique_ptr<Operation> cached;
+  std::string cached_key;
+  ~CommState();
+};
+
+// Collective on the first call for a communicator (it duplicates it).
+CommState& comm_state(MPI_Comm user);
+
+}  // namespace mpia

@@ -1,0 +1,97 @@
+// The engine: the only code that issues point-to-point MPI calls. It lowers a schedule once
+// (persistent send/receive requests; pack/unpack steps or one derived datatype per transfer;
+// committed at lowering time) and then executes it any number of times under the schedule's
+// progress policy. Start allocates nothing and creates nothing.
+#pragma once
+
+#include "schedule/schedule.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mpia {
+
+// A user buffer as the engine sees it: block b is count[b] x type at base + displacement[b].
+struct BlockBuffer {
+  char* base = nullptr;
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // not owned by the engine
+  bool dense = false;  // one element's packed bytes are its memory, starting at true_lb
+  MPI_Aint true_lb = 0;
+  std::vector<MPI_Aint> displacement;
+  std::vector<int> count;
+  std::vector<std::int64_t> bytes;  // packed size of each block
+};
+
+// True when count x t occupies exactly its packed bytes, in type-map order, from its true lower
+// bound: then it can be moved with memcpy. Conservative: false means "use the datatype engine".
+bool is_dense(MPI_Datatype t);
+
+struct Bindings {
+  BlockBuffer send, recv;
+  MPI_Comm comm = MPI_COMM_NULL;  // the library's private communicator
+  int tag = 0;
+};
+
+class LoweredSchedule {
+ public:
+  LoweredSchedule(const Schedule& schedule, const Bindings& bindings);
+  ~LoweredSchedule();
+  LoweredSchedule(const LoweredSchedule&) = delete;
+  LoweredSchedule& operator=(const LoweredSchedule&) = delete;
+
+  void start();
+  // Advances the execution; with block, does not return before it is complete. Returns whether
+  // it is complete.
+  bool progress(bool block);
+  bool active() const { return active_; }
+
+ private:
+  struct Region {
+    char* addr = nullptr;
+    std::int64_t bytes = 0;
+    int count = 0;  // typed regions: count x type
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    bool dense = true;
+  };
+  struct LocalStep {
+    Region from, to;
+  };
+  struct LoweredRound {
+    std::vector<LocalStep> before;  // copies, then packing of outgoing transfers
+    std::vector<LocalStep> after;   // unpacking of incoming transfers
+    std::vector<MPI_Request> send, recv;  // per exchange; MPI_REQUEST_NULL when absent
+  };
+
+  Region resolve(const Piece& p) const;
+  std::vector<Region> regions(const std::vector<Piece>& pieces) const;
+  void lower_transfer(const Transfer& t, bool is_send, LoweredRound& round,
+                      std::int64_t& staging_at);
+  MPI_Datatype byte_type(std::int64_t bytes, int& count);
+  void run(const std::vector<LocalStep>& steps);
+  void enter_round();
+  void fill(std::size_t slot);
+  void fill_window();
+  bool complete_some(bool block);
+  void free_all() noexcept;
+
+  Policy policy_;
+  Lowering lowering_;
+  BlockBuffer send_, recv_;
+  MPI_Comm comm_;
+  int tag_;
+  std::unique_ptr<char[]> scratch_, staging_, bounce_;
+  std::int64_t bounce_bytes_ = 0;
+  std::vector<LoweredRound> rounds_;
+  std::vector<MPI_Datatype> owned_types_;
+
+  // execution state
+  bool active_ = false;
+  std::size_t round_ = 0, next_ = 0, inflight_ = 0;
+  std::vector<MPI_Request> window_;  // 2 per slot: send, receive
+  std::vector<int> pending_;         // per slot: requests still to complete
+};
+
+}  // namespace mpia
