@@ -114,7 +114,10 @@ void empty_status(MPI_Status* status) {
   MPI_Status_set_cancelled(status, 0);
 }
 
-MPI_Comm comm_of(MPIX_Request r) { return r ? r->comm : MPI_COMM_NULL; }
+MPI_Comm comm_of(MPIX_Request r) {
+  if (!r) return MPI_COMM_NULL;
+  return r->library_comm && r->library_comm->user_freed ? MPI_COMM_SELF : r->comm;
+}
 
 }  // namespace
 }  // namespace mpia
@@ -143,6 +146,7 @@ MPIA_API int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype
     const int tag = st.allocate_tag();
     auto handle = std::make_unique<mpia_request>();
     handle->comm = comm;
+    handle->library_comm = st.comm;
     handle->op = make_alltoall(a, sel, st, tag);
     *request = handle.release();
   });

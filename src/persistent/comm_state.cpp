@@ -11,7 +11,9 @@ int g_keyval = MPI_KEYVAL_INVALID;
 int g_self_keyval = MPI_KEYVAL_INVALID;
 
 int delete_state(MPI_Comm, int, void* value, void*) {
-  delete static_cast<CommState*>(value);
+  auto* state = static_cast<CommState*>(value);
+  state->comm->user_freed = true;
+  delete state;
   return MPI_SUCCESS;
 }
 

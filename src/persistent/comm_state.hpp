@@ -23,6 +23,9 @@ class PrivateComm {
   PrivateComm(const PrivateComm&) = delete;
   PrivateComm& operator=(const PrivateComm&) = delete;
   MPI_Comm get() const { return comm_; }
+  // Set when the user frees their communicator: errors of requests that outlive it are then
+  // raised on MPI_COMM_SELF.
+  bool user_freed = false;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -5,40 +5,54 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <vector>
 
 namespace mpia {
 
 namespace {
-std::mutex g_mutex;                 // guards g_active (requests may be used from several threads)
-std::vector<Operation*> g_active;   // started and not yet completed
+std::mutex g_mutex;             // guards the list (requests may be used from several threads)
+Operation* g_head = nullptr;    // started and not yet completed
 }  // namespace
 
-Operation::~Operation() {
+void Operation::link() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_active.erase(std::remove(g_active.begin(), g_active.end(), this), g_active.end());
+  prev_ = nullptr;
+  next_ = g_head;
+  if (g_head) g_head->prev_ = this;
+  g_head = this;
 }
+
+void Operation::unlink() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!active_) return;
+  active_ = false;
+  if (prev_) prev_->next_ = next_;
+  else g_head = next_;
+  if (next_) next_->prev_ = prev_;
+  prev_ = next_ = nullptr;
+}
+
+Operation::~Operation() { unlink(); }
 
 void Operation::start() {
   do_start();
   active_ = true;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_active.push_back(this);
+  link();
 }
 
 void Operation::progress_all() {
-  // Copy: completing an operation removes it from the list.
-  std::vector<Operation*> snapshot;
+  Operation* op;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    snapshot = g_active;
+    op = g_head;
   }
-  for (Operation* op : snapshot) {
-    if (op->active_ && op->do_progress(false)) {
-      op->active_ = false;
+  while (op) {
+    Operation* next;
+    {
       std::lock_guard<std::mutex> lock(g_mutex);
-      g_active.erase(std::remove(g_active.begin(), g_active.end(), op), g_active.end());
+      next = op->next_;
     }
+    if (op->do_progress(false)) op->unlink();
+    op = next;
   }
 }
 
@@ -47,24 +61,21 @@ void Operation::wait() {
   bool alone;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    alone = g_active.size() == 1;
+    alone = g_head == this && next_ == nullptr;
   }
-  if (alone) {
-    // Nothing else to keep moving: let MPI block (and yield) inside its own wait calls.
-    try {
-      do_progress(true);
-    } catch (...) {
-      active_ = false;  // a failed execution cannot be resumed; the request may be freed
-      std::lock_guard<std::mutex> lock(g_mutex);
-      g_active.erase(std::remove(g_active.begin(), g_active.end(), this), g_active.end());
-      throw;
-    }
-    active_ = false;
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_active.erase(std::remove(g_active.begin(), g_active.end(), this), g_active.end());
+  if (!alone) {
+    while (active_) progress_all();
     return;
   }
-  while (active_) progress_all();
+  // Nothing else to keep moving: let MPI block (and yield) inside its own wait calls. A failed
+  // execution cannot be resumed; the request becomes inactive so that it can be freed.
+  try {
+    do_progress(true);
+  } catch (...) {
+    unlink();
+    throw;
+  }
+  unlink();
 }
 
 bool Operation::test() {

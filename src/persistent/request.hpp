@@ -34,7 +34,13 @@ class Operation {
 
  private:
   static void progress_all();
+  void link();
+  void unlink();
   bool active_ = false;
+  // The process-wide list of active operations is intrusive, so that Start and Wait allocate
+  // nothing.
+  Operation* prev_ = nullptr;
+  Operation* next_ = nullptr;
 };
 
 // A datatype duplicated at init, so the user may free theirs while the request lives.
@@ -87,4 +93,5 @@ class ScheduledOperation : public Operation {
 struct mpia_request {
   std::unique_ptr<mpia::Operation> op;
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator: errors are raised on it
+  std::shared_ptr<mpia::PrivateComm> library_comm;  // tells whether comm was freed since
 };
