@@ -11,6 +11,7 @@
 #include "util/error.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -88,6 +89,16 @@ void agree(CommState& st, const Error* local, const std::string& choice, std::in
     fail(MPI_ERR_TRUNCATE, "mpi-advance: ranks disagree on the block size (type signatures differ)");
 }
 
+// MPIX_DEBUG=1: blocking calls also verify (one allreduce each) that every rank chose the same
+// algorithm and block size; persistent init always does.
+bool debug_checks() {
+  static const bool on = [] {
+    const char* v = std::getenv("MPIX_DEBUG");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
 // The blocking call's plan cache key: the resolved selection and the raw arguments. Only
 // predefined datatypes are cached: a freed derived type's handle value can be reused by a
 // different type.
@@ -161,6 +172,7 @@ MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
     const std::int64_t bytes = check_alltoall(a, st.size);
     const Selection sel =
         resolve(select_algorithm(Collective::Alltoall, MPI_INFO_NULL, st.size), st.size, bytes);
+    if (debug_checks()) agree(st, nullptr, sel.to_string(), bytes);
     if (sel.algorithm->kind == AlgorithmKind::System) {
       MPIA_CHECK(MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               st.comm->get()));

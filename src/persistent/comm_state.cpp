@@ -21,7 +21,12 @@ int delete_state(MPI_Comm, int, void* value, void*) {
 // free what we cached on MPI_COMM_WORLD, whose attributes MPI never deletes.
 int at_finalize(MPI_Comm, int, void*, void*) {
   if (g_keyval != MPI_KEYVAL_INVALID) {
-    MPI_Comm_delete_attr(MPI_COMM_WORLD, g_keyval);
+    // Deleting an attribute that is not there is an error (raised on MPI_COMM_WORLD's
+    // handler, fatal by default): look first.
+    void* value = nullptr;
+    int found = 0;
+    if (MPI_Comm_get_attr(MPI_COMM_WORLD, g_keyval, &value, &found) == MPI_SUCCESS && found)
+      MPI_Comm_delete_attr(MPI_COMM_WORLD, g_keyval);
     MPI_Comm_free_keyval(&g_keyval);
   }
   MPI_Comm_free_keyval(&g_self_keyval);
