@@ -1,0 +1,124 @@
+# Install rules, the exported CMake package (MPIAdvanceConfig.cmake, namespace MPIAdvance::)
+# and the pkg-config file. Included at the end of the top-level CMakeLists.txt, after src/.
+#
+#   cmake --install <build> --prefix <dir>
+#   find_package(MPIAdvance)  ->  MPIAdvance::mpi_advance, MPIAdvance::mpi_advance_static
+#   pkg-config mpi_advance
+include_guard(GLOBAL)
+include(CMakePackageConfigHelpers)
+
+set(MPIA_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/MPIAdvance"
+    CACHE STRING "Where MPIAdvanceConfig.cmake is installed, relative to the prefix")
+set(MPIA_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+    CACHE STRING "Where mpi_advance.pc is installed, relative to the prefix")
+
+# mpia_build_flags (the sanitizer flags) is linked PRIVATE to both libraries. For the static
+# archive CMake still records it as $<LINK_ONLY:mpia_build_flags> in the exported interface
+# (a consumer must link what the archive's objects need: the sanitizer runtime of an
+# MPIA_SANITIZE build), so it has to be part of the export set. In a normal build it carries
+# no flags at all; in an MPIA_SANITIZE build it correctly hands -fsanitize=... to consumers
+# of the static archive.
+install(TARGETS mpi_advance mpi_advance_static mpia_build_flags
+  EXPORT MPIAdvanceTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT MPIAdvance_Runtime
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT MPIAdvance_Runtime
+          NAMELINK_COMPONENT MPIAdvance_Development
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT MPIAdvance_Development)
+
+install(FILES ${PROJECT_SOURCE_DIR}/include/mpi_advance.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT MPIAdvance_Development)
+
+# The generated mpia_config.h is build-internal. Install it only if a public header ever
+# starts including it (so an installed header never refers to a missing file).
+file(GLOB _mpia_public_headers "${PROJECT_SOURCE_DIR}/include/*.h")
+set(_mpia_needs_config_h FALSE)
+foreach(_h IN LISTS _mpia_public_headers)
+  file(STRINGS "${_h}" _mpia_inc REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]mpia_config\\.h[>\"]")
+  if(_mpia_inc)
+    set(_mpia_needs_config_h TRUE)
+  endif()
+endforeach()
+if(_mpia_needs_config_h)
+  install(FILES ${PROJECT_BINARY_DIR}/include/mpia_config.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT MPIAdvance_Development)
+endif()
+unset(_mpia_public_headers)
+unset(_mpia_needs_config_h)
+unset(_mpia_inc)
+
+install(EXPORT MPIAdvanceTargets
+  NAMESPACE MPIAdvance::
+  FILE MPIAdvanceTargets.cmake
+  DESTINATION ${MPIA_INSTALL_CMAKEDIR}
+  COMPONENT MPIAdvance_Development)
+
+# Same targets straight from a build tree (export(PACKAGE) is not used: no user registry).
+export(EXPORT MPIAdvanceTargets
+  NAMESPACE MPIAdvance::
+  FILE ${PROJECT_BINARY_DIR}/MPIAdvanceTargets.cmake)
+
+# The MPI this library was built against. The config file uses these as defaults (cache
+# hints) so that find_package(MPIAdvance) on a machine with several MPIs (Debian: Open MPI and
+# MPICH side by side) finds the same one, unless the consumer chose an MPI itself.
+set(MPIA_CONFIG_MPI_C_COMPILER "${MPI_C_COMPILER}")
+set(MPIA_CONFIG_MPI_CXX_COMPILER "${MPI_CXX_COMPILER}")
+set(MPIA_CONFIG_MPI_LIBRARY_VERSION "${MPI_C_LIBRARY_VERSION_STRING}")
+if(NOT MPIA_CONFIG_MPI_LIBRARY_VERSION AND EXISTS "${MPI_C_HEADER_DIR}/mpi.h")
+  # FindMPI only runs MPI_Get_library_version with MPI_DETERMINE_LIBRARY_VERSION; read mpi.h.
+  file(STRINGS "${MPI_C_HEADER_DIR}/mpi.h" _mpia_ver
+       REGEX "^#define[ \t]+(OMPI_(MAJOR|MINOR|RELEASE)_VERSION|MPICH_VERSION)[ \t]")
+  set(_mpia_ompi "")
+  foreach(_l IN LISTS _mpia_ver)
+    if(_l MATCHES "MPICH_VERSION[ \t]+\"([^\"]*)\"")
+      set(MPIA_CONFIG_MPI_LIBRARY_VERSION "MPICH ${CMAKE_MATCH_1}")
+    elseif(_l MATCHES "OMPI_[A-Z]+_VERSION[ \t]+([0-9]+)")
+      list(APPEND _mpia_ompi ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  if(_mpia_ompi)
+    list(JOIN _mpia_ompi "." _mpia_ompi)
+    set(MPIA_CONFIG_MPI_LIBRARY_VERSION "Open MPI ${_mpia_ompi}")
+  endif()
+  unset(_mpia_ver)
+  unset(_mpia_ompi)
+endif()
+string(REGEX REPLACE "[\r\n\t]+" " " MPIA_CONFIG_MPI_LIBRARY_VERSION "${MPIA_CONFIG_MPI_LIBRARY_VERSION}")
+string(SUBSTRING "${MPIA_CONFIG_MPI_LIBRARY_VERSION}" 0 80 MPIA_CONFIG_MPI_LIBRARY_VERSION)
+string(REGEX REPLACE "[\"\\\\$@]" "" MPIA_CONFIG_MPI_LIBRARY_VERSION "${MPIA_CONFIG_MPI_LIBRARY_VERSION}")
+string(STRIP "${MPIA_CONFIG_MPI_LIBRARY_VERSION}" MPIA_CONFIG_MPI_LIBRARY_VERSION)
+
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/MPIAdvanceConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/MPIAdvanceConfig.cmake
+  INSTALL_DESTINATION ${MPIA_INSTALL_CMAKEDIR})
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/MPIAdvanceConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/MPIAdvanceConfig.cmake
+  ${PROJECT_BINARY_DIR}/MPIAdvanceConfigVersion.cmake
+  DESTINATION ${MPIA_INSTALL_CMAKEDIR}
+  COMPONENT MPIAdvance_Development)
+
+# pkg-config. Paths are written relative to ${prefix} (pcfiledir-independent but relocatable
+# by overriding prefix: pkg-config --define-variable=prefix=...).
+foreach(_d IN ITEMS LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_d}}")
+    set(MPIA_PC_${_d} "${CMAKE_INSTALL_${_d}}")
+  else()
+    set(MPIA_PC_${_d} "\${prefix}/${CMAKE_INSTALL_${_d}}")
+  endif()
+endforeach()
+# The .pc.in says prefix=@MPIA_PC_PREFIX@; keep that token through configure_file.
+set(MPIA_PC_PREFIX "@MPIA_PC_PREFIX@")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/mpi_advance.pc.in
+               ${PROJECT_BINARY_DIR}/mpi_advance.pc.gen @ONLY)
+# The prefix is only final at install time (cmake --install --prefix), so substitute it then.
+install(CODE "
+  file(READ \"${PROJECT_BINARY_DIR}/mpi_advance.pc.gen\" _mpia_pc)
+  string(REPLACE \"@MPIA_PC_PREFIX@\" \"\${CMAKE_INSTALL_PREFIX}\" _mpia_pc \"\${_mpia_pc}\")
+  file(WRITE \"${PROJECT_BINARY_DIR}/mpi_advance.pc\" \"\${_mpia_pc}\")
+" COMPONENT MPIAdvance_Development)
+install(FILES ${PROJECT_BINARY_DIR}/mpi_advance.pc
+  DESTINATION ${MPIA_INSTALL_PKGCONFIGDIR} COMPONENT MPIAdvance_Development)

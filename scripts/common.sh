@@ -1,0 +1,109 @@
+# shellcheck shell=bash
+# Shared helpers of scripts/*.sh: MPI flavours, the Open MPI environment, configure + build.
+# Source it (". scripts/common.sh"); it sets no shell options and never exits the caller.
+#
+#   mpia_flavours                    flavours to use: $MPIA_TEST_FLAVOURS or "openmpi mpich"
+#   mpia_mpicc / mpia_mpicxx / mpia_mpiexec FLAVOUR
+#                                    the Debian wrapper names (mpicc.openmpi, mpiexec.mpich...)
+#   mpia_mpi_env                     export a sane Open MPI run environment
+#   mpia_sanitizer_env               export ASan/UBSan/LSan options (+ test/lsan.supp);
+#                                    MPI programs append $MPIA_ASAN_MPI_OPTIONS to ASAN_OPTIONS
+#   mpia_build_dir FLAVOUR [VARIANT] build/<flavour>[-<variant>]  (variant: "" or asan)
+#   mpia_configure FLAVOUR [VARIANT] [cmake args...]
+#   mpia_build     FLAVOUR [VARIANT] [cmake args...]   configure, then build -j$MPIA_JOBS (2)
+
+MPIA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+: "${MPIA_JOBS:=2}"
+
+mpia_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# Echo a flavour name back if it is valid, fail otherwise.
+mpia_check_flavour() {
+  case "$1" in
+    openmpi|mpich) return 0 ;;
+    *) mpia_log "unknown MPI flavour '$1' (use openmpi or mpich)"; return 1 ;;
+  esac
+}
+
+# The flavours to build/test, from MPIA_TEST_FLAVOURS (space or comma separated).
+mpia_flavours() {
+  local list="${MPIA_TEST_FLAVOURS:-openmpi mpich}" f
+  for f in ${list//,/ }; do
+    mpia_check_flavour "$f" || return 1
+    printf '%s\n' "$f"
+  done
+}
+
+mpia_mpicc()   { mpia_check_flavour "$1" && printf 'mpicc.%s\n' "$1"; }
+mpia_mpicxx()  { mpia_check_flavour "$1" && printf 'mpicxx.%s\n' "$1"; }
+mpia_mpiexec() { mpia_check_flavour "$1" && printf 'mpiexec.%s\n' "$1"; }
+
+# True when the flavour's wrappers and launcher are installed.
+mpia_have_flavour() {
+  local t
+  for t in "$(mpia_mpicc "$1")" "$(mpia_mpicxx "$1")" "$(mpia_mpiexec "$1")"; do
+    command -v "$t" >/dev/null 2>&1 || return 1
+  done
+}
+
+# A sane Open MPI environment for containers and small machines: allow root, oversubscribe
+# (tests run up to 16 ranks on 2 cores), yield when idle, no binding, shared memory + self
+# only. Values already in the environment win. Harmless for MPICH.
+mpia_mpi_env() {
+  export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
+  export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
+  export OMPI_MCA_rmaps_base_oversubscribe="${OMPI_MCA_rmaps_base_oversubscribe:-1}"
+  export OMPI_MCA_mpi_yield_when_idle="${OMPI_MCA_mpi_yield_when_idle:-1}"
+  export OMPI_MCA_hwloc_base_binding_policy="${OMPI_MCA_hwloc_base_binding_policy:-none}"
+  export OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"
+  export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
+}
+
+# ASan + UBSan + LSan for an MPIA_SANITIZE build. LSan also reports what the MPI library
+# itself never frees; test/lsan.supp suppresses those (and only those). Values already in the
+# environment win.
+#
+# MPI programs additionally need MPIA_ASAN_MPI_OPTIONS (fast_unwind_on_malloc=0) appended to
+# ASAN_OPTIONS: MPI's libraries are built without frame pointers, so the default (fast)
+# unwinder records one frame per allocation, and Open MPI 4 unloads its MCA components
+# (dlclose) before the leak report, leaving that frame "<unknown module>" and unsuppressible.
+# Full unwinding reaches libmpi. It makes every malloc slower, hence not for in-process tests.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+MPIA_ASAN_MPI_OPTIONS="fast_unwind_on_malloc=0"
+mpia_sanitizer_env() {
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+  export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+  export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$MPIA_ROOT/test/lsan.supp:print_suppressions=0}"
+}
+
+mpia_build_dir() {
+  mpia_check_flavour "$1" || return 1
+  printf '%s/build/%s%s\n' "$MPIA_ROOT" "$1" "${2:+-$2}"
+}
+
+mpia_configure() {
+  local flavour="$1" variant="${2:-}"
+  shift; [ $# -gt 0 ] && shift
+  local dir extra=()
+  dir="$(mpia_build_dir "$flavour" "$variant")" || return 1
+  mpia_have_flavour "$flavour" || { mpia_log "$flavour is not installed (run scripts/setup.sh)"; return 1; }
+  case "$variant" in
+    "") ;;
+    asan) extra+=(-DMPIA_SANITIZE=ON) ;;
+    *) mpia_log "unknown build variant '$variant' (use '' or asan)"; return 1 ;;
+  esac
+  mpia_log "configure $flavour${variant:+ ($variant)} in ${dir#"$MPIA_ROOT"/}"
+  cmake -S "$MPIA_ROOT" -B "$dir" \
+    -DMPI_C_COMPILER="$(command -v "$(mpia_mpicc "$flavour")")" \
+    -DMPI_CXX_COMPILER="$(command -v "$(mpia_mpicxx "$flavour")")" \
+    -DMPIEXEC_EXECUTABLE="$(command -v "$(mpia_mpiexec "$flavour")")" \
+    "${extra[@]}" "$@"
+}
+
+mpia_build() {
+  local flavour="$1" variant="${2:-}"
+  shift; [ $# -gt 0 ] && shift
+  mpia_configure "$flavour" "$variant" "$@" || return 1
+  mpia_log "build $flavour${variant:+ ($variant)} with -j$MPIA_JOBS"
+  cmake --build "$(mpia_build_dir "$flavour" "$variant")" -j "$MPIA_JOBS"
+}

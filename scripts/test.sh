@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The test suite of mpi-advance, end to end, on a fresh Debian machine:
+#   1. scripts/setup.sh (installs missing packages; fast when none are missing)
+#   2. for each MPI (Open MPI, MPICH): configure + build into build/<flavour>, then ctest
+#   3. an ASan+UBSan build (-DMPIA_SANITIZE=ON) with Open MPI into build/openmpi-asan, ctest
+#      with leak checking (MPI's own leaks suppressed by test/lsan.supp)
+#   4. the installed-package test for each MPI (test/install/run_consumer_test.sh)
+# Ends with one line "N passed, N failed" (N counts stages) and exits non-zero on a failure.
+#
+# Environment:
+#   MPIA_TEST_FLAVOURS  MPIs to test, e.g. "openmpi" (default "openmpi mpich")
+#   MPIA_JOBS           parallel build jobs (default 2)
+#   MPIA_CTEST_JOBS     parallel ctest jobs (default MPIA_JOBS; MPI tests reserve PROCESSORS=N)
+#   MPIA_SKIP_ASAN=1    skip the sanitizer stages
+#   MPIA_ASAN_TEST_NPROCS  rank counts of the MPI tests in the sanitizer build (default
+#                       "1;2;3;4;5;8": the plain builds run every count of MPIA_TEST_NPROCS)
+#   MPIA_CMAKE_ARGS     extra cmake arguments for every configure (space separated)
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+# shellcheck source=scripts/common.sh
+. scripts/common.sh
+
+: "${MPIA_CTEST_JOBS:=$MPIA_JOBS}"
+: "${MPIA_ASAN_TEST_NPROCS:=1;2;3;4;5;8}"
+read -r -a cmake_args <<<"${MPIA_CMAKE_ARGS:-}"
+logdir="$MPIA_ROOT/build/test-logs"
+mkdir -p "$logdir"
+
+names=()
+results=()
+durations=()
+t_start=$SECONDS
+
+# stage <name> <command...>: run, record PASS/FAIL; output goes to the terminal and a log.
+stage() {
+  local name="$1" t0=$SECONDS rc=0
+  shift
+  printf '\n######## %s\n' "$name"
+  ( "$@" ) 2>&1 | tee "$logdir/${name//[^A-Za-z0-9_.-]/_}.log" || rc=$?
+  names+=("$name")
+  durations+=($((SECONDS - t0)))
+  if [ "$rc" -eq 0 ]; then results+=(PASS); else results+=(FAIL); fi
+  printf '######## %s: %s (%ds)\n' "$name" "${results[-1]}" "${durations[-1]}"
+  return "$rc"
+}
+# A stage that cannot run because the one it needs failed: counted as failed.
+blocked() {
+  names+=("$1"); results+=("FAIL"); durations+=(0)
+  printf '\n######## %s: FAIL (not run: %s)\n' "$1" "$2"
+}
+
+run_ctest() { # run_ctest <build-dir> [ctest args...]
+  local dir="$1"; shift
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$MPIA_CTEST_JOBS" -LE install "$@"
+}
+
+# Sanitized tests: in-process (label unit) with ASan's default fast unwinding; MPI programs
+# with full allocation stacks, so that MPI's own leaks are attributed to libmpi and suppressed
+# (see mpia_sanitizer_env in common.sh and test/lsan.supp).
+run_asan_ctest() { # run_asan_ctest <build-dir>
+  local dir="$1" rc=0
+  mpia_sanitizer_env
+  echo "ASAN_OPTIONS=$ASAN_OPTIONS (+ $MPIA_ASAN_MPI_OPTIONS for MPI programs)"
+  echo "UBSAN_OPTIONS=$UBSAN_OPTIONS"
+  echo "LSAN_OPTIONS=$LSAN_OPTIONS"
+  ctest --test-dir "$dir" --output-on-failure --no-tests=ignore -j "$MPIA_CTEST_JOBS" -L unit || rc=1
+  ASAN_OPTIONS="$ASAN_OPTIONS:$MPIA_ASAN_MPI_OPTIONS" \
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$MPIA_CTEST_JOBS" -LE 'unit|install' || rc=1
+  return "$rc"
+}
+
+if ! mpia_flavours >/dev/null || [ -z "$(mpia_flavours)" ]; then
+  echo "test.sh: bad MPIA_TEST_FLAVOURS='${MPIA_TEST_FLAVOURS:-}' (use openmpi and/or mpich)" >&2
+  echo "0 passed, 1 failed"
+  exit 2
+fi
+mapfile -t flavours < <(mpia_flavours)
+echo "flavours: ${flavours[*]}  build jobs: $MPIA_JOBS  ctest jobs: $MPIA_CTEST_JOBS"
+
+stage setup bash scripts/setup.sh
+mpia_mpi_env
+
+declare -A built=()
+for f in "${flavours[@]}"; do
+  if stage "build-$f" mpia_build "$f" "" "${cmake_args[@]}"; then
+    built[$f]=1
+    stage "ctest-$f" run_ctest "$(mpia_build_dir "$f")"
+  else
+    blocked "ctest-$f" "build-$f failed"
+  fi
+done
+
+if [ "${MPIA_SKIP_ASAN:-0}" != 1 ]; then
+  asan_flavour="${flavours[0]}"
+  for f in "${flavours[@]}"; do [ "$f" = openmpi ] && asan_flavour=openmpi; done
+  if stage "build-$asan_flavour-asan" mpia_build "$asan_flavour" asan \
+       -DMPIA_TEST_NPROCS="$MPIA_ASAN_TEST_NPROCS" "${cmake_args[@]}"; then
+    stage "ctest-$asan_flavour-asan" run_asan_ctest "$(mpia_build_dir "$asan_flavour" asan)"
+  else
+    blocked "ctest-$asan_flavour-asan" "build-$asan_flavour-asan failed"
+  fi
+fi
+
+for f in "${flavours[@]}"; do
+  if [ -n "${built[$f]:-}" ]; then
+    stage "install-$f" bash test/install/run_consumer_test.sh "$(mpia_build_dir "$f")" "$f"
+  else
+    blocked "install-$f" "build-$f failed"
+  fi
+done
+
+passed=0
+failed=0
+printf '\n######## summary (%ds, logs in %s)\n' $((SECONDS - t_start)) "${logdir#"$MPIA_ROOT"/}"
+for i in "${!names[@]}"; do
+  printf '  %-4s %-24s %5ds\n' "${results[$i]}" "${names[$i]}" "${durations[$i]}"
+  if [ "${results[$i]}" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
