@@ -4,6 +4,7 @@
 #include "mpi_advance.h"
 
 #include "collective/alltoall/alltoall.hpp"
+#include "collective/alltoallv/alltoallv.hpp"
 #include "collective/model.hpp"
 #include "collective/selection.hpp"
 #include "persistent/comm_state.hpp"
@@ -17,6 +18,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <vector>
 
 #define MPIA_API extern "C" __attribute__((visibility("default")))
 
@@ -196,6 +198,102 @@ MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
   });
 }
 
+MPIA_API int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPIX_Request* request) {
+  return guard(comm, [&] {
+    if (request) *request = MPIX_REQUEST_NULL;
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const MPI_Comm lib = st.comm->get();
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    std::unique_ptr<Error> local;
+    AlltoallvSizes sizes;
+    Selection sel;
+    try {
+      if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+      sizes = check_alltoallv(a, st.size);
+      sel = select_algorithm(Collective::Alltoallv, info, st.size);
+    } catch (const Error& e) {
+      local = std::make_unique<Error>(e);
+      sizes = AlltoallvSizes{};
+      sizes.send_bytes.assign(st.size, 0);
+      sizes.recv_bytes.assign(st.size, 0);
+    }
+    // Every pair must agree on its block's size: what each peer will send me must be what I
+    // expect to receive.
+    std::vector<std::int64_t> incoming(st.size);
+    MPIA_CHECK(MPI_Alltoall(sizes.send_bytes.data(), 1, MPI_INT64_T, incoming.data(), 1,
+                            MPI_INT64_T, lib));
+    if (!local) {
+      for (int i = 0; i < st.size; ++i)
+        if (incoming[i] != sizes.recv_bytes[i]) {
+          local = std::make_unique<Error>(
+              MPI_ERR_TRUNCATE, "mpi-advance: rank " + std::to_string(i) + " sends " +
+                                    std::to_string(incoming[i]) + " bytes, this rank expects " +
+                                    std::to_string(sizes.recv_bytes[i]));
+          break;
+        }
+    }
+    const AlltoallvStats stats = agree_stats(sizes, lib);
+    if (!local && sel.algorithm->kind == AlgorithmKind::Auto) sel = choose_alltoallv(st.size, stats);
+    agree(st, local.get(), local ? std::string() : sel.to_string(), 0);
+    const int tag = st.allocate_tag();
+    auto handle = std::make_unique<mpia_request>();
+    handle->comm = comm;
+    handle->library_comm = st.comm;
+    handle->op = make_alltoallv(a, sel, st, tag, std::move(sizes));
+    *request = handle.release();
+  });
+}
+
+MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return guard(comm, [&] {
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    AlltoallvSizes sizes = check_alltoallv(a, st.size);
+    Selection sel = select_algorithm(Collective::Alltoallv, MPI_INFO_NULL, st.size);
+    if (sel.algorithm->kind == AlgorithmKind::Auto)
+      sel = choose_alltoallv(st.size, agree_stats(sizes, st.comm->get()));
+    if (debug_checks()) agree(st, nullptr, sel.to_string(), 0);
+    if (sel.algorithm->kind == AlgorithmKind::System) {
+      MPIA_CHECK(MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype, st.comm->get()));
+      return;
+    }
+    // A plan is reused while this rank's own arguments repeat; algorithms that depend on
+    // other ranks' sizes (needs_matrix) are rebuilt every call.
+    const bool cacheable = !sel.algorithm->needs_matrix && predefined(recvtype) &&
+                           (a.in_place() || predefined(sendtype));
+    std::string key;
+    if (cacheable) {
+      key = "v" + sel.to_string();
+      auto put = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+      put(sendbuf), put(sendtype), put(recvbuf), put(recvtype);
+      for (int i = 0; i < st.size; ++i) {
+        put(recvcounts[i]), put(rdispls[i]);
+        if (!a.in_place()) put(sendcounts[i]), put(sdispls[i]);
+      }
+      if (st.cached && st.cached_key == key) {
+        st.cached->start();
+        st.cached->wait();
+        return;
+      }
+    }
+    std::unique_ptr<Operation> op = make_alltoallv(a, sel, st, 0, std::move(sizes));
+    op->start();
+    op->wait();
+    if (cacheable) {
+      st.cached = std::move(op);
+      st.cached_key = std::move(key);
+    }
+  });
+}
+
 MPIA_API int MPIA_Start(MPIX_Request* request) {
   return guard(request ? comm_of(*request) : MPI_COMM_NULL, [&] {
     if (!request || !*request) fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start on a null request");
@@ -276,16 +374,16 @@ MPIA_API int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* r
 
 MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** name,
                                 const char** description) {
+  Collective c;
   // Running off the end of the list is how callers find its length: that returns
   // MPI_ERR_ARG quietly, without invoking an error handler.
-  if (collective && name && std::strcmp(collective, collective_name(Collective::Alltoall)) == 0 &&
-      !algorithm_at(Collective::Alltoall, index))
+  if (collective && name && collective_from_name(collective, c) && !algorithm_at(c, index))
     return MPI_ERR_ARG;
   return guard(MPI_COMM_NULL, [&] {
     if (!collective || !name) fail(MPI_ERR_ARG, "mpi-advance: NULL argument");
-    if (std::strcmp(collective, collective_name(Collective::Alltoall)) != 0)
+    if (!collective_from_name(collective, c))
       fail(MPI_ERR_ARG, std::string("mpi-advance: unknown collective '") + collective + "'");
-    const AlgorithmSpec* a = algorithm_at(Collective::Alltoall, index);
+    const AlgorithmSpec* a = algorithm_at(c, index);
     *name = a->name;
     if (description) *description = a->description;
   });
