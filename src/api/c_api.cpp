@@ -110,12 +110,54 @@ bool predefined(MPI_Datatype t) {
   return combiner == MPI_COMBINER_NAMED;
 }
 
-std::string cache_key(const Selection& sel, const AlltoallArgs& a) {
-  std::string k = sel.to_string();
-  auto put = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(a.sendbuf), put(a.sendcount), put(a.sendtype);
-  put(a.recvbuf), put(a.recvcount), put(a.recvtype);
-  return k;
+// The blocking selection for collective c: from the memo when the environment value and the
+// key are unchanged, else selected (and, for auto, resolved) afresh.
+template <class Resolve>
+const Selection& blocking_selection(CommState& st, Collective c,
+                                    std::initializer_list<std::int64_t> key, Resolve&& resolve) {
+  const char* env = std::getenv(collective_env(c));
+  CommState::Memo& m = st.memo;
+  const bool same = m.collective == int(c) && m.env_set == (env != nullptr) &&
+                    (!env || m.env == env) && m.key.size() == key.size() &&
+                    std::equal(key.begin(), key.end(), m.key.begin());
+  if (!same) {
+    m.collective = -1;  // invalid until the new selection is complete
+    Selection sel = select_algorithm(c, MPI_INFO_NULL, st.size);
+    if (sel.algorithm->kind == AlgorithmKind::Auto) sel = resolve();
+    m.selection = sel;
+    m.env_set = env != nullptr;
+    m.env = env ? env : "";
+    m.key.assign(key.begin(), key.end());
+    m.collective = int(c);
+  }
+  return m.selection;
+}
+
+// Runs a blocking call's plan: the cached one when this call's argument words match the words
+// it was built for, else a new one from build(), kept if cacheable.
+template <class Build>
+void run_blocking(CommState& st, const Selection& sel, bool cacheable, Build&& build) {
+  if (cacheable && st.cached && st.call_words == st.cached_words) {
+    st.cached->start();
+    st.cached->wait();
+    return;
+  }
+  std::unique_ptr<Operation> op = build();
+  op->start();
+  op->wait();
+  if (cacheable) {
+    st.cached = std::move(op);
+    st.cached_words.swap(st.call_words);
+  }
+  (void)sel;
+}
+
+template <class T>
+std::int64_t word(T v) {
+  std::int64_t w = 0;
+  static_assert(sizeof(T) <= sizeof w, "argument word too wide");
+  std::memcpy(&w, &v, sizeof v);
+  return w;
 }
 
 void empty_status(MPI_Status* status) {
@@ -172,8 +214,9 @@ MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
     CommState& st = comm_state(comm);
     AlltoallArgs a{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype};
     const std::int64_t bytes = check_alltoall(a, st.size);
-    const Selection sel =
-        resolve(select_algorithm(Collective::Alltoall, MPI_INFO_NULL, st.size), st.size, bytes);
+    const Selection& sel = blocking_selection(st, Collective::Alltoall, {bytes}, [&] {
+      return choose_alltoall(st.size, bytes);
+    });
     if (debug_checks()) agree(st, nullptr, sel.to_string(), bytes);
     if (sel.algorithm->kind == AlgorithmKind::System) {
       MPIA_CHECK(MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -181,20 +224,16 @@ MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
       return;
     }
     const bool cacheable = predefined(recvtype) && (a.in_place() || predefined(sendtype));
-    const std::string key = cacheable ? cache_key(sel, a) : std::string();
-    if (cacheable && st.cached && st.cached_key == key) {
-      st.cached->start();
-      st.cached->wait();
-      return;
+    st.call_words.clear();
+    if (cacheable) {
+      for (std::int64_t w : {std::int64_t(-1), word(sel.algorithm), word(sendbuf),
+                             std::int64_t(sendcount), word(sendtype),
+                             word(recvbuf), std::int64_t(recvcount), word(recvtype)})
+        st.call_words.push_back(w);
+      for (std::int64_t v : sel.values) st.call_words.push_back(v);
     }
     // Blocking calls never overlap one another on a communicator: they all use tag 0.
-    std::unique_ptr<Operation> op = make_alltoall(a, sel, st, 0);
-    op->start();
-    op->wait();
-    if (cacheable) {
-      st.cached = std::move(op);
-      st.cached_key = key;
-    }
+    run_blocking(st, sel, cacheable, [&] { return make_alltoall(a, sel, st, 0); });
   });
 }
 
@@ -256,9 +295,18 @@ MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const i
     CommState& st = comm_state(comm);
     AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
     AlltoallvSizes sizes = check_alltoallv(a, st.size);
-    Selection sel = select_algorithm(Collective::Alltoallv, MPI_INFO_NULL, st.size);
-    if (sel.algorithm->kind == AlgorithmKind::Auto)
-      sel = choose_alltoallv(st.size, agree_stats(sizes, st.comm->get()));
+    // auto needs values every rank agrees on: one allreduce per call, only when the environment
+    // does not name an algorithm.
+    const Selection* chosen = &blocking_selection(st, Collective::Alltoallv, {-1}, [&] {
+      return parse_selection(Collective::Alltoallv, "auto", st.size, true);
+    });
+    Selection resolved;
+    if (chosen->algorithm->kind == AlgorithmKind::Auto) {
+      const AlltoallvStats stats = agree_stats(sizes, st.comm->get());
+      resolved = choose_alltoallv(st.size, stats);
+      chosen = &resolved;
+    }
+    const Selection& sel = *chosen;
     if (debug_checks()) agree(st, nullptr, sel.to_string(), 0);
     if (sel.algorithm->kind == AlgorithmKind::System) {
       MPIA_CHECK(MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -269,28 +317,22 @@ MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const i
     // other ranks' sizes (needs_matrix) are rebuilt every call.
     const bool cacheable = !sel.algorithm->needs_matrix && predefined(recvtype) &&
                            (a.in_place() || predefined(sendtype));
-    std::string key;
+    st.call_words.clear();
     if (cacheable) {
-      key = "v" + sel.to_string();
-      auto put = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-      put(sendbuf), put(sendtype), put(recvbuf), put(recvtype);
+      for (std::int64_t w : {std::int64_t(-2), word(sel.algorithm), word(sendbuf), word(sendtype),
+                             word(recvbuf), word(recvtype)})
+        st.call_words.push_back(w);
+      for (std::int64_t v : sel.values) st.call_words.push_back(v);
       for (int i = 0; i < st.size; ++i) {
-        put(recvcounts[i]), put(rdispls[i]);
-        if (!a.in_place()) put(sendcounts[i]), put(sdispls[i]);
-      }
-      if (st.cached && st.cached_key == key) {
-        st.cached->start();
-        st.cached->wait();
-        return;
+        st.call_words.push_back(recvcounts[i]);
+        st.call_words.push_back(rdispls[i]);
+        if (!a.in_place()) {
+          st.call_words.push_back(sendcounts[i]);
+          st.call_words.push_back(sdispls[i]);
+        }
       }
     }
-    std::unique_ptr<Operation> op = make_alltoallv(a, sel, st, 0, std::move(sizes));
-    op->start();
-    op->wait();
-    if (cacheable) {
-      st.cached = std::move(op);
-      st.cached_key = std::move(key);
-    }
+    run_blocking(st, sel, cacheable, [&] { return make_alltoallv(a, sel, st, 0, std::move(sizes)); });
   });
 }
 
