@@ -2,7 +2,8 @@
  * mpi_advance.h -- the public C API of mpi-advance.
  *
  * Faster all-to-all collectives layered on any MPI library: persistent and blocking
- * MPIX_Alltoall with the Bruck family and the tunable-radix algorithm (TRA).
+ * MPIX_Alltoall with the Bruck family and the tunable-radix algorithm (TRA), and
+ * MPIX_Alltoallv with pairwise, windowed multi-pair and Bruck exchanges.
  *
  * Plain C (C99) and C++. Every function returns an MPI error code (MPI_SUCCESS or an MPI
  * error class such as MPI_ERR_ARG); errors are also raised through the error handler of the
@@ -50,6 +51,8 @@ typedef struct mpia_request *MPIX_Request;
 #ifndef MPIA_NO_MPIX_NAMES
 #define MPIX_Alltoall_init MPIA_Alltoall_init
 #define MPIX_Alltoall MPIA_Alltoall
+#define MPIX_Alltoallv_init MPIA_Alltoallv_init
+#define MPIX_Alltoallv MPIA_Alltoallv
 #define MPIX_Start MPIA_Start
 #define MPIX_Startall MPIA_Startall
 #define MPIX_Wait MPIA_Wait
@@ -77,6 +80,29 @@ int MPIA_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int MPIA_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
+/*
+ * Persistent all-to-all with per-peer counts and displacements: MPI_Alltoallv's arguments plus
+ * info and the request. Collective; everything is agreed and built here: one MPI_Alltoall of
+ * the byte counts checks that every pair agrees (MPI_ERR_TRUNCATE on every rank otherwise),
+ * one allreduce agrees on the algorithm. The count and displacement arrays are read only
+ * here. sendbuf may be MPI_IN_PLACE (data taken from recvbuf with recvcounts/rdispls).
+ *
+ * Alltoallv algorithms (info "mpix_algorithm", environment MPIX_ALLTOALLV): pairwise, linear,
+ * multipair_waitall, multipair_waitany, multipair_testany (key window >= 1, default 8: the
+ * exchanges in flight at once), bruck (key radix, default 2; gathers the P x P size matrix at
+ * init), system, auto. No algorithm posts a zero-byte message.
+ */
+int MPIA_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPIX_Request *request);
+
+/* Blocking all-to-all-v with exactly MPI_Alltoallv's signature; algorithm from MPIX_ALLTOALLV
+ * ("auto" costs one small allreduce per call to choose from values all ranks agree on). */
+int MPIA_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
 /* Start an inactive request (MPI_ERR_REQUEST if it is active or null). Allocates nothing. */
 int MPIA_Start(MPIX_Request *request);
 int MPIA_Startall(int count, MPIX_Request requests[]);
@@ -103,7 +129,7 @@ int MPIA_Request_free(MPIX_Request *request);
 int MPIA_Request_get_algorithm(MPIX_Request request, char *name, int *resultlen);
 
 /*
- * The registry: the index-th algorithm of a collective ("alltoall"). *name and *description
+ * The registry: the index-th algorithm of a collective ("alltoall" or "alltoallv"). *name and *description
  * point to static strings. Returns MPI_ERR_ARG when index is out of range, so a caller can
  * iterate from 0 until it fails.
  */

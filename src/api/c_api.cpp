@@ -4,6 +4,7 @@
 #include "mpi_advance.h"
 
 #include "collective/alltoall/alltoall.hpp"
+#include "collective/alltoallv/alltoallv.hpp"
 #include "collective/model.hpp"
 #include "collective/selection.hpp"
 #include "persistent/comm_state.hpp"
@@ -17,6 +18,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <vector>
 
 #define MPIA_API extern "C" __attribute__((visibility("default")))
 
@@ -108,12 +110,54 @@ bool predefined(MPI_Datatype t) {
   return combiner == MPI_COMBINER_NAMED;
 }
 
-std::string cache_key(const Selection& sel, const AlltoallArgs& a) {
-  std::string k = sel.to_string();
-  auto put = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(a.sendbuf), put(a.sendcount), put(a.sendtype);
-  put(a.recvbuf), put(a.recvcount), put(a.recvtype);
-  return k;
+// The blocking selection for collective c: from the memo when the environment value and the
+// key are unchanged, else selected (and, for auto, resolved) afresh.
+template <class Resolve>
+const Selection& blocking_selection(CommState& st, Collective c,
+                                    std::initializer_list<std::int64_t> key, Resolve&& resolve) {
+  const char* env = std::getenv(collective_env(c));
+  CommState::Memo& m = st.memo;
+  const bool same = m.collective == int(c) && m.env_set == (env != nullptr) &&
+                    (!env || m.env == env) && m.key.size() == key.size() &&
+                    std::equal(key.begin(), key.end(), m.key.begin());
+  if (!same) {
+    m.collective = -1;  // invalid until the new selection is complete
+    Selection sel = select_algorithm(c, MPI_INFO_NULL, st.size);
+    if (sel.algorithm->kind == AlgorithmKind::Auto) sel = resolve();
+    m.selection = sel;
+    m.env_set = env != nullptr;
+    m.env = env ? env : "";
+    m.key.assign(key.begin(), key.end());
+    m.collective = int(c);
+  }
+  return m.selection;
+}
+
+// Runs a blocking call's plan: the cached one when this call's argument words match the words
+// it was built for, else a new one from build(), kept if cacheable.
+template <class Build>
+void run_blocking(CommState& st, const Selection& sel, bool cacheable, Build&& build) {
+  if (cacheable && st.cached && st.call_words == st.cached_words) {
+    st.cached->start();
+    st.cached->wait();
+    return;
+  }
+  std::unique_ptr<Operation> op = build();
+  op->start();
+  op->wait();
+  if (cacheable) {
+    st.cached = std::move(op);
+    st.cached_words.swap(st.call_words);
+  }
+  (void)sel;
+}
+
+template <class T>
+std::int64_t word(T v) {
+  std::int64_t w = 0;
+  static_assert(sizeof(T) <= sizeof w, "argument word too wide");
+  std::memcpy(&w, &v, sizeof v);
+  return w;
 }
 
 void empty_status(MPI_Status* status) {
@@ -170,8 +214,9 @@ MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
     CommState& st = comm_state(comm);
     AlltoallArgs a{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype};
     const std::int64_t bytes = check_alltoall(a, st.size);
-    const Selection sel =
-        resolve(select_algorithm(Collective::Alltoall, MPI_INFO_NULL, st.size), st.size, bytes);
+    const Selection& sel = blocking_selection(st, Collective::Alltoall, {bytes}, [&] {
+      return choose_alltoall(st.size, bytes);
+    });
     if (debug_checks()) agree(st, nullptr, sel.to_string(), bytes);
     if (sel.algorithm->kind == AlgorithmKind::System) {
       MPIA_CHECK(MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -179,20 +224,115 @@ MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
       return;
     }
     const bool cacheable = predefined(recvtype) && (a.in_place() || predefined(sendtype));
-    const std::string key = cacheable ? cache_key(sel, a) : std::string();
-    if (cacheable && st.cached && st.cached_key == key) {
-      st.cached->start();
-      st.cached->wait();
-      return;
+    st.call_words.clear();
+    if (cacheable) {
+      for (std::int64_t w : {std::int64_t(-1), word(sel.algorithm), word(sendbuf),
+                             std::int64_t(sendcount), word(sendtype),
+                             word(recvbuf), std::int64_t(recvcount), word(recvtype)})
+        st.call_words.push_back(w);
+      for (std::int64_t v : sel.values) st.call_words.push_back(v);
     }
     // Blocking calls never overlap one another on a communicator: they all use tag 0.
-    std::unique_ptr<Operation> op = make_alltoall(a, sel, st, 0);
-    op->start();
-    op->wait();
-    if (cacheable) {
-      st.cached = std::move(op);
-      st.cached_key = key;
+    run_blocking(st, sel, cacheable, [&] { return make_alltoall(a, sel, st, 0); });
+  });
+}
+
+MPIA_API int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPIX_Request* request) {
+  return guard(comm, [&] {
+    if (request) *request = MPIX_REQUEST_NULL;
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const MPI_Comm lib = st.comm->get();
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    std::unique_ptr<Error> local;
+    AlltoallvSizes sizes;
+    Selection sel;
+    try {
+      if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+      sizes = check_alltoallv(a, st.size);
+      sel = select_algorithm(Collective::Alltoallv, info, st.size);
+    } catch (const Error& e) {
+      local = std::make_unique<Error>(e);
+      sizes = AlltoallvSizes{};
+      sizes.send_bytes.assign(st.size, 0);
+      sizes.recv_bytes.assign(st.size, 0);
     }
+    // Every pair must agree on its block's size: what each peer will send me must be what I
+    // expect to receive.
+    std::vector<std::int64_t> incoming(st.size);
+    MPIA_CHECK(MPI_Alltoall(sizes.send_bytes.data(), 1, MPI_INT64_T, incoming.data(), 1,
+                            MPI_INT64_T, lib));
+    if (!local) {
+      for (int i = 0; i < st.size; ++i)
+        if (incoming[i] != sizes.recv_bytes[i]) {
+          local = std::make_unique<Error>(
+              MPI_ERR_TRUNCATE, "mpi-advance: rank " + std::to_string(i) + " sends " +
+                                    std::to_string(incoming[i]) + " bytes, this rank expects " +
+                                    std::to_string(sizes.recv_bytes[i]));
+          break;
+        }
+    }
+    const AlltoallvStats stats = agree_stats(sizes, lib);
+    if (!local && sel.algorithm->kind == AlgorithmKind::Auto) sel = choose_alltoallv(st.size, stats);
+    agree(st, local.get(), local ? std::string() : sel.to_string(), 0);
+    const int tag = st.allocate_tag();
+    auto handle = std::make_unique<mpia_request>();
+    handle->comm = comm;
+    handle->library_comm = st.comm;
+    handle->op = make_alltoallv(a, sel, st, tag, std::move(sizes));
+    *request = handle.release();
+  });
+}
+
+MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return guard(comm, [&] {
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    AlltoallvSizes sizes = check_alltoallv(a, st.size);
+    // auto needs values every rank agrees on: one allreduce per call, only when the environment
+    // does not name an algorithm.
+    const Selection* chosen = &blocking_selection(st, Collective::Alltoallv, {-1}, [&] {
+      return parse_selection(Collective::Alltoallv, "auto", st.size, true);
+    });
+    Selection resolved;
+    if (chosen->algorithm->kind == AlgorithmKind::Auto) {
+      const AlltoallvStats stats = agree_stats(sizes, st.comm->get());
+      resolved = choose_alltoallv(st.size, stats);
+      chosen = &resolved;
+    }
+    const Selection& sel = *chosen;
+    if (debug_checks()) agree(st, nullptr, sel.to_string(), 0);
+    if (sel.algorithm->kind == AlgorithmKind::System) {
+      MPIA_CHECK(MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype, st.comm->get()));
+      return;
+    }
+    // A plan is reused while this rank's own arguments repeat; algorithms that depend on
+    // other ranks' sizes (needs_matrix) are rebuilt every call.
+    const bool cacheable = !sel.algorithm->needs_matrix && predefined(recvtype) &&
+                           (a.in_place() || predefined(sendtype));
+    st.call_words.clear();
+    if (cacheable) {
+      for (std::int64_t w : {std::int64_t(-2), word(sel.algorithm), word(sendbuf), word(sendtype),
+                             word(recvbuf), word(recvtype)})
+        st.call_words.push_back(w);
+      for (std::int64_t v : sel.values) st.call_words.push_back(v);
+      for (int i = 0; i < st.size; ++i) {
+        st.call_words.push_back(recvcounts[i]);
+        st.call_words.push_back(rdispls[i]);
+        if (!a.in_place()) {
+          st.call_words.push_back(sendcounts[i]);
+          st.call_words.push_back(sdispls[i]);
+        }
+      }
+    }
+    run_blocking(st, sel, cacheable, [&] { return make_alltoallv(a, sel, st, 0, std::move(sizes)); });
   });
 }
 
@@ -276,16 +416,16 @@ MPIA_API int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* r
 
 MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** name,
                                 const char** description) {
+  Collective c;
   // Running off the end of the list is how callers find its length: that returns
   // MPI_ERR_ARG quietly, without invoking an error handler.
-  if (collective && name && std::strcmp(collective, collective_name(Collective::Alltoall)) == 0 &&
-      !algorithm_at(Collective::Alltoall, index))
+  if (collective && name && collective_from_name(collective, c) && !algorithm_at(c, index))
     return MPI_ERR_ARG;
   return guard(MPI_COMM_NULL, [&] {
     if (!collective || !name) fail(MPI_ERR_ARG, "mpi-advance: NULL argument");
-    if (std::strcmp(collective, collective_name(Collective::Alltoall)) != 0)
+    if (!collective_from_name(collective, c))
       fail(MPI_ERR_ARG, std::string("mpi-advance: unknown collective '") + collective + "'");
-    const AlgorithmSpec* a = algorithm_at(Collective::Alltoall, index);
+    const AlgorithmSpec* a = algorithm_at(c, index);
     *name = a->name;
     if (description) *description = a->description;
   });

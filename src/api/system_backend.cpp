@@ -7,11 +7,24 @@
 #endif
 
 #include "collective/alltoall/alltoall.hpp"
+#include "collective/alltoallv/alltoallv.hpp"
 #include "util/error.hpp"
+
+#include <vector>
 
 namespace mpia {
 
 namespace {
+
+bool finish(MPI_Request& request, bool block) {
+  if (block) {
+    MPIA_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    return true;
+  }
+  int flag = 0;
+  MPIA_CHECK(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
+  return flag != 0;
+}
 
 class SystemAlltoall : public Operation {
  public:
@@ -49,19 +62,70 @@ class SystemAlltoall : public Operation {
                                args_.recvcount, args_.recvtype, comm_->get(), &request_));
   }
 
-  bool do_progress(bool block) override {
-    if (block) {
-      MPIA_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
-      return true;
-    }
-    int flag = 0;
-    MPIA_CHECK(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE));
-    return flag != 0;
-  }
+  bool do_progress(bool block) override { return finish(request_, block); }
 
  private:
   std::shared_ptr<PrivateComm> comm_;
   AlltoallArgs args_;
+  TypeHandle recvtype_;
+  std::unique_ptr<TypeHandle> sendtype_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool persistent_ = false;
+};
+
+class SystemAlltoallv : public Operation {
+ public:
+  SystemAlltoallv(const AlltoallvArgs& a, int P, std::shared_ptr<PrivateComm> comm)
+      : comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
+    algorithm_ = "system";
+    // MPI may read the arrays at every start: keep our own copies.
+    rc_.assign(a.recvcounts, a.recvcounts + P);
+    rd_.assign(a.rdispls, a.rdispls + P);
+    a_.recvcounts = rc_.data();
+    a_.rdispls = rd_.data();
+    a_.recvtype = recvtype_.get();
+    if (!a.in_place()) {
+      sc_.assign(a.sendcounts, a.sendcounts + P);
+      sd_.assign(a.sdispls, a.sdispls + P);
+      a_.sendcounts = sc_.data();
+      a_.sdispls = sd_.data();
+      sendtype_ = std::make_unique<TypeHandle>(a.sendtype);
+      a_.sendtype = sendtype_->get();
+    }
+#if MPI_VERSION >= 4
+    MPIA_CHECK(MPI_Alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
+                                  a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(),
+                                  MPI_INFO_NULL, &request_));
+    persistent_ = true;
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    MPIA_CHECK(MPIX_Alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
+                                   a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
+                                   comm_->get(), MPI_INFO_NULL, &request_));
+    persistent_ = true;
+#endif
+  }
+
+  ~SystemAlltoallv() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && persistent_ && request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
+  }
+
+ protected:
+  void do_start() override {
+    if (persistent_)
+      MPIA_CHECK(MPI_Start(&request_));
+    else
+      MPIA_CHECK(MPI_Ialltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
+                                a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(), &request_));
+  }
+
+  bool do_progress(bool block) override { return finish(request_, block); }
+
+ private:
+  std::shared_ptr<PrivateComm> comm_;
+  AlltoallvArgs a_;
+  std::vector<int> sc_, sd_, rc_, rd_;
   TypeHandle recvtype_;
   std::unique_ptr<TypeHandle> sendtype_;
   MPI_Request request_ = MPI_REQUEST_NULL;
@@ -75,4 +139,11 @@ std::unique_ptr<Operation> make_system_alltoall(const AlltoallArgs& a,
   return std::make_unique<SystemAlltoall>(a, std::move(comm));
 }
 
+}  // namespace mpia
+
+namespace mpia {
+std::unique_ptr<Operation> make_system_alltoallv(const AlltoallvArgs& a, int nranks,
+                                                 std::shared_ptr<PrivateComm> comm) {
+  return std::make_unique<SystemAlltoallv>(a, nranks, std::move(comm));
+}
 }  // namespace mpia

@@ -62,3 +62,32 @@ Selection choose_alltoall(int P, std::int64_t n) {
 }
 
 }  // namespace mpia
+
+namespace mpia {
+
+// Direct exchange (a window of 8, which bounds outstanding requests and absorbs late arrivals)
+// unless the blocks are small and near-uniform and P is small enough for the P x P size
+// matrix: then the radix exchange trades messages for forwarded bytes as for alltoall.
+Selection choose_alltoallv(int P, const AlltoallvStats& st) {
+  const CostModel m = cost_model();
+  Selection direct = parse_selection(Collective::Alltoallv, "multipair_waitany", P, true);
+  if (st.rank_messages <= direct.values[0])
+    direct = parse_selection(Collective::Alltoallv, "linear", P, true);
+  const double t_direct = st.rank_messages * m.alpha_overlap + st.rank_bytes * m.beta;
+  const double avg = st.rank_messages > 0 ? double(st.rank_bytes) / st.rank_messages : 0.0;
+  const bool near_uniform = st.rank_messages >= P - 1 && st.max_block <= 2 * avg + 8;
+  if (P < 4 || P > 1024 || !near_uniform) return direct;
+  Selection best = direct;
+  double best_t = t_direct;
+  for (int r = 2; r <= P; ++r) {
+    const double K = double(tra_rounds_K(P, r)), D = double(tra_blocks_D(P, r));
+    const double t = K * m.alpha + D * st.max_block * (m.beta + m.gamma);
+    if (t < best_t) {
+      best = parse_selection(Collective::Alltoallv, "bruck:radix=" + std::to_string(r), P, true);
+      best_t = t;
+    }
+  }
+  return best;
+}
+
+}  // namespace mpia

@@ -25,4 +25,12 @@ double predicted_seconds(const CostModel& m, const Selection& s, int nranks,
 
 Selection choose_alltoall(int nranks, std::int64_t block_bytes);
 
+// Alltoallv statistics, each the maximum over ranks (the slowest rank sets the pace).
+struct AlltoallvStats {
+  std::int64_t max_block = 0;     // largest block any rank sends
+  std::int64_t rank_bytes = 0;    // most bytes one rank sends
+  std::int64_t rank_messages = 0; // most non-empty blocks one rank sends
+};
+Selection choose_alltoallv(int nranks, const AlltoallvStats& stats);
+
 }  // namespace mpia

@@ -50,13 +50,53 @@ Schedule tra(const AlltoallShape& s, const ParamValues& v) {
               Lowering::Pack);
 }
 
+std::int64_t window_default(int) { return 8; }
+std::int64_t window_min(int) { return 1; }
+std::int64_t window_max(int) { return std::int64_t(1) << 30; }
+
+Schedule direct_v(const AlltoallvShape& s, Policy policy) {
+  return with(build_direct_v(s.rank, s.send_bytes, s.recv_bytes), policy, Lowering::Pack);
+}
+Schedule v_pairwise(const AlltoallvShape& s, const ParamValues&) {
+  return direct_v(s, Policy{1, Completion::Waitall});
+}
+Schedule v_linear(const AlltoallvShape& s, const ParamValues&) { return direct_v(s, kRoundByRound); }
+Schedule v_waitall(const AlltoallvShape& s, const ParamValues& v) {
+  return direct_v(s, Policy{int(v[0]), Completion::Waitall});
+}
+Schedule v_waitany(const AlltoallvShape& s, const ParamValues& v) {
+  return direct_v(s, Policy{int(v[0]), Completion::Waitany});
+}
+Schedule v_testany(const AlltoallvShape& s, const ParamValues& v) {
+  return direct_v(s, Policy{int(v[0]), Completion::Testany});
+}
+Schedule v_bruck(const AlltoallvShape& s, const ParamValues& v) {
+  return with(build_radix_bruck_v(s.rank, s.size, int(v[0]), s.matrix), kRoundByRound,
+              Lowering::Pack);
+}
+
+const ParamSpec kWindow{"window",
+                        "exchanges in flight at once (the paper's stride), >= 1; default 8",
+                        window_default, window_min, window_max};
+const ParamSpec kRadixV{"radix", "base of the exchange, 2..P (default 2: Bruck)",
+                        radix_min, radix_min, radix_max};
+
 const ParamSpec kRadix{"radix", "base of the exchange, 2..P (2 = Bruck, P = direct)",
                        radix_default, radix_min, radix_max};
 
 }  // namespace
 
-const char* collective_name(Collective) { return "alltoall"; }
-const char* collective_env(Collective) { return "MPIX_ALLTOALL"; }
+const char* collective_name(Collective c) {
+  return c == Collective::Alltoall ? "alltoall" : "alltoallv";
+}
+const char* collective_env(Collective c) {
+  return c == Collective::Alltoall ? "MPIX_ALLTOALL" : "MPIX_ALLTOALLV";
+}
+bool collective_from_name(std::string_view name, Collective& c) {
+  for (Collective k : {Collective::Alltoall, Collective::Alltoallv})
+    if (name == collective_name(k)) return c = k, true;
+  return false;
+}
 
 const std::vector<AlgorithmSpec>& registry() {
   static const std::vector<AlgorithmSpec> table = {
@@ -82,6 +122,30 @@ const std::vector<AlgorithmSpec>& registry() {
        AlgorithmKind::System, {}, nullptr},
       {Collective::Alltoall, "auto",
        "chosen per call by the alpha-beta cost model from P and the block size",
+       AlgorithmKind::Auto, {}, nullptr},
+      {Collective::Alltoallv, "pairwise",
+       "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)",
+       AlgorithmKind::Scheduled, {}, nullptr, v_pairwise},
+      {Collective::Alltoallv, "linear",
+       "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)",
+       AlgorithmKind::Scheduled, {}, nullptr, v_linear},
+      {Collective::Alltoallv, "multipair_waitall",
+       "window of exchanges, the next window posted when all complete (seed 001 Alg. 3)",
+       AlgorithmKind::Scheduled, {kWindow}, nullptr, v_waitall},
+      {Collective::Alltoallv, "multipair_waitany",
+       "window of exchanges, refilled by waitany as each completes (seed 001 Alg. 4)",
+       AlgorithmKind::Scheduled, {kWindow}, nullptr, v_waitany},
+      {Collective::Alltoallv, "multipair_testany",
+       "window of exchanges, refilled by polling testany, never blocking (seed 001 Alg. 5)",
+       AlgorithmKind::Scheduled, {kWindow}, nullptr, v_testany},
+      {Collective::Alltoallv, "bruck",
+       "zero-copy radix-r exchange for near-uniform small blocks; sizes agreed at init "
+       "(allgather, O(P^2) memory)",
+       AlgorithmKind::Scheduled, {kRadixV}, nullptr, v_bruck, true},
+      {Collective::Alltoallv, "system", "the MPI library's own alltoallv (persistent if it has one)",
+       AlgorithmKind::System, {}, nullptr},
+      {Collective::Alltoallv, "auto",
+       "chosen by the cost model from values every rank agrees on (one allreduce)",
        AlgorithmKind::Auto, {}, nullptr},
   };
   return table;

@@ -12,9 +12,11 @@
 
 namespace mpia {
 
-enum class Collective : std::uint8_t { Alltoall };
+enum class Collective : std::uint8_t { Alltoall, Alltoallv };
 
 const char* collective_name(Collective c);
+// The collective named name ("alltoall", "alltoallv"); false if there is none.
+bool collective_from_name(std::string_view name, Collective& c);
 // The environment variable holding the process-wide choice for a collective (MPIX_ALLTOALL).
 const char* collective_env(Collective c);
 
@@ -38,6 +40,17 @@ using ParamValues = std::vector<std::int64_t>;
 
 using AlltoallBuilder = Schedule (*)(const AlltoallShape& shape, const ParamValues& values);
 
+// What an alltoallv builder knows: this rank's packed bytes to and from every peer, and for
+// algorithms that forward blocks (needs_matrix) the bytes of every pair, row-major, agreed on
+// by an allgather.
+struct AlltoallvShape {
+  int rank = 0;
+  int size = 1;
+  std::vector<std::int64_t> send_bytes, recv_bytes;
+  std::vector<std::int64_t> matrix;
+};
+using AlltoallvBuilder = Schedule (*)(const AlltoallvShape& shape, const ParamValues& values);
+
 struct AlgorithmSpec {
   Collective collective;
   const char* name;
@@ -45,6 +58,8 @@ struct AlgorithmSpec {
   AlgorithmKind kind;
   std::vector<ParamSpec> params;
   AlltoallBuilder build_alltoall = nullptr;
+  AlltoallvBuilder build_alltoallv = nullptr;
+  bool needs_matrix = false;
 };
 
 const std::vector<AlgorithmSpec>& registry();

@@ -5,10 +5,13 @@
 // MPI_COMM_WORLD through an MPI_COMM_SELF attribute).
 #pragma once
 
+#include "collective/registry.hpp"
+
 #include <mpi.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mpia {
 
@@ -41,9 +44,19 @@ struct CommState {
   // the next tag in 1..tag_ub. Collective calls are made in the same order on every rank, so
   // every rank hands out the same tag to the same plan.
   int allocate_tag();
-  // The last blocking call's plan, reused while the same call repeats.
+  // Blocking calls. The selection resolved for the last environment value and key (block
+  // size, or auto's agreed statistics) is kept, so a repeated call parses nothing and runs no
+  // model; and the last call's plan is kept with the raw argument words it was built for, so
+  // a repeated call builds nothing. Comparing reuses call_words' capacity: no allocation.
+  struct Memo {
+    int collective = -1;
+    bool env_set = false;
+    std::string env;
+    std::vector<std::int64_t> key;
+    Selection selection;
+  } memo;
   std::unique_ptr<Operation> cached;
-  std::string cached_key;
+  std::vector<std::int64_t> cached_words, call_words;
   ~CommState();
 };
 

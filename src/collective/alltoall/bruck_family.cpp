@@ -18,6 +18,7 @@
 #include "collective/alltoall/builders.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace mpia {
 
@@ -157,45 +158,83 @@ Schedule modified(const AlltoallShape& s, const std::vector<DigitRound>& rounds)
   return sch;
 }
 
-// Zero-copy placement (seed 000, section 3.3), generalised to radix r. Block j travels in the
-// modified direction; on its first hop it is sent straight from send[(p-j)%P]. When it arrives
-// with an even number of hops still to go it is received into recv[(p+j)%P] (its final place
-// once no hops remain), otherwise into scratch slot j. Consecutive hops therefore alternate
-// between the two places, so a block is never received where it is being sent from.
-Schedule zero_copy(const AlltoallShape& s, const std::vector<DigitRound>& rounds, int r) {
-  const int P = s.size, p = s.rank;
-  const std::int64_t B = s.block_bytes;
-  Schedule sch;
-  sch.scratch_bytes = std::int64_t(P) * B;
+// Zero-copy placement (seed 000, section 3.3), generalised to radix r and to blocks of any
+// size. Block j travels in the modified direction; on its first hop it is sent straight from
+// send[(p-j)%P]; on its last it is received straight into recv[(p+j)%P]. In between it
+// alternates between two places by the parity of the hops still to go, so a block is never
+// received where it is being sent from. With uniform blocks the receive buffer itself is the
+// second place (recv[(p+j)%P] is free until block j's last hop), as in Traff et al.; with
+// varying sizes a block in transit may not fit there, so two scratch areas are used.
+//
+// Which block sits in slot j of rank q before digit x is processed: the one from source
+// q + (j mod r^x) to destination q - (j - j mod r^x).
+Schedule zero_copy(int p, int P, int r, const std::vector<DigitRound>& rounds,
+                   const std::function<std::int64_t(int, int)>& bytes, bool uniform) {
+  auto block_after = [&](int j, std::int64_t processed) {  // processed = r^(x+1)
+    const std::int64_t low = j % processed;
+    return std::make_pair(mod(p + low, P), mod(p - (j - low), P));
+  };
   std::vector<int> hops(P);
-  std::vector<Slot> where(P, Slot::Send);
   for (int j = 0; j < P; ++j) hops[j] = nonzero_digits(j, r);
+  // Pass 1: capacity of each intermediate place (A = odd hops left, B = even, > 0).
+  std::vector<std::int64_t> cap_a(P, 0), cap_b(P, 0);
+  {
+    std::vector<int> left = hops;
+    std::int64_t rx = 1;
+    int x = -1;
+    for (const DigitRound& d : rounds) {
+      if (d.x != x) x = d.x, rx = d.distance / d.z;
+      for (int j : d.blocks) {
+        --left[j];
+        const auto [src, dst] = block_after(j, rx * r);
+        const std::int64_t n = bytes(src, dst);
+        if (left[j] % 2 == 1) cap_a[j] = std::max(cap_a[j], n);
+        else if (left[j] > 0) cap_b[j] = std::max(cap_b[j], n);
+      }
+    }
+  }
+  std::vector<std::int64_t> at_a(P), at_b(P);
+  Schedule sch;
+  for (int j = 0; j < P; ++j) at_a[j] = sch.scratch_bytes, sch.scratch_bytes += cap_a[j];
+  for (int j = 0; j < P; ++j) at_b[j] = sch.scratch_bytes, sch.scratch_bytes += uniform ? 0 : cap_b[j];
+
+  enum class Place { Send, A, B, Recv };
+  std::vector<Place> where(P, Place::Send);
+  std::vector<std::int64_t> size(P);
+  for (int j = 0; j < P; ++j) size[j] = bytes(p, mod(p - j, P));
   auto piece = [&](int j) {
     switch (where[j]) {
-      case Slot::Send: return Piece::send(mod(p - j, P), B);
-      case Slot::Recv: return Piece::recv(mod(p + j, P), B);
-      default: return Piece::scratch(std::int64_t(j) * B, B);
+      case Place::Send: return Piece::send(mod(p - j, P), size[j]);
+      case Place::A: return Piece::scratch(at_a[j], size[j]);
+      case Place::B:
+        return uniform ? Piece::recv(mod(p + j, P), size[j]) : Piece::scratch(at_b[j], size[j]);
+      default: return Piece::recv(mod(p + j, P), size[j]);
     }
   };
-  Round first;
-  first.copies.push_back({Piece::send(p, B), Piece::recv(p, B)});
-  for (std::size_t i = 0; i < rounds.size(); ++i) {
-    const DigitRound& d = rounds[i];
-    Round round;
-    if (i == 0) round = std::move(first);
-    Exchange x;
-    x.send.peer = mod(p - d.distance, P);
-    x.recv.peer = mod(p + d.distance, P);
+  Round round;
+  if (size[0] > 0) round.copies.push_back({Piece::send(p, size[0]), Piece::recv(p, size[0])});
+  std::int64_t rx = 1;
+  int x = -1;
+  for (const DigitRound& d : rounds) {
+    if (d.x != x) x = d.x, rx = d.distance / d.z;
+    Exchange ex;
+    ex.send.peer = mod(p - d.distance, P);
+    ex.recv.peer = mod(p + d.distance, P);
     for (int j : d.blocks) {
-      x.send.pieces.push_back(piece(j));
+      if (size[j] > 0) ex.send.pieces.push_back(piece(j));
       --hops[j];
-      where[j] = hops[j] % 2 == 0 ? Slot::Recv : Slot::Scratch;
-      x.recv.pieces.push_back(piece(j));
+      where[j] = hops[j] == 0 ? Place::Recv : hops[j] % 2 == 1 ? Place::A : Place::B;
+      const auto [src, dst] = block_after(j, rx * r);
+      size[j] = bytes(src, dst);
+      if (size[j] > 0) ex.recv.pieces.push_back(piece(j));
     }
-    round.exchanges.push_back(std::move(x));
+    if (ex.send.pieces.empty()) ex.send = Transfer{};
+    if (ex.recv.pieces.empty()) ex.recv = Transfer{};
+    if (ex.send.active() || ex.recv.active()) round.exchanges.push_back(std::move(ex));
     sch.rounds.push_back(std::move(round));
+    round = Round{};
   }
-  if (rounds.empty()) sch.rounds.push_back(std::move(first));
+  if (rounds.empty()) sch.rounds.push_back(std::move(round));
   return sch;
 }
 
@@ -214,8 +253,19 @@ Schedule build_radix_bruck(const AlltoallShape& s, int radix, BruckVariant varia
   switch (variant) {
     case BruckVariant::Basic: return basic(s, rounds);
     case BruckVariant::Modified: return modified(s, rounds);
-    default: return zero_copy(s, rounds, radix);
+    default: {
+      const std::int64_t B = s.block_bytes;
+      return zero_copy(s.rank, s.size, radix, rounds, [B](int, int) { return B; }, true);
+    }
   }
+}
+
+Schedule build_radix_bruck_v(int rank, int nranks, int radix,
+                             const std::vector<std::int64_t>& matrix) {
+  const std::vector<DigitRound> rounds = radix_rounds(nranks, radix);
+  const std::int64_t P = nranks;
+  return zero_copy(rank, nranks, radix, rounds,
+                   [&](int src, int dst) { return matrix[src * P + dst]; }, false);
 }
 
 }  // namespace mpia

@@ -24,6 +24,18 @@ enum class BruckVariant : std::uint8_t {
 
 Schedule build_radix_bruck(const AlltoallShape& shape, int radix, BruckVariant variant);
 
+// The zero-copy radix-r exchange for blocks of different sizes (alltoallv "bruck"): matrix
+// holds the packed bytes of every pair, row-major (matrix[src * P + dst]). Blocks in transit
+// alternate between two scratch areas; zero-byte blocks and empty messages are left out.
+Schedule build_radix_bruck_v(int rank, int nranks, int radix,
+                             const std::vector<std::int64_t>& matrix);
+
+// The direct exchange for per-peer sizes: one round, exchange i (i = 1..P-1) sends to rank+i
+// and receives from rank-i, leaving out zero-byte transfers and exchanges with nothing to move
+// (so a window counts only real exchanges).
+Schedule build_direct_v(int rank, const std::vector<std::int64_t>& send_bytes,
+                        const std::vector<std::int64_t>& recv_bytes);
+
 // One round of P-1 exchanges with peers rank+i / rank-i (direct.cpp); the completion policy
 // turns it into pairwise (window 1) or linear (all at once).
 Schedule build_direct(const AlltoallShape& shape);

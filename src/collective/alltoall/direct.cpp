@@ -8,23 +8,33 @@
 
 namespace mpia {
 
-Schedule build_direct(const AlltoallShape& s) {
+Schedule build_direct_v(int p, const std::vector<std::int64_t>& send_bytes,
+                        const std::vector<std::int64_t>& recv_bytes) {
   Schedule sch;
-  const int P = s.size, p = s.rank;
-  const std::int64_t B = s.block_bytes;
-  if (B == 0) return sch;
+  const int P = int(send_bytes.size());
   Round round;
-  round.copies.push_back({Piece::send(p, B), Piece::recv(p, B)});
+  if (send_bytes[p] > 0)
+    round.copies.push_back({Piece::send(p, send_bytes[p]), Piece::recv(p, recv_bytes[p])});
   for (int i = 1; i < P; ++i) {
     Exchange x;
-    x.send.peer = (p + i) % P;
-    x.send.pieces.push_back(Piece::send(x.send.peer, B));
-    x.recv.peer = (p - i + P) % P;
-    x.recv.pieces.push_back(Piece::recv(x.recv.peer, B));
-    round.exchanges.push_back(std::move(x));
+    const int to = (p + i) % P, from = (p - i + P) % P;
+    if (send_bytes[to] > 0) {
+      x.send.peer = to;
+      x.send.pieces.push_back(Piece::send(to, send_bytes[to]));
+    }
+    if (recv_bytes[from] > 0) {
+      x.recv.peer = from;
+      x.recv.pieces.push_back(Piece::recv(from, recv_bytes[from]));
+    }
+    if (x.send.active() || x.recv.active()) round.exchanges.push_back(std::move(x));
   }
-  sch.rounds.push_back(std::move(round));
+  if (!round.copies.empty() || !round.exchanges.empty()) sch.rounds.push_back(std::move(round));
   return sch;
+}
+
+Schedule build_direct(const AlltoallShape& s) {
+  const std::vector<std::int64_t> bytes(s.size, s.block_bytes);
+  return build_direct_v(s.rank, bytes, bytes);
 }
 
 }  // namespace mpia
