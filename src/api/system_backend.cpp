@@ -16,68 +16,77 @@ namespace mpia {
 
 namespace {
 
-bool finish(MPI_Request& request, bool block) {
-  if (block) {
-    MPIA_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
-    return true;
-  }
-  int flag = 0;
-  MPIA_CHECK(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
-  return flag != 0;
-}
-
-class SystemAlltoall : public Operation {
+// A call handed to the MPI library: its persistent form when it has one (MPI-4, or Open MPI's
+// pcollreq extension), created by the subclass; else the nonblocking call at each start.
+class SystemOperation : public Operation {
  public:
-  SystemAlltoall(const AlltoallArgs& a, std::shared_ptr<PrivateComm> comm)
-      : comm_(std::move(comm)), args_(a), recvtype_(a.recvtype) {
-    algorithm_ = "system";
-    if (!a.in_place()) sendtype_ = std::make_unique<TypeHandle>(a.sendtype);
-    args_.recvtype = recvtype_.get();
-    if (sendtype_) args_.sendtype = sendtype_->get();
-#if MPI_VERSION >= 4
-    MPIA_CHECK(MPI_Alltoall_init(args_.sendbuf, args_.sendcount, args_.sendtype, args_.recvbuf,
-                                 args_.recvcount, args_.recvtype, comm_->get(), MPI_INFO_NULL,
-                                 &request_));
-    persistent_ = true;
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIA_CHECK(MPIX_Alltoall_init(args_.sendbuf, args_.sendcount, args_.sendtype, args_.recvbuf,
-                                  args_.recvcount, args_.recvtype, comm_->get(), MPI_INFO_NULL,
-                                  &request_));
-    persistent_ = true;
-#endif
-  }
-
-  ~SystemAlltoall() override {
+  ~SystemOperation() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized && persistent_ && request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
   }
 
  protected:
+  SystemOperation() { algorithm_ = "system"; }
+  virtual void start_nonblocking() = 0;
+
   void do_start() override {
     if (persistent_)
       MPIA_CHECK(MPI_Start(&request_));
     else
-      MPIA_CHECK(MPI_Ialltoall(args_.sendbuf, args_.sendcount, args_.sendtype, args_.recvbuf,
-                               args_.recvcount, args_.recvtype, comm_->get(), &request_));
+      start_nonblocking();
   }
 
-  bool do_progress(bool block) override { return finish(request_, block); }
+  bool do_progress(bool block) override {
+    if (block) {
+      MPIA_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+      return true;
+    }
+    int flag = 0;
+    MPIA_CHECK(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE));
+    return flag != 0;
+  }
 
- private:
-  std::shared_ptr<PrivateComm> comm_;
-  AlltoallArgs args_;
-  TypeHandle recvtype_;
-  std::unique_ptr<TypeHandle> sendtype_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool persistent_ = false;
 };
 
-class SystemAlltoallv : public Operation {
+class SystemAlltoall : public SystemOperation {
+ public:
+  SystemAlltoall(const AlltoallArgs& a, std::shared_ptr<PrivateComm> comm)
+      : comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
+    if (!a.in_place()) sendtype_ = std::make_unique<TypeHandle>(a.sendtype);
+    a_.recvtype = recvtype_.get();
+    if (sendtype_) a_.sendtype = sendtype_->get();
+#if MPI_VERSION >= 4
+    MPIA_CHECK(MPI_Alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
+                                 a_.recvtype, comm_->get(), MPI_INFO_NULL, &request_));
+    persistent_ = true;
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    MPIA_CHECK(MPIX_Alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf,
+                                  a_.recvcount, a_.recvtype, comm_->get(), MPI_INFO_NULL,
+                                  &request_));
+    persistent_ = true;
+#endif
+  }
+
+ protected:
+  void start_nonblocking() override {
+    MPIA_CHECK(MPI_Ialltoall(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
+                             a_.recvtype, comm_->get(), &request_));
+  }
+
+ private:
+  std::shared_ptr<PrivateComm> comm_;
+  AlltoallArgs a_;
+  TypeHandle recvtype_;
+  std::unique_ptr<TypeHandle> sendtype_;
+};
+
+class SystemAlltoallv : public SystemOperation {
  public:
   SystemAlltoallv(const AlltoallvArgs& a, int P, std::shared_ptr<PrivateComm> comm)
       : comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
-    algorithm_ = "system";
     // MPI may read the arrays at every start: keep our own copies.
     rc_.assign(a.recvcounts, a.recvcounts + P);
     rd_.assign(a.rdispls, a.rdispls + P);
@@ -105,22 +114,11 @@ class SystemAlltoallv : public Operation {
 #endif
   }
 
-  ~SystemAlltoallv() override {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && persistent_ && request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
-  }
-
  protected:
-  void do_start() override {
-    if (persistent_)
-      MPIA_CHECK(MPI_Start(&request_));
-    else
-      MPIA_CHECK(MPI_Ialltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
-                                a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(), &request_));
+  void start_nonblocking() override {
+    MPIA_CHECK(MPI_Ialltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
+                              a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(), &request_));
   }
-
-  bool do_progress(bool block) override { return finish(request_, block); }
 
  private:
   std::shared_ptr<PrivateComm> comm_;
@@ -128,8 +126,6 @@ class SystemAlltoallv : public Operation {
   std::vector<int> sc_, sd_, rc_, rd_;
   TypeHandle recvtype_;
   std::unique_ptr<TypeHandle> sendtype_;
-  MPI_Request request_ = MPI_REQUEST_NULL;
-  bool persistent_ = false;
 };
 
 }  // namespace
