@@ -98,7 +98,7 @@ int MPIA_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         MPI_Info info, MPIX_Request *request);
 
 /* Blocking all-to-all-v with exactly MPI_Alltoallv's signature; algorithm from MPIX_ALLTOALLV
- * ("auto" costs one small allreduce per call to choose from values all ranks agree on). */
+ * ("auto" is multipair_waitany: the direct variants interoperate, so no agreement is needed). */
 int MPIA_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);

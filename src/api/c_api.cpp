@@ -81,10 +81,14 @@ Selection resolve(Selection sel, int nranks, std::int64_t block_bytes) {
 // others waiting, and ranks that chose different algorithms or block sizes are caught.
 void agree(CommState& st, const Error* local, const std::string& choice, std::int64_t bytes) {
   const std::int64_t h = std::int64_t(std::hash<std::string>{}(choice) & 0x3fffffffffffffffULL);
-  std::int64_t v[5] = {local ? 1 : 0, h, -h, bytes, -bytes};
+  // Ranks without a local error take the class of a rank that has one, so that every rank
+  // returns the same error class.
+  int cls = 0;
+  if (local && MPI_Error_class(local->code(), &cls) != MPI_SUCCESS) cls = MPI_ERR_OTHER;
+  std::int64_t v[5] = {cls, h, -h, bytes, -bytes};
   MPIA_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_INT64_T, MPI_MAX, st.comm->get()));
   if (local) throw *local;
-  if (v[0]) fail(MPI_ERR_ARG, "mpi-advance: another rank rejected its arguments");
+  if (v[0]) fail(int(v[0]), "mpi-advance: another rank rejected its arguments");
   if (v[1] != -v[2])
     fail(MPI_ERR_ARG, "mpi-advance: ranks selected different algorithms (this rank: " + choice + ")");
   if (v[3] != -v[4])
@@ -295,17 +299,13 @@ MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const i
     CommState& st = comm_state(comm);
     AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
     AlltoallvSizes sizes = check_alltoallv(a, st.size);
-    // auto needs values every rank agrees on: one allreduce per call, only when the environment
-    // does not name an algorithm.
+    // The blocking auto takes the windowed direct exchange without communicating: every direct
+    // variant (pairwise, linear, multipair with any window) moves one message per pair on the
+    // same tag, so they interoperate across ranks and need no agreement. Only bruck does (it
+    // forwards blocks), and persistent init, which agrees on statistics, may choose it.
     const Selection* chosen = &blocking_selection(st, Collective::Alltoallv, {-1}, [&] {
-      return parse_selection(Collective::Alltoallv, "auto", st.size, true);
+      return parse_selection(Collective::Alltoallv, "multipair_waitany", st.size, true);
     });
-    Selection resolved;
-    if (chosen->algorithm->kind == AlgorithmKind::Auto) {
-      const AlltoallvStats stats = agree_stats(sizes, st.comm->get());
-      resolved = choose_alltoallv(st.size, stats);
-      chosen = &resolved;
-    }
     const Selection& sel = *chosen;
     if (debug_checks()) agree(st, nullptr, sel.to_string(), 0);
     if (sel.algorithm->kind == AlgorithmKind::System) {

@@ -145,7 +145,8 @@ const std::vector<AlgorithmSpec>& registry() {
       {Collective::Alltoallv, "system", "the MPI library's own alltoallv (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},
       {Collective::Alltoallv, "auto",
-       "chosen by the cost model from values every rank agrees on (one allreduce)",
+       "persistent: cost model on values all ranks agree on (may pick bruck); blocking: "
+       "multipair_waitany, which needs no agreement",
        AlgorithmKind::Auto, {}, nullptr},
   };
   return table;
