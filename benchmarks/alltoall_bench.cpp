@@ -23,6 +23,7 @@
  * A wrong result, an error code or a hang (--watchdog) aborts the run with a message.
  */
 #include "mpi_advance.h"
+#include "bench_common.hpp"
 #include "system_pcoll.h"
 
 #include <mpi.h>
@@ -44,6 +45,13 @@
 #include <vector>
 
 namespace {
+
+using mpia_bench::csv_quote;
+using mpia_bench::first_line_of_library_version;
+using mpia_bench::mpi_error_string;
+using mpia_bench::parse_u64;
+using mpia_bench::pattern;
+using mpia_bench::split;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -86,34 +94,6 @@ const char *const kUsage =
     if (rank == 0) std::fprintf(stderr, "mpia_bench: %s\n%s", msg.c_str(), kUsage);
     MPI_Finalize();
     std::exit(2);
-}
-
-std::vector<std::string> split(const std::string &s, char sep)
-{
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        std::size_t end = s.find(sep, start);
-        if (end == std::string::npos) end = s.size();
-        if (end > start) out.push_back(s.substr(start, end - start));
-        start = end + 1;
-    }
-    return out;
-}
-
-bool parse_u64(const std::string &tok, unsigned long long &value)
-{
-    if (tok.empty()) return false;
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(tok.c_str(), &end, 10);
-    if (errno != 0 || end == tok.c_str()) return false;
-    std::string suffix(end);
-    if (suffix == "k" || suffix == "K") v *= 1024ull;
-    else if (suffix == "m" || suffix == "M") v *= 1024ull * 1024ull;
-    else if (!suffix.empty()) return false;
-    value = v;
-    return true;
 }
 
 Options parse_options(int argc, char **argv, int rank, int nprocs)
@@ -262,84 +242,10 @@ std::vector<Variant> build_variants(const Options &o, int rank, int nprocs)
     return v;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Watchdog: a thread (making no MPI calls) that ends the process when an iteration hangs.
-
-struct Watchdog {
-    std::atomic<long long> stamp_ns{0};
-    std::mutex mu;
-    std::condition_variable cv;
-    bool stop = false;
-    char phase[512] = "startup";
-    std::mutex phase_mu;
-    std::thread th;
-    double limit_s = 0;
-    int rank = 0;
-
-    static long long now_ns()
-    {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-    }
-    void set_phase(const std::string &p)
-    {
-        {
-            std::lock_guard<std::mutex> lk(phase_mu);
-            std::snprintf(phase, sizeof phase, "%s", p.c_str());
-        }
-        poke();
-    }
-    void poke() { stamp_ns.store(now_ns(), std::memory_order_relaxed); }
-    void start(double limit, int r)
-    {
-        limit_s = limit;
-        rank = r;
-        poke();
-        if (limit <= 0) return;
-        th = std::thread([this] {
-            std::unique_lock<std::mutex> lk(mu);
-            while (!stop) {
-                cv.wait_for(lk, std::chrono::seconds(1));
-                if (stop) break;
-                double idle = (now_ns() - stamp_ns.load(std::memory_order_relaxed)) * 1e-9;
-                if (idle > limit_s) {
-                    std::lock_guard<std::mutex> plk(phase_mu);
-                    std::fprintf(stderr,
-                                 "mpia_bench: FATAL: rank %d made no progress for %.0f s in %s "
-                                 "(hang?); aborting\n",
-                                 rank, idle, phase);
-                    std::fflush(stderr);
-                    _exit(124);
-                }
-            }
-        });
-    }
-    void finish()
-    {
-        {
-            std::lock_guard<std::mutex> lk(mu);
-            stop = true;
-        }
-        cv.notify_all();
-        if (th.joinable()) th.join();
-    }
-};
-
-Watchdog g_watchdog;
+mpia_bench::Watchdog g_watchdog;
 
 // ---------------------------------------------------------------------------------------------
 // Data pattern and verification
-
-inline unsigned char pattern(unsigned src, unsigned dst, std::size_t i)
-{
-    std::uint64_t h = (src + 1ull) * 0x9E3779B97F4A7C15ull ^ (dst + 1ull) * 0xC2B2AE3D27D4EB4Full ^
-                      (i + 1ull) * 0x165667B19E3779F9ull;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 32;
-    return static_cast<unsigned char>(h);
-}
 
 void fill_send(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block)
 {
@@ -371,14 +277,6 @@ struct Ctx {
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
     std::exit(3);
-}
-
-std::string mpi_error_string(int rc)
-{
-    char buf[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, buf, &len) != MPI_SUCCESS) return "error " + std::to_string(rc);
-    return std::string(buf, static_cast<std::size_t>(len)) + " (" + std::to_string(rc) + ")";
 }
 
 void check_rc(const Ctx &c, int rc, const char *call, const Variant &v, std::size_t block)
@@ -627,35 +525,6 @@ Result summarize(const Ctx &c, const Variant &v, const Samples &s)
 
 // ---------------------------------------------------------------------------------------------
 // Output
-
-std::string csv_quote(const std::string &s)
-{
-    std::string out = "\"";
-    for (char ch : s) {
-        if (ch == '"') out += "\"\"";
-        else out += ch;
-    }
-    return out + "\"";
-}
-
-std::string first_line_of_library_version()
-{
-    char buf[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(buf, &len);
-    buf[MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
-    std::string s(buf, strnlen(buf, static_cast<std::size_t>(std::max(0, len))));
-    auto nl = s.find('\n');
-    if (nl != std::string::npos) s.resize(nl);
-    for (char &ch : s)
-        if (ch == '\t' || ch == '\r') ch = ' ';
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    // collapse runs of spaces ("MPICH Version:<tab>4.0.2")
-    std::string out;
-    for (char ch : s)
-        if (!(ch == ' ' && !out.empty() && out.back() == ' ')) out += ch;
-    return out;
-}
 
 void print_row(const Result &r, std::size_t block, double baseline_avg, double baseline_med)
 {

@@ -20,4 +20,13 @@ int mpia_bench_system_alltoall_init(const void *sendbuf, int sendcount, MPI_Data
                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                     MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
+/* The same for the persistent all-to-all-v (MPI-4 MPI_Alltoallv_init, or Open MPI 4.x's
+ * MPIX_Alltoallv_init from the pcollreq extension): its name or nullptr, and the init call. */
+const char *mpia_bench_system_pcoll_v_name();
+int mpia_bench_system_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request);
+
 #endif

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # scripts/bench.sh -- install the prerequisites, build mpi-advance (Release) against each MPI
-# flavour and run the all-to-all benchmark (mpia_bench) at a few process counts.
+# flavour and run the all-to-all benchmark (mpia_bench) at a few process counts, then the
+# all-to-all-v benchmark (mpia_bench_v: count patterns, windows, radices), its imbalance mode
+# (Open MPI) and, when it was built (FFTW found), the 3-D FFT mini-app (mpia_fft3d, Open MPI).
 #
 #   bash scripts/bench.sh
 #
-# Writes results/alltoall_<flavour>_P<P>.csv (and .log) and prints the tables. Three to ten
-# minutes on a 2-core machine (depending on its load) once scripts/setup.sh has installed
-# the packages.
+# Writes results/alltoall_<flavour>_P<P>.csv, results/alltoallv_<flavour>_P<P>.csv,
+# results/imbalance_openmpi_P<P>.csv, results/fft3d_openmpi_P<P>.csv (each with a .log) and
+# prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
+# scripts/setup.sh has installed the packages.
 #
 # Environment (all optional):
 #   MPIA_BENCH_FLAVOURS   MPI flavours, space or comma separated (default "openmpi mpich")
@@ -23,6 +26,22 @@
 #                         (default "--rounds 5 --iters 200 --warmup 3")
 #   MPIA_BENCH_ARGS_OVERSUB_MPICH  the same for MPICH (default "--rounds 2 --iters 10 --warmup 1")
 #   MPIA_BENCH_ARGS       extra mpia_bench options for every run (e.g. "--variants tra:*")
+#   MPIA_BENCH_V_NP_OPENMPI / MPIA_BENCH_V_NP_MPICH  process counts of mpia_bench_v
+#                         (default "2 16" / "2"; "" skips)
+#   MPIA_BENCH_V_SIZES    average block sizes of mpia_bench_v (default its own, 8,512,8192)
+#   MPIA_BENCH_V_ARGS_DEDICATED  mpia_bench_v options when P <= cores
+#                         (default "--rounds 5 --iters 1000 --warmup 10")
+#   MPIA_BENCH_V_ARGS_OVERSUB    the same when P > cores, Open MPI
+#                         (default "--rounds 2 --iters 20 --warmup 2")
+#   MPIA_BENCH_V_ARGS_OVERSUB_MPICH  the same for MPICH (default "--rounds 1 --iters 5 --warmup 1")
+#   MPIA_BENCH_V_ARGS     extra mpia_bench_v options for every run (e.g. "--patterns sparse")
+#   MPIA_BENCH_IMBALANCE  maximal per-rank delay in us of the imbalance run (default 200; 0 skips)
+#   MPIA_BENCH_IMBALANCE_NP     its process count, Open MPI (default 16)
+#   MPIA_BENCH_IMBALANCE_ARGS   its options (default "--sizes 8,8192 --rounds 2 --iters 20
+#                         --warmup 2")
+#   MPIA_BENCH_FFT_NP     process counts of the FFT mini-app, Open MPI (default "4"; "" skips)
+#   MPIA_BENCH_FFT_ARGS   its options (default "--n 32 --iters 3 --backends system,pairwise,
+#                         linear,multipair_waitany,multipair_testany,bruck,auto")
 #   MPIA_BENCH_TIMEOUT    seconds one mpirun may take before it is killed (default 600)
 #   MPIA_SKIP_SETUP=1     do not run scripts/setup.sh (packages already installed)
 #   MPIA_JOBS             parallel build jobs (default 2)
@@ -52,11 +71,40 @@ read -r -a EXTRA_ARGS <<<"${MPIA_BENCH_ARGS:-}"
 SIZE_ARGS=()
 [ -n "${MPIA_BENCH_SIZES:-}" ] && SIZE_ARGS=(--sizes "$MPIA_BENCH_SIZES")
 
+V_DEDICATED_ARGS="${MPIA_BENCH_V_ARGS_DEDICATED:---rounds 5 --iters 1000 --warmup 10}"
+V_OVERSUB_ARGS="${MPIA_BENCH_V_ARGS_OVERSUB:---rounds 2 --iters 20 --warmup 2}"
+V_OVERSUB_ARGS_MPICH="${MPIA_BENCH_V_ARGS_OVERSUB_MPICH:---rounds 1 --iters 5 --warmup 1}"
+read -r -a V_EXTRA_ARGS <<<"${MPIA_BENCH_V_ARGS:-}"
+V_SIZE_ARGS=()
+[ -n "${MPIA_BENCH_V_SIZES:-}" ] && V_SIZE_ARGS=(--sizes "$MPIA_BENCH_V_SIZES")
+
 mkdir -p results
 failures=()
 logs=()
 ran=0
 t_start=$SECONDS
+
+# run_bench FLAVOUR NP NAME COMMAND...: run one benchmark under the timeout, tee its output to
+# results/NAME.log, record a failure or the log.
+run_bench() {
+  local flavour="$1" np="$2" name="$3" rc t0
+  shift 3
+  local log="results/$name.log"
+  echo
+  echo "=== $name: $flavour, P=$np$([ "$np" -gt "$NCORES" ] && echo " (oversubscribed on $NCORES cores)")"
+  echo "=== $*"
+  t0=$SECONDS
+  timeout --signal=TERM --kill-after=10 "$TIMEOUT" "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  echo "=== $name: exit $rc after $((SECONDS - t0)) s; log in $log"
+  if [ "$rc" -ne 0 ]; then
+    [ "$rc" -eq 124 ] && echo "=== TIMED OUT after $TIMEOUT s" >&2
+    failures+=("$name: exit $rc (see $log)")
+  else
+    ran=$((ran + 1))
+    logs+=("$log")
+  fi
+}
 
 for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
   flavour="${flavour//,/}"
@@ -78,13 +126,29 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
         -DMPI_CXX_COMPILER="$(command -v "$(mpia_mpicxx "$flavour")")" \
         -DMPIEXEC_EXECUTABLE="$(command -v "$(mpia_mpiexec "$flavour")")" \
         -DMPIA_BUILD_TESTS=OFF -DMPIA_BUILD_BENCHMARKS=ON >"$blog" 2>&1 ||
-     ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench >>"$blog" 2>&1; then
+     ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench mpia_bench_v >>"$blog" 2>&1; then
     tail -n 40 "$blog" >&2
     mpia_log "build with $flavour failed (full log: $blog)"
     failures+=("$flavour: build failed")
     continue
   fi
   bench="$dir/benchmarks/mpia_bench"
+  bench_v="$dir/benchmarks/mpia_bench_v"
+  # The FFT mini-app is optional (it needs FFTW): build it when CMake defined its target.
+  if [ "$flavour" = openmpi ] && [ -n "${MPIA_BENCH_FFT_NP-4}" ] &&
+     [ -f "$ROOT/benchmarks/fft3d/CMakeLists.txt" ]; then
+    # (not "| grep -q": under pipefail an early grep exit fails the pipeline with SIGPIPE)
+    targets="$(cmake --build "$dir" --target help 2>/dev/null)"
+    if [[ "$targets" == *mpia_fft3d* ]]; then
+      if ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_fft3d >>"$blog" 2>&1; then
+        tail -n 20 "$blog" >&2
+        mpia_log "build of mpia_fft3d with $flavour failed (full log: $blog)"
+        failures+=("$flavour: mpia_fft3d build failed")
+      fi
+    else
+      mpia_log "mpia_fft3d is not configured for $flavour (FFTW missing?); skipping it"
+    fi
+  fi
 
   case "$flavour" in
     openmpi) nps="${MPIA_BENCH_NP_OPENMPI:-2 16}"; launcher=("$(mpia_mpiexec openmpi)" --oversubscribe) ;;
@@ -99,32 +163,61 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
     else
       read -r -a args <<<"$DEDICATED_ARGS"
     fi
-    csv="results/alltoall_${flavour}_P${np}.csv"
-    log="results/alltoall_${flavour}_P${np}.log"
-    cmd=("${launcher[@]}" -n "$np" "$bench" "${SIZE_ARGS[@]}" "${args[@]}" "${EXTRA_ARGS[@]}"
-         --csv "$csv")
-    echo
-    echo "=== $flavour, P=$np$([ "$np" -gt "$NCORES" ] && echo " (oversubscribed on $NCORES cores)")"
-    echo "=== ${cmd[*]}"
-    t0=$SECONDS
-    timeout --signal=TERM --kill-after=10 "$TIMEOUT" "${cmd[@]}" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    echo "=== $flavour, P=$np: exit $rc after $((SECONDS - t0)) s; results in $csv"
-    if [ "$rc" -ne 0 ]; then
-      [ "$rc" -eq 124 ] && echo "=== TIMED OUT after $TIMEOUT s" >&2
-      failures+=("$flavour P=$np: exit $rc (see $log)")
-    else
-      ran=$((ran + 1))
-      logs+=("$log")
-    fi
+    run_bench "$flavour" "$np" "alltoall_${flavour}_P${np}" \
+      "${launcher[@]}" -n "$np" "$bench" "${SIZE_ARGS[@]}" "${args[@]}" "${EXTRA_ARGS[@]}" \
+      --csv "results/alltoall_${flavour}_P${np}.csv"
   done
+
+  # The all-to-all-v benchmark.
+  case "$flavour" in
+    openmpi) vnps="${MPIA_BENCH_V_NP_OPENMPI-2 16}" ;;
+    mpich)   vnps="${MPIA_BENCH_V_NP_MPICH-2}" ;;
+  esac
+  for np in $vnps; do
+    if [ "$np" -gt "$NCORES" ] && [ "$flavour" = mpich ]; then
+      read -r -a args <<<"$V_OVERSUB_ARGS_MPICH"
+    elif [ "$np" -gt "$NCORES" ]; then
+      read -r -a args <<<"$V_OVERSUB_ARGS"
+    else
+      read -r -a args <<<"$V_DEDICATED_ARGS"
+    fi
+    run_bench "$flavour" "$np" "alltoallv_${flavour}_P${np}" \
+      "${launcher[@]}" -n "$np" "$bench_v" "${V_SIZE_ARGS[@]}" "${args[@]}" "${V_EXTRA_ARGS[@]}" \
+      --csv "results/alltoallv_${flavour}_P${np}.csv"
+  done
+
+  if [ "$flavour" = openmpi ]; then
+    # Imbalance mode: seeded per-rank delays before each call, time from the last arrival.
+    imb="${MPIA_BENCH_IMBALANCE:-200}"
+    inp="${MPIA_BENCH_IMBALANCE_NP:-16}"
+    if [ "$imb" != 0 ] && [ -n "$inp" ]; then
+      read -r -a args <<<"${MPIA_BENCH_IMBALANCE_ARGS:---sizes 8,8192 --rounds 2 --iters 20 --warmup 2}"
+      run_bench "$flavour" "$inp" "imbalance_${flavour}_P${inp}" \
+        "${launcher[@]}" -n "$inp" "$bench_v" "${args[@]}" --imbalance "$imb" \
+        --csv "results/imbalance_${flavour}_P${inp}.csv"
+    fi
+    # The 3-D FFT mini-app, when it was built.
+    fft="$dir/benchmarks/fft3d/mpia_fft3d"
+    if [ -x "$fft" ]; then
+      read -r -a args <<<"${MPIA_BENCH_FFT_ARGS:---n 32 --iters 3 --backends system,pairwise,linear,multipair_waitany,multipair_testany,bruck,auto}"
+      for np in ${MPIA_BENCH_FFT_NP-4}; do
+        run_bench "$flavour" "$np" "fft3d_${flavour}_P${np}" \
+          "${launcher[@]}" -n "$np" "$fft" "${args[@]}" --csv "results/fft3d_${flavour}_P${np}.csv"
+      done
+    fi
+  fi
 done
 
-# All summaries together (each log ends with mpia_bench's summary table).
+# All summaries together (the logs of mpia_bench and mpia_bench_v end with a summary table;
+# the FFT mini-app's is short enough to repeat whole).
 for log in "${logs[@]}"; do
   echo
   echo "=== ${log%.log}"
-  sed -n '/^# summary/,$p' "$log"
+  if grep -q '^# summary' "$log"; then
+    sed -n '/^# summary/,$p' "$log"
+  else
+    cat "$log"
+  fi
 done
 
 echo

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building, testing and benchmarking mpi-advance need on Debian/Ubuntu: both
 # MPIs side by side (Open MPI: mpicc.openmpi / mpirun.openmpi, MPICH: mpicc.mpich /
-# mpiexec.mpich), CMake, a C++17 compiler, hwloc, GoogleTest and valgrind.
+# mpiexec.mpich), CMake, a C++17 compiler, hwloc, GoogleTest, valgrind and FFTW 3 (for the
+# FFT mini-app).
 # Fast no-op when everything is installed already; otherwise apt-get, non-interactive, with
 # sudo when not root.
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
-          libhwloc-dev hwloc googletest libgtest-dev valgrind)
+          libhwloc-dev hwloc googletest libgtest-dev valgrind libfftw3-dev)
 
 installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
