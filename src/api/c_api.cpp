@@ -140,7 +140,7 @@ const Selection& blocking_selection(CommState& st, Collective c,
 // Runs a blocking call's plan: the cached one when this call's argument words match the words
 // it was built for, else a new one from build(), kept if cacheable.
 template <class Build>
-void run_blocking(CommState& st, const Selection& sel, bool cacheable, Build&& build) {
+void run_blocking(CommState& st, bool cacheable, Build&& build) {
   if (cacheable && st.cached && st.call_words == st.cached_words) {
     st.cached->start();
     st.cached->wait();
@@ -153,7 +153,6 @@ void run_blocking(CommState& st, const Selection& sel, bool cacheable, Build&& b
     st.cached = std::move(op);
     st.cached_words.swap(st.call_words);
   }
-  (void)sel;
 }
 
 template <class T>
@@ -237,7 +236,7 @@ MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype send
       for (std::int64_t v : sel.values) st.call_words.push_back(v);
     }
     // Blocking calls never overlap one another on a communicator: they all use tag 0.
-    run_blocking(st, sel, cacheable, [&] { return make_alltoall(a, sel, st, 0); });
+    run_blocking(st, cacheable, [&] { return make_alltoall(a, sel, st, 0); });
   });
 }
 
@@ -332,7 +331,7 @@ MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const i
         }
       }
     }
-    run_blocking(st, sel, cacheable, [&] { return make_alltoallv(a, sel, st, 0, std::move(sizes)); });
+    run_blocking(st, cacheable, [&] { return make_alltoallv(a, sel, st, 0, std::move(sizes)); });
   });
 }
 

@@ -51,7 +51,16 @@ void Operation::progress_all() {
       std::lock_guard<std::mutex> lock(g_mutex);
       next = op->next_;
     }
-    if (op->do_progress(false)) op->unlink();
+    // A failed execution cannot be resumed: take it off the list so that it does not fail
+    // every later wait on other requests too.
+    bool done;
+    try {
+      done = op->do_progress(false);
+    } catch (...) {
+      op->unlink();
+      throw;
+    }
+    if (done) op->unlink();
     op = next;
   }
 }
