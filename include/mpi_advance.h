@@ -22,7 +22,9 @@
  * stderr and ignored (the call then runs "auto").
  *
  * Alltoall algorithms: pairwise, linear, bruck, modified_bruck, zero_copy_bruck,
- * tra (key radix, 2..max(2,P), default ceil(sqrt(P))), system (the MPI library's own), auto.
+ * tra (key radix, 2..max(2,P), default ceil(sqrt(P))), tra2 (two-level TRA over nodes: keys
+ * radix_intra, default ceil(sqrt(ranks per node)), and radix_inter, default the number of
+ * nodes; see MPIX_Comm_locality), system (the MPI library's own), auto.
  * MPIX_Algorithm_get lists them with their descriptions.
  */
 #ifndef MPI_ADVANCE_H
@@ -61,6 +63,14 @@ typedef struct mpia_request *MPIX_Request;
 #define MPIX_Request_free MPIA_Request_free
 #define MPIX_Request_get_algorithm MPIA_Request_get_algorithm
 #define MPIX_Algorithm_get MPIA_Algorithm_get
+#define MPIX_Request_get_traffic MPIA_Request_get_traffic
+#define MPIX_Comm_locality MPIA_Comm_locality
+#define MPIX_Comm_rank_locality MPIA_Comm_rank_locality
+#define MPIX_Comm_locality_split MPIA_Comm_locality_split
+#define MPIX_Neighbor_alltoallv MPIA_Neighbor_alltoallv
+#define MPIX_Neighbor_alltoallv_init MPIA_Neighbor_alltoallv_init
+#define MPIX_Neighbor_alltoall MPIA_Neighbor_alltoall
+#define MPIX_Neighbor_alltoall_init MPIA_Neighbor_alltoall_init
 #endif
 
 /*
@@ -90,7 +100,9 @@ int MPIA_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
  * Alltoallv algorithms (info "mpix_algorithm", environment MPIX_ALLTOALLV): pairwise, linear,
  * multipair_waitall, multipair_waitany, multipair_testany (key window >= 1, default 8: the
  * exchanges in flight at once), bruck (key radix, default 2; gathers the P x P size matrix at
- * init), system, auto. No algorithm posts a zero-byte message.
+ * init), locality (node-aware: blocks for one remote node gathered within the node and sent as
+ * one message per node pair and port; sizes gathered at init), system, auto. No algorithm
+ * posts a zero-byte message.
  */
 int MPIA_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -129,12 +141,82 @@ int MPIA_Request_free(MPIX_Request *request);
 int MPIA_Request_get_algorithm(MPIX_Request request, char *name, int *resultlen);
 
 /*
- * The registry: the index-th algorithm of a collective ("alltoall" or "alltoallv"). *name and *description
+ * The registry: the index-th algorithm of a collective ("alltoall", "alltoallv" or
+ * "neighbor_alltoallv"). *name and *description
  * point to static strings. Returns MPI_ERR_ARG when index is out of range, so a caller can
  * iterate from 0 until it fails.
  */
 int MPIA_Algorithm_get(const char *collective, int index, const char **name,
                        const char **description);
+
+/*
+ * What one MPIX_Start..MPIX_Wait cycle of a request makes this rank send: point-to-point
+ * messages and bytes in all, and of those the ones to a rank on another node. The node
+ * counts use the communicator's locality (see MPIX_Comm_locality) as it was when the request
+ * was created; if no call had needed it by then they are -1 (call MPIX_Comm_locality on the
+ * communicator before creating the request to have them). For the "system" algorithm all
+ * four are -1: the MPI library does not say.
+ */
+int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count *messages, MPI_Count *bytes,
+                             MPI_Count *internode_messages, MPI_Count *internode_bytes);
+
+/*
+ * Locality. Computed once per communicator (collective on the first call that needs it) and
+ * cached with it. Nodes are numbered 0..nnodes-1 in the order of their lowest rank in comm;
+ * local ranks 0..local_size-1 in rank order. Ranks need not be placed in blocks, and nodes may
+ * hold different numbers of ranks.
+ *
+ * Detection: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), unless the environment variable
+ * MPIX_LOCALITY overrides it (the same value on every process):
+ *   MPIX_LOCALITY=ppn:4             world ranks 0-3 on node 0, 4-7 on node 1, ...
+ *   MPIX_LOCALITY=ppn:4,roundrobin  world rank r on node r mod ceil(P/4)
+ *   MPIX_LOCALITY=nodes:0,0,1,1,1,2 an explicit node id for every rank of MPI_COMM_WORLD
+ * (ranks of MPI_COMM_WORLD; sub-communicators inherit). A malformed value makes the first call
+ * that needs locality fail with MPI_ERR_ARG on every rank.
+ *
+ * Below the node, package (socket) and NUMA domain come from hwloc and the process's CPU
+ * binding: the logical index of the smallest package / NUMA node covering the binding, or
+ * MPIX_LOCALITY_UNBOUND when the process is not bound inside one (or hwloc is not built in).
+ */
+#define MPIX_LOCALITY_UNBOUND (-1)
+int MPIA_Comm_locality(MPI_Comm comm, int *node, int *nnodes, int *local_rank, int *local_size);
+/* The same for any rank of comm (local; valid once locality is computed -- it is computed
+ * here if needed, which is collective). package and numa may be NULL. */
+int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int *node, int *local_rank, int *package,
+                            int *numa);
+
+/* The communicators the two-level algorithms use, new ones for the caller to free:
+ * MPIX_LOCALITY_NODE: the ranks of this rank's node; MPIX_LOCALITY_CROSS: the ranks with this
+ * rank's local rank, one per node. Ordered by rank in comm. Collective. */
+#define MPIX_LOCALITY_NODE 0
+#define MPIX_LOCALITY_CROSS 1
+int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm *newcomm);
+
+/*
+ * Neighborhood all-to-all on a communicator with a process topology (Cartesian, graph or
+ * distributed graph): exactly MPI_Neighbor_alltoallv's semantics and buffer layout (MPI-4.1
+ * section 7.6), including Cartesian periodic dimensions of size 1 and 2, where both neighbors
+ * of a dimension are the same rank and receive block 2d still holds what the -1 neighbor sent
+ * in its block 2d+1. A communicator without a topology is MPI_ERR_TOPOLOGY.
+ *
+ * Algorithms (info "mpix_algorithm", environment MPIX_NEIGHBOR_ALLTOALLV; both calls below):
+ * direct (one message per edge, all in flight), locality (messages between the same two nodes
+ * combined into one, routed through one rank per node pair; routing computed at init),
+ * system (the MPI library's), auto.
+ */
+int MPIA_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPIA_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPIX_Request *request);
+int MPIA_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPIA_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info, MPIX_Request *request);
 
 #ifdef __cplusplus
 }
