@@ -112,6 +112,11 @@ foreach(_d IN ITEMS LIBDIR INCLUDEDIR)
 endforeach()
 # The .pc.in says prefix=@MPIA_PC_PREFIX@; keep that token through configure_file.
 set(MPIA_PC_PREFIX "@MPIA_PC_PREFIX@")
+# The static archive's objects call hwloc when it was built in.
+set(MPIA_PC_HWLOC "")
+if(MPIA_HAVE_HWLOC)
+  set(MPIA_PC_HWLOC "-lhwloc ")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/mpi_advance.pc.in
                ${PROJECT_BINARY_DIR}/mpi_advance.pc.gen @ONLY)
 # The prefix is only final at install time (cmake --install --prefix), so substitute it then.

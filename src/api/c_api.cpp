@@ -7,6 +7,7 @@
 #include "collective/alltoallv/alltoallv.hpp"
 #include "collective/model.hpp"
 #include "collective/selection.hpp"
+#include "locality/locality.hpp"
 #include "persistent/comm_state.hpp"
 #include "persistent/request.hpp"
 #include "util/error.hpp"
@@ -71,6 +72,21 @@ void check_comm(MPI_Comm comm) {
   if (inter) fail(MPI_ERR_COMM, "mpi-advance: intercommunicators are not supported");
 }
 
+// Parameters resolved against the communicator: its size, and for the locality-aware
+// algorithms its node map (computed here the first time: collective).
+ExtentOf extent_of(CommState& st) {
+  return [&st](const AlgorithmSpec& a) {
+    if (!a.needs_locality) return Extent(st.size);
+    const NodeMap& m = comm_locality(st).map;
+    return Extent(st.size, m.nnodes(), m.max_local());
+  };
+}
+
+// Persistent init computes the communicator's locality first, on every rank, before anything
+// can fail locally: a rank must never skip a collective its peers are in. (A malformed
+// MPIX_LOCALITY fails identically on every rank, before any communication.)
+void init_locality(CommState& st) { comm_locality(st); }
+
 Selection resolve(Selection sel, int nranks, std::int64_t block_bytes) {
   if (sel.algorithm->kind == AlgorithmKind::Auto) return choose_alltoall(nranks, block_bytes);
   return sel;
@@ -126,7 +142,7 @@ const Selection& blocking_selection(CommState& st, Collective c,
                     std::equal(key.begin(), key.end(), m.key.begin());
   if (!same) {
     m.collective = -1;  // invalid until the new selection is complete
-    Selection sel = select_algorithm(c, MPI_INFO_NULL, st.size);
+    Selection sel = select_algorithm(c, MPI_INFO_NULL, extent_of(st));
     if (sel.algorithm->kind == AlgorithmKind::Auto) sel = resolve();
     m.selection = sel;
     m.env_set = env != nullptr;
@@ -194,9 +210,10 @@ MPIA_API int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype
     Selection sel;
     std::int64_t bytes = -1;
     try {
+      init_locality(st);
       if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
       bytes = check_alltoall(a, st.size);
-      sel = resolve(select_algorithm(Collective::Alltoall, info, st.size), st.size, bytes);
+      sel = resolve(select_algorithm(Collective::Alltoall, info, extent_of(st)), st.size, bytes);
     } catch (const Error& e) {
       local = std::make_unique<Error>(e);
     }
@@ -254,9 +271,10 @@ MPIA_API int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], co
     AlltoallvSizes sizes;
     Selection sel;
     try {
+      init_locality(st);
       if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
       sizes = check_alltoallv(a, st.size);
-      sel = select_algorithm(Collective::Alltoallv, info, st.size);
+      sel = select_algorithm(Collective::Alltoallv, info, extent_of(st));
     } catch (const Error& e) {
       local = std::make_unique<Error>(e);
       sizes = AlltoallvSizes{};
@@ -427,5 +445,62 @@ MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** 
     const AlgorithmSpec* a = algorithm_at(c, index);
     *name = a->name;
     if (description) *description = a->description;
+  });
+}
+
+MPIA_API int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages, MPI_Count* bytes,
+                                      MPI_Count* internode_messages, MPI_Count* internode_bytes) {
+  return guard(comm_of(request), [&] {
+    if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
+    const Traffic& t = request->op->traffic();
+    if (messages) *messages = MPI_Count(t.messages);
+    if (bytes) *bytes = MPI_Count(t.bytes);
+    if (internode_messages) *internode_messages = MPI_Count(t.internode_messages);
+    if (internode_bytes) *internode_bytes = MPI_Count(t.internode_bytes);
+  });
+}
+
+MPIA_API int MPIA_Comm_locality(MPI_Comm comm, int* node, int* nnodes, int* local_rank,
+                                int* local_size) {
+  return guard(comm, [&] {
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const NodeMap& m = comm_locality(st).map;
+    const int n = m.node_of[st.rank];
+    if (node) *node = n;
+    if (nnodes) *nnodes = m.nnodes();
+    if (local_rank) *local_rank = m.local_of[st.rank];
+    if (local_size) *local_size = int(m.members[n].size());
+  });
+}
+
+MPIA_API int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int* node, int* local_rank,
+                                     int* package, int* numa) {
+  return guard(comm, [&] {
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const Locality& loc = comm_locality(st);
+    if (rank < 0 || rank >= st.size)
+      fail(MPI_ERR_RANK, "mpi-advance: rank " + std::to_string(rank) + " is not in the communicator");
+    if (node) *node = loc.map.node_of[rank];
+    if (local_rank) *local_rank = loc.map.local_of[rank];
+    if (package) *package = loc.package_of[rank];
+    if (numa) *numa = loc.numa_of[rank];
+  });
+}
+
+MPIA_API int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm) {
+  return guard(comm, [&] {
+    if (newcomm) *newcomm = MPI_COMM_NULL;
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const NodeMap& m = comm_locality(st).map;
+    // Checked after the collective locality step, identically on every rank whose arguments
+    // are the same.
+    if (!newcomm) fail(MPI_ERR_ARG, "mpi-advance: newcomm is NULL");
+    if (kind != MPIX_LOCALITY_NODE && kind != MPIX_LOCALITY_CROSS)
+      fail(MPI_ERR_ARG, "mpi-advance: kind must be MPIX_LOCALITY_NODE or MPIX_LOCALITY_CROSS");
+    const int color = kind == MPIX_LOCALITY_NODE ? m.node_of[st.rank] : m.local_of[st.rank];
+    MPIA_CHECK(MPI_Comm_split(comm, color, st.rank, newcomm));
   });
 }

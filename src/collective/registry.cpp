@@ -1,5 +1,9 @@
 #include "collective/registry.hpp"
 
+#include "util/error.hpp"
+
+#include <mpi.h>
+
 #include <cmath>
 
 namespace mpia {
@@ -13,13 +17,20 @@ std::int64_t isqrt_ceil(std::int64_t n) {
   return r;
 }
 
-std::int64_t radix_min(int) { return 2; }
-std::int64_t radix_max(int p) { return p < 2 ? 2 : p; }
+std::int64_t radix_min(const Extent&) { return 2; }
+std::int64_t radix_max(const Extent& e) { return e.nranks < 2 ? 2 : e.nranks; }
 // seed 003, section III-B: r = sqrt(P) balances rounds against volume.
-std::int64_t radix_default(int p) {
-  const std::int64_t r = isqrt_ceil(p);
+std::int64_t radix_default(const Extent& e) {
+  const std::int64_t r = isqrt_ceil(e.nranks);
   return r < 2 ? 2 : r;
 }
+// TRA2 (seed 003, section V-C): r1 = sqrt(Q) within a node, r2 = N across nodes.
+std::int64_t intra_default(const Extent& e) {
+  const std::int64_t r = isqrt_ceil(e.max_local);
+  return r < 2 ? 2 : r;
+}
+std::int64_t intra_max(const Extent& e) { return e.max_local < 2 ? 2 : e.max_local; }
+std::int64_t inter_default(const Extent& e) { return e.nnodes < 2 ? 2 : e.nnodes; }
 
 Schedule with(Schedule s, Policy policy, Lowering lowering) {
   s.policy = policy;
@@ -49,10 +60,18 @@ Schedule tra(const AlltoallShape& s, const ParamValues& v) {
   return with(build_radix_bruck(s, int(v[0]), BruckVariant::ZeroCopy), kRoundByRound,
               Lowering::Pack);
 }
+Schedule tra2(const AlltoallShape& s, const ParamValues& v) {
+  const std::int64_t B = s.block_bytes;
+  if (B == 0) return Schedule{};
+  if (!s.nodes) fail(MPI_ERR_INTERN, "mpi-advance: tra2 built without a node map");
+  return with(build_two_level(s.rank, *s.nodes, int(v[0]), int(v[1]),
+                              [B](int, int) { return B; }, false),
+              kRoundByRound, Lowering::Pack);
+}
 
-std::int64_t window_default(int) { return 8; }
-std::int64_t window_min(int) { return 1; }
-std::int64_t window_max(int) { return std::int64_t(1) << 30; }
+std::int64_t window_default(const Extent&) { return 8; }
+std::int64_t window_min(const Extent&) { return 1; }
+std::int64_t window_max(const Extent&) { return std::int64_t(1) << 30; }
 
 Schedule direct_v(const AlltoallvShape& s, Policy policy) {
   return with(build_direct_v(s.rank, s.send_bytes, s.recv_bytes), policy, Lowering::Pack);
@@ -70,6 +89,17 @@ Schedule v_waitany(const AlltoallvShape& s, const ParamValues& v) {
 Schedule v_testany(const AlltoallvShape& s, const ParamValues& v) {
   return direct_v(s, Policy{int(v[0]), Completion::Testany});
 }
+// Node-aware alltoallv: both phases of the two-level exchange direct (radix >= size, digits
+// merged), so a rank sends within its node once to each port, then each port once to each
+// remote node's rank of its lane.
+Schedule v_locality(const AlltoallvShape& s, const ParamValues&) {
+  const std::int64_t P = s.size;
+  const std::vector<std::int64_t>& m = s.matrix;
+  if (!s.nodes) fail(MPI_ERR_INTERN, "mpi-advance: locality built without a node map");
+  return with(build_two_level(s.rank, *s.nodes, s.nodes->max_local(), s.nodes->nnodes(),
+                              [&m, P](int a, int b) { return m[a * P + b]; }, true),
+              kRoundByRound, Lowering::Pack);
+}
 Schedule v_bruck(const AlltoallvShape& s, const ParamValues& v) {
   return with(build_radix_bruck_v(s.rank, s.size, int(v[0]), s.matrix), kRoundByRound,
               Lowering::Pack);
@@ -83,6 +113,13 @@ const ParamSpec kRadixV{"radix", "base of the exchange, 2..P (default 2: Bruck)"
 
 const ParamSpec kRadix{"radix", "base of the exchange, 2..P (2 = Bruck, P = direct)",
                        radix_default, radix_min, radix_max};
+const ParamSpec kRadixIntra{"radix_intra",
+                            "base of the intra-node exchange, 2..Q (Q: most ranks on a node); "
+                            "default ceil(sqrt(Q))",
+                            intra_default, radix_min, intra_max};
+const ParamSpec kRadixInter{"radix_inter",
+                            "base of the inter-node exchange, 2..N (N: nodes); default N",
+                            inter_default, radix_min, inter_default};
 
 }  // namespace
 
@@ -118,6 +155,10 @@ const std::vector<AlgorithmSpec>& registry() {
       {Collective::Alltoall, "tra",
        "tunable radix (seed 003): K=w(r-1)-floor((r^w-P)/r^(w-1)) rounds, zero-copy placement",
        AlgorithmKind::Scheduled, {kRadix}, tra},
+      {Collective::Alltoall, "tra2",
+       "two-level tunable radix (seed 003 IV): radix_intra rounds within each node, then "
+       "radix_inter rounds between nodes, all ranks of a node acting as ports; any placement",
+       AlgorithmKind::Scheduled, {kRadixIntra, kRadixInter}, tra2, nullptr, false, true},
       {Collective::Alltoall, "system", "the MPI library's own alltoall (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},
       {Collective::Alltoall, "auto",
@@ -142,6 +183,10 @@ const std::vector<AlgorithmSpec>& registry() {
        "zero-copy radix-r exchange for near-uniform small blocks; sizes agreed at init "
        "(allgather, O(P^2) memory)",
        AlgorithmKind::Scheduled, {kRadixV}, nullptr, v_bruck, true},
+      {Collective::Alltoallv, "locality",
+       "node-aware: blocks for a remote node gathered in the node and sent as one message per "
+       "node pair and port; sizes agreed at init (allgather, O(P^2) memory)",
+       AlgorithmKind::Scheduled, {}, nullptr, v_locality, true, true},
       {Collective::Alltoallv, "system", "the MPI library's own alltoallv (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},
       {Collective::Alltoallv, "auto",

@@ -26,13 +26,23 @@ enum class AlgorithmKind : std::uint8_t {
   Auto,       // resolved by the cost model (collective/model.cpp) before building
 };
 
+// What parameter defaults and ranges depend on: the communicator's size and, for the
+// locality-aware algorithms, its number of nodes and the most ranks on one node.
+struct Extent {
+  int nranks = 1;
+  int nnodes = 1;
+  int max_local = 1;
+  Extent(int p = 1) : nranks(p), nnodes(1), max_local(p) {}  // NOLINT: implicit on purpose
+  Extent(int p, int n, int q) : nranks(p), nnodes(n), max_local(q) {}
+};
+
 struct ParamSpec {
   const char* name;
   const char* description;
-  // Default and allowed range for a communicator of nranks ranks.
-  std::int64_t (*default_value)(int nranks);
-  std::int64_t (*min_value)(int nranks);
-  std::int64_t (*max_value)(int nranks);
+  // Default and allowed range for a communicator of this extent.
+  std::int64_t (*default_value)(const Extent& e);
+  std::int64_t (*min_value)(const Extent& e);
+  std::int64_t (*max_value)(const Extent& e);
 };
 
 // Resolved parameter values, one per ParamSpec, in the spec's order.
@@ -48,6 +58,7 @@ struct AlltoallvShape {
   int size = 1;
   std::vector<std::int64_t> send_bytes, recv_bytes;
   std::vector<std::int64_t> matrix;
+  const NodeMap* nodes = nullptr;  // set for algorithms that need_locality
 };
 using AlltoallvBuilder = Schedule (*)(const AlltoallvShape& shape, const ParamValues& values);
 
@@ -60,6 +71,7 @@ struct AlgorithmSpec {
   AlltoallBuilder build_alltoall = nullptr;
   AlltoallvBuilder build_alltoallv = nullptr;
   bool needs_matrix = false;
+  bool needs_locality = false;  // builds on the node map (collective once per communicator)
 };
 
 const std::vector<AlgorithmSpec>& registry();

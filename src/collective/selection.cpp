@@ -38,7 +38,12 @@ void warn_once(const std::string& msg) {
 
 }  // namespace
 
-Selection parse_selection(Collective c, std::string_view text, int nranks, bool strict) {
+Selection parse_selection(Collective c, std::string_view text, const Extent& extent, bool strict) {
+  return parse_selection(c, text, [&extent](const AlgorithmSpec&) { return extent; }, strict);
+}
+
+Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent_of,
+                          bool strict) {
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   Selection sel;
@@ -73,16 +78,22 @@ Selection parse_selection(Collective c, std::string_view text, int nranks, bool 
       rest = rest.substr(comma + 1);
     }
   }
+  const Extent extent = specs.empty() ? Extent{} : extent_of(*sel.algorithm);
+  const int nranks = extent.nranks;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!given[i]) {
-      sel.values[i] = specs[i].default_value(nranks);
+      sel.values[i] = specs[i].default_value(extent);
       continue;
     }
-    const std::int64_t lo = specs[i].min_value(nranks), hi = specs[i].max_value(nranks);
+    const std::int64_t lo = specs[i].min_value(extent), hi = specs[i].max_value(extent);
     if (sel.values[i] >= lo && sel.values[i] <= hi) continue;
     const std::string range = std::string(specs[i].name) + "=" + std::to_string(sel.values[i]) +
                               " outside " + std::to_string(lo) + ".." + std::to_string(hi) +
-                              " for " + std::to_string(nranks) + " ranks";
+                              " for " + std::to_string(nranks) + " ranks" +
+                              (extent.nnodes > 1 || sel.algorithm->needs_locality
+                                   ? " on " + std::to_string(extent.nnodes) + " nodes (at most " +
+                                         std::to_string(extent.max_local) + " per node)"
+                                   : "");
     if (strict) bad(text, range);
     warn_once("mpi-advance: " + std::string(collective_env(c)) + "='" + std::string(text) +
               "': " + range + "; clamped");
@@ -91,7 +102,7 @@ Selection parse_selection(Collective c, std::string_view text, int nranks, bool 
   return sel;
 }
 
-Selection select_algorithm(Collective c, MPI_Info info, int nranks) {
+Selection select_algorithm(Collective c, MPI_Info info, const ExtentOf& nranks) {
   if (info != MPI_INFO_NULL) {
     int len = 0, flag = 0;
     MPIA_CHECK(MPI_Info_get_valuelen(info, "mpix_algorithm", &len, &flag));

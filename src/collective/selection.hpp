@@ -8,15 +8,22 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string_view>
 
 namespace mpia {
 
 // Parses text for a communicator of nranks ranks. Throws mpia::Error(MPI_ERR_INFO_VALUE) when
 // strict; otherwise clamps out-of-range values and throws only for what cannot be repaired.
-Selection parse_selection(Collective c, std::string_view text, int nranks, bool strict);
+Selection parse_selection(Collective c, std::string_view text, const Extent& extent, bool strict);
+
+// The extent an algorithm's parameters are resolved against: asked only once the algorithm is
+// known, so that locality (a collective the first time) is computed only for algorithms that
+// need it.
+using ExtentOf = std::function<Extent(const AlgorithmSpec&)>;
+Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent, bool strict);
 
 // Per-call info, then environment, then auto (still unresolved: kind Auto).
-Selection select_algorithm(Collective c, MPI_Info info, int nranks);
+Selection select_algorithm(Collective c, MPI_Info info, const ExtentOf& extent);
 
 }  // namespace mpia

@@ -16,6 +16,7 @@
 namespace mpia {
 
 class Operation;
+struct Locality;
 
 // The private duplicate. Plans hold it by shared_ptr so it outlives the user's MPI_Comm_free
 // while a persistent request still uses it.
@@ -56,6 +57,9 @@ struct CommState {
     Selection selection;
   } memo;
   std::unique_ptr<Operation> cached;
+  // Node map, package and NUMA of every rank: computed by the first call that needs it
+  // (locality/locality.cpp).
+  std::unique_ptr<Locality> locality;
   std::vector<std::int64_t> cached_words, call_words;
   ~CommState();
 };

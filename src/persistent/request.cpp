@@ -8,6 +8,22 @@
 
 namespace mpia {
 
+Traffic traffic_of(const Schedule& schedule, int me, const NodeMap* nodes) {
+  Traffic t;
+  t.messages = t.bytes = 0;
+  if (nodes) t.internode_messages = t.internode_bytes = 0;
+  for (const Round& r : schedule.rounds)
+    for (const Exchange& x : r.exchanges) {
+      if (!x.send.active()) continue;
+      const std::int64_t b = x.send.bytes();
+      ++t.messages;
+      t.bytes += b;
+      if (nodes && nodes->node_of[x.send.peer] != nodes->node_of[me])
+        ++t.internode_messages, t.internode_bytes += b;
+    }
+  return t;
+}
+
 namespace {
 std::mutex g_mutex;             // guards the list (requests may be used from several threads)
 Operation* g_head = nullptr;    // started and not yet completed

@@ -5,6 +5,7 @@
 // process, so requests complete whatever order ranks wait on them in.
 #pragma once
 
+#include "locality/node_map.hpp"
 #include "persistent/comm_state.hpp"
 #include "schedule/engine.hpp"
 
@@ -15,9 +16,19 @@
 
 namespace mpia {
 
+// What one start of an operation makes this rank send; -1 where unknown (the system's own
+// collectives; the node counts when the communicator's locality was not computed).
+struct Traffic {
+  std::int64_t messages = -1, bytes = -1, internode_messages = -1, internode_bytes = -1;
+};
+// From a schedule built for rank me; node counts from nodes when given.
+Traffic traffic_of(const Schedule& schedule, int me, const NodeMap* nodes);
+
 class Operation {
  public:
   virtual ~Operation();
+  const Traffic& traffic() const { return traffic_; }
+  void set_traffic(const Traffic& t) { traffic_ = t; }
   // The algorithm and its resolved parameters, in selection syntax.
   const std::string& algorithm() const { return algorithm_; }
   bool active() const { return active_; }
@@ -31,6 +42,7 @@ class Operation {
   // Returns whether the operation is complete; with block, returns only when it is.
   virtual bool do_progress(bool block) = 0;
   std::string algorithm_;
+  Traffic traffic_;
 
  private:
   static void progress_all();

@@ -16,7 +16,8 @@ namespace {
 std::vector<Selection> selections(int P) {
   std::vector<Selection> out;
   for (int i = 0; const AlgorithmSpec* a = algorithm_at(Collective::Alltoall, i); ++i) {
-    if (a->kind != AlgorithmKind::Scheduled) continue;
+    // The locality-aware ones need a node map: test_two_level.cpp.
+    if (a->kind != AlgorithmKind::Scheduled || a->needs_locality) continue;
     if (std::string(a->name) == "tra") {
       for (int r = 2; r <= std::max(2, P); ++r)
         out.push_back(parse_selection(Collective::Alltoall, "tra:radix=" + std::to_string(r), P, true));

@@ -44,7 +44,8 @@ std::vector<std::pair<std::string, Matrix>> patterns(int P, std::mt19937& rng) {
 std::vector<Selection> selections(int P) {
   std::vector<Selection> out;
   for (int i = 0; const AlgorithmSpec* a = algorithm_at(Collective::Alltoallv, i); ++i) {
-    if (a->kind != AlgorithmKind::Scheduled) continue;
+    // The locality-aware ones need a node map: test_two_level.cpp.
+    if (a->kind != AlgorithmKind::Scheduled || a->needs_locality) continue;
     const std::string name = a->name;
     if (name == "bruck") {
       for (int r = 2; r <= std::max(2, P); ++r)

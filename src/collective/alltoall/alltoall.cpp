@@ -1,5 +1,6 @@
 #include "collective/alltoall/alltoall.hpp"
 
+#include "locality/locality.hpp"
 #include "util/error.hpp"
 
 #include <vector>
@@ -54,6 +55,7 @@ std::unique_ptr<Operation> make_alltoall(const AlltoallArgs& a, const Selection&
   int rsize;
   MPIA_CHECK(MPI_Type_size(a.recvtype, &rsize));
   AlltoallShape shape{state.rank, P, std::int64_t(a.recvcount) * rsize};
+  if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
   const Schedule schedule = sel.algorithm->build_alltoall(shape, sel.values);
 
   auto op = std::make_unique<ScheduledOperation>(sel.to_string(), state.comm);
@@ -70,6 +72,8 @@ std::unique_ptr<Operation> make_alltoall(const AlltoallArgs& a, const Selection&
     send = op->bind(a.sendbuf, counts.data(), displs.data(), P, a.sendtype);
   }
   op->lower(schedule, send, recv, tag);
+  const Locality* loc = cached_locality(state);
+  op->set_traffic(traffic_of(schedule, state.rank, loc ? &loc->map : nullptr));
   return op;
 }
 

@@ -1,9 +1,11 @@
 // Alltoall schedule builders. They make no MPI call (see schedule/schedule.hpp).
 #pragma once
 
+#include "locality/node_map.hpp"
 #include "schedule/schedule.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace mpia {
@@ -12,6 +14,7 @@ struct AlltoallShape {
   int rank = 0;
   int size = 1;
   std::int64_t block_bytes = 0;  // packed bytes from one rank to one rank
+  const NodeMap* nodes = nullptr;  // set for algorithms that need_locality
 };
 
 // The three data placements of the radix-r Bruck exchange (bruck_family.cpp).
@@ -39,6 +42,19 @@ Schedule build_direct_v(int rank, const std::vector<std::int64_t>& send_bytes,
 // One round of P-1 exchanges with peers rank+i / rank-i (direct.cpp); the completion policy
 // turns it into pairwise (window 1) or linear (all at once).
 Schedule build_direct(const AlltoallShape& shape);
+
+// The two-level exchange (TRA2, seed 003 section IV), generalised to any placement and to
+// nodes of different sizes (two_level.cpp). Phase 1, within each node: a radix-r1 exchange in
+// which every rank hands each block to its node's "port" for the destination's lane (lane =
+// the destination's local rank; port = the local rank lane mod ranks-on-this-node). Phase 2,
+// across nodes: one radix-r2 exchange per lane among the lane's ports (one per node), each
+// message carrying, for one destination, the blocks of every rank of the sending node; the
+// port on the destination node is the destination itself. bytes(src, dst) gives every pair's
+// packed size (a constant for alltoall). With merge_digits, the rounds of one base-r digit run
+// as one round (they move disjoint blocks): radix >= size then means one direct round.
+using PairBytes = std::function<std::int64_t(int src, int dst)>;
+Schedule build_two_level(int rank, const NodeMap& nodes, int radix_intra, int radix_inter,
+                         const PairBytes& bytes, bool merge_digits);
 
 // The rounds of the radix-r exchange: the block indices j in [1, P) whose x-th base-r digit is
 // z, for x = 0.. and z = 1..r-1, empty sets skipped, j ascending. Shared by the builders, the

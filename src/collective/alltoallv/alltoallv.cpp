@@ -1,5 +1,6 @@
 #include "collective/alltoallv/alltoallv.hpp"
 
+#include "locality/locality.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -75,6 +76,7 @@ std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selectio
   AlltoallvShape shape;
   shape.rank = state.rank;
   shape.size = P;
+  if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
   if (sel.algorithm->needs_matrix) shape.matrix = gather_matrix(sizes, state.comm->get(), P);
   shape.send_bytes = std::move(sizes.send_bytes);
   shape.recv_bytes = std::move(sizes.recv_bytes);
@@ -91,6 +93,8 @@ std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selectio
     send = op->bind(a.sendbuf, a.sendcounts, displs.data(), P, a.sendtype);
   }
   op->lower(schedule, send, recv, tag);
+  const Locality* loc = cached_locality(state);
+  op->set_traffic(traffic_of(schedule, state.rank, loc ? &loc->map : nullptr));
   return op;
 }
 

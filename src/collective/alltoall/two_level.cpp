@@ -1,0 +1,250 @@
+// The two-level exchange (TRA2), built by composing two radix-r zero-copy exchanges: one over
+// the ranks of this rank's node, then one per lane over the nodes. The sub-exchanges are built
+// by build_radix_bruck_v on "bundles" (all the blocks that travel together), and their pieces
+// are then rewritten into this rank's real blocks and scratch (compose()).
+//
+// Seed 003 assumes Q ranks on every node, placed in blocks. Here a node may hold any number
+// of ranks at any ranks of the communicator:
+//  - lanes are 0..L-1 (L = the most ranks on a node); destination d is in lane local(d);
+//  - on a node of Q ranks, lane l's port is local rank l mod Q, so a rank of a small node
+//    serves several lanes and every lane has exactly one port per node;
+//  - phase 1 (intra-node): rank s gives every block for lane l to its node's port of l (its
+//    own node's destinations arrive at their final place here: the port of lane local(d) on
+//    d's own node is d);
+//  - phase 2 (inter-node): lane l runs a radix-r2 exchange among its N ports. The bundle from
+//    node i to node j holds the blocks of every rank of i for rank l of j (empty if j has no
+//    rank l), received straight into the receive buffer by that rank, which is j's port of l.
+// With Q ranks on every node this is the paper's algorithm: K1 = K(Q, r1) intra-node rounds,
+// K2 = K(N, r2) inter-node rounds, one inter-node message per rank per round.
+#include "collective/alltoall/builders.hpp"
+
+#include "util/error.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+
+namespace mpia {
+
+namespace {
+
+// How the names of a sub-schedule (built over sub-ranks 0..n-1 on bundles) map to this rank's
+// schedule: sub-rank -> rank, bundle -> the pieces of its blocks, scratch -> shifted scratch.
+struct SubMap {
+  std::vector<int> peer;
+  std::function<void(int bundle, std::vector<Piece>& out)> send_bundle, recv_bundle;
+  std::int64_t scratch_base = 0;
+};
+
+void expand(const SubMap& m, const Piece& p, std::vector<Piece>& out) {
+  switch (p.slot) {
+    case Slot::Send: m.send_bundle(p.block, out); break;
+    case Slot::Recv: m.recv_bundle(p.block, out); break;
+    default: out.push_back(Piece::scratch(m.scratch_base + p.offset, p.bytes)); break;
+  }
+}
+
+// Bytes [at, at + n) of piece p; only scratch pieces may be cut.
+Piece cut(const Piece& p, std::int64_t at, std::int64_t n) {
+  if (p.slot == Slot::Scratch) return Piece::scratch(p.offset + at, n);
+  if (at != 0 || n != p.bytes) fail(MPI_ERR_INTERN, "mpi-advance: two-level copy splits a block");
+  return p;
+}
+
+// A sub-schedule's copy between two bundles, as copies between their pieces.
+void zip_copies(const std::vector<Piece>& from, const std::vector<Piece>& to,
+                std::vector<Copy>& out) {
+  std::size_t i = 0, j = 0;
+  std::int64_t at_i = 0, at_j = 0;
+  while (i < from.size() && j < to.size()) {
+    const std::int64_t n = std::min(from[i].bytes - at_i, to[j].bytes - at_j);
+    out.push_back({cut(from[i], at_i, n), cut(to[j], at_j, n)});
+    at_i += n, at_j += n;
+    if (at_i == from[i].bytes) ++i, at_i = 0;
+    if (at_j == to[j].bytes) ++j, at_j = 0;
+  }
+  if (i != from.size() || j != to.size())
+    fail(MPI_ERR_INTERN, "mpi-advance: two-level copy between bundles of different sizes");
+}
+
+// Appends sub-schedule round `sub` into `into`, rewritten through m.
+void compose(const SubMap& m, const Round& sub, Round& into) {
+  std::vector<Piece> from, to;
+  for (const Copy& c : sub.copies) {
+    from.clear(), to.clear();
+    expand(m, c.from, from);
+    expand(m, c.to, to);
+    zip_copies(from, to, into.copies);
+  }
+  for (const Exchange& x : sub.exchanges) {
+    Exchange y;
+    for (const auto& [src, dst] : {std::pair{&x.send, &y.send}, std::pair{&x.recv, &y.recv}}) {
+      if (!src->active()) continue;
+      dst->peer = m.peer[src->peer];
+      for (const Piece& p : src->pieces) expand(m, p, dst->pieces);
+    }
+    into.exchanges.push_back(std::move(y));
+  }
+}
+
+// One message per peer and direction in a round: transfers to the same peer (a rank serving
+// several lanes) are concatenated in the order they were added, which is lane order on both
+// sides.
+void merge_peers(Round& r) {
+  std::vector<Transfer> sends, recvs;
+  auto add = [](std::vector<Transfer>& list, Transfer&& t) {
+    if (!t.active()) return;
+    for (Transfer& u : list)
+      if (u.peer == t.peer) {
+        u.pieces.insert(u.pieces.end(), t.pieces.begin(), t.pieces.end());
+        return;
+      }
+    list.push_back(std::move(t));
+  };
+  for (Exchange& x : r.exchanges) add(sends, std::move(x.send)), add(recvs, std::move(x.recv));
+  r.exchanges.clear();
+  for (std::size_t i = 0; i < std::max(sends.size(), recvs.size()); ++i) {
+    Exchange x;
+    if (i < sends.size()) x.send = std::move(sends[i]);
+    if (i < recvs.size()) x.recv = std::move(recvs[i]);
+    r.exchanges.push_back(std::move(x));
+  }
+}
+
+int clamp_radix(int r, int n) { return std::max(2, std::min(r, std::max(2, n))); }
+
+// Which output round each sub-round goes to: one per round, or one per digit when merging.
+std::vector<int> round_slots(int n, int radix, bool merge_digits) {
+  const std::vector<DigitRound> digits = radix_rounds(n, radix);
+  std::vector<int> slot;
+  for (std::size_t i = 0; i < digits.size(); ++i)
+    slot.push_back(!merge_digits ? int(i) : i == 0 ? 0 : slot.back() + (digits[i].x != digits[i - 1].x));
+  if (slot.empty()) slot.push_back(0);  // build_radix_bruck_v emits one round for n = 1
+  return slot;
+}
+
+}  // namespace
+
+Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_inter,
+                         const PairBytes& bytes, bool merge_digits) {
+  const int N = nm.nnodes(), L = nm.max_local();
+  const int n = nm.node_of[me], q = nm.local_of[me];
+  const std::vector<int>& mine = nm.members[n];
+  const int Q = int(mine.size());
+  auto port_of = [&](int d) { return nm.local_of[d] % Q; };  // on this node
+
+  // Phase 1 rounds: the most any node needs, so every rank enters phase 2 in the same round.
+  int rounds1 = 0;
+  for (const auto& node : nm.members) {
+    const int k = int(node.size());
+    const std::vector<int> s = round_slots(k, clamp_radix(radix_intra, k), merge_digits);
+    rounds1 = std::max(rounds1, s.back() + 1);
+  }
+  const std::vector<int> slots2 = round_slots(N, clamp_radix(radix_inter, N), merge_digits);
+  Schedule out;
+  out.rounds.resize(std::size_t(rounds1 + (N > 1 ? slots2.back() + 1 : 0)));
+
+  // Destinations served by each port of this node, ascending; where each lands in my list.
+  std::vector<std::vector<int>> served(Q);
+  std::vector<int> index_in_mine(nm.size(), -1);
+  for (int d = 0; d < nm.size(); ++d) {
+    if (port_of(d) == q) index_in_mine[d] = int(served[q].size());
+    served[port_of(d)].push_back(d);
+  }
+  // Phase 1 leaves the blocks of my node's other ranks for my remote destinations in
+  // scratch: at[a][k] for local source a and served[q][k].
+  const std::vector<int>& lane_dests = served[q];
+  std::vector<std::vector<std::int64_t>> at(Q, std::vector<std::int64_t>(lane_dests.size(), -1));
+
+  // ---- Phase 1: a radix-r1 exchange of bundles among the Q ranks of my node.
+  {
+    std::vector<std::int64_t> m1(std::size_t(Q) * Q, 0);
+    for (int a = 0; a < Q; ++a)
+      for (int b = 0; b < Q; ++b) {
+        if (a == b) {
+          m1[a * Q + b] = bytes(mine[a], mine[a]);
+          continue;
+        }
+        for (int d : served[b]) m1[a * Q + b] += bytes(mine[a], d);
+      }
+    const int r1 = clamp_radix(radix_intra, Q);
+    const Schedule sub = build_radix_bruck_v(q, Q, r1, m1);
+    std::int64_t next = sub.scratch_bytes;
+    for (int a = 0; a < Q; ++a)
+      for (std::size_t k = 0; k < lane_dests.size(); ++k) {
+        const int d = lane_dests[k];
+        const std::int64_t b = bytes(mine[a], d);
+        if (a == q || nm.node_of[d] == n || b == 0) continue;
+        at[a][k] = next;
+        next += b;
+      }
+    SubMap m;
+    m.peer = mine;
+    m.send_bundle = [&](int b, std::vector<Piece>& o) {
+      if (b == q) {
+        o.push_back(Piece::send(me, bytes(me, me)));
+        return;
+      }
+      for (int d : served[b])
+        if (const std::int64_t k = bytes(me, d)) o.push_back(Piece::send(d, k));
+    };
+    m.recv_bundle = [&](int a, std::vector<Piece>& o) {
+      if (a == q) {
+        o.push_back(Piece::recv(me, bytes(me, me)));
+        return;
+      }
+      for (std::size_t k = 0; k < lane_dests.size(); ++k) {
+        const int d = lane_dests[k];
+        const std::int64_t b = bytes(mine[a], d);
+        if (b == 0) continue;
+        o.push_back(d == me ? Piece::recv(mine[a], b) : Piece::scratch(at[a][k], b));
+      }
+    };
+    const std::vector<int> slot = round_slots(Q, r1, merge_digits);
+    for (std::size_t i = 0; i < sub.rounds.size(); ++i) compose(m, sub.rounds[i], out.rounds[slot[i]]);
+    out.scratch_bytes = next;
+  }
+
+  // ---- Phase 2: for each lane this rank is the port of, a radix-r2 exchange among the lane's
+  // ports on the N nodes.
+  if (N > 1) {
+    const int r2 = clamp_radix(radix_inter, N);
+    for (int lane = q; lane < L; lane += Q) {
+      std::vector<int> port(N), dest(N, -1);  // per node: the lane's port, its rank `lane`
+      for (int j = 0; j < N; ++j) {
+        const std::vector<int>& node = nm.members[j];
+        port[j] = node[lane % int(node.size())];
+        if (lane < int(node.size())) dest[j] = node[lane];
+      }
+      std::vector<std::int64_t> m2(std::size_t(N) * N, 0);
+      for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j)
+          if (i != j && dest[j] >= 0)
+            for (int s : nm.members[i]) m2[std::size_t(i) * N + j] += bytes(s, dest[j]);
+      const Schedule sub = build_radix_bruck_v(n, N, r2, m2);
+      SubMap m;
+      m.peer = port;
+      m.scratch_base = out.scratch_bytes;
+      m.send_bundle = [&](int j, std::vector<Piece>& o) {
+        const int d = dest[j];
+        for (int s : mine) {
+          const std::int64_t b = d < 0 ? 0 : bytes(s, d);
+          if (b == 0) continue;
+          o.push_back(s == me ? Piece::send(d, b)
+                              : Piece::scratch(at[nm.local_of[s]][index_in_mine[d]], b));
+        }
+      };
+      m.recv_bundle = [&](int i, std::vector<Piece>& o) {
+        for (int s : nm.members[i])
+          if (const std::int64_t b = bytes(s, me)) o.push_back(Piece::recv(s, b));
+      };
+      for (std::size_t i = 0; i < sub.rounds.size(); ++i)
+        compose(m, sub.rounds[i], out.rounds[std::size_t(rounds1 + slots2[i])]);
+      out.scratch_bytes += sub.scratch_bytes;
+    }
+  }
+  for (Round& r : out.rounds) merge_peers(r);
+  return out;
+}
+
+}  // namespace mpia
