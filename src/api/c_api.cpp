@@ -6,6 +6,7 @@
 #include "collective/alltoall/alltoall.hpp"
 #include "collective/alltoallv/alltoallv.hpp"
 #include "collective/model.hpp"
+#include "collective/neighbor/neighbor.hpp"
 #include "collective/selection.hpp"
 #include "locality/locality.hpp"
 #include "persistent/comm_state.hpp"
@@ -86,6 +87,11 @@ ExtentOf extent_of(CommState& st) {
 // can fail locally: a rank must never skip a collective its peers are in. (A malformed
 // MPIX_LOCALITY fails identically on every rank, before any communication.)
 void init_locality(CommState& st) { comm_locality(st); }
+
+const NeighborTopology& topology(CommState& st, MPI_Comm user) {
+  if (!st.topology) st.topology = std::make_unique<NeighborTopology>(neighbor_topology(user));
+  return *st.topology;
+}
 
 Selection resolve(Selection sel, int nranks, std::int64_t block_bytes) {
   if (sel.algorithm->kind == AlgorithmKind::Auto) return choose_alltoall(nranks, block_bytes);
@@ -503,4 +509,164 @@ MPIA_API int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm
     const int color = kind == MPIX_LOCALITY_NODE ? m.node_of[st.rank] : m.local_of[st.rank];
     MPIA_CHECK(MPI_Comm_split(comm, color, st.rank, newcomm));
   });
+}
+
+namespace mpia {
+namespace {
+
+// The persistent neighbor auto: node-aware aggregation pays when messages are small enough
+// for their count (latency) to dominate and the communicator spans several nodes.
+constexpr std::int64_t kNeighborLocalityMaxBytes = 16384;
+
+int neighbor_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                  MPIX_Request* request) {
+  return guard(comm, [&] {
+    if (request) *request = MPIX_REQUEST_NULL;
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const NeighborTopology& topo = topology(st, comm);  // no topology: the same on every rank
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    std::unique_ptr<Error> local;
+    std::vector<std::int64_t> sb, rb;
+    Selection sel;
+    try {
+      init_locality(st);
+      if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+      check_neighbor(a, topo, sb, rb);
+      sel = select_algorithm(Collective::NeighborAlltoallv, info, extent_of(st));
+    } catch (const Error& e) {
+      local = std::make_unique<Error>(e);
+      sb.assign(topo.destinations.size(), 0);
+      rb.assign(topo.sources.size(), 0);
+    }
+    // Every edge must agree on its size (tag 0: no blocking call is in flight during init).
+    const std::string mismatch = check_edge_sizes(topo, sb, rb, st.comm->get(), 0);
+    if (!local && !mismatch.empty()) local = std::make_unique<Error>(MPI_ERR_TRUNCATE, mismatch);
+    std::int64_t largest = 0;
+    for (std::int64_t b : sb) largest = std::max(largest, b);
+    MPIA_CHECK(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT64_T, MPI_MAX, st.comm->get()));
+    if (!local && sel.algorithm->kind == AlgorithmKind::Auto) {
+      const bool spread = comm_locality(st).map.nnodes() > 1;
+      sel = parse_selection(Collective::NeighborAlltoallv,
+                            spread && largest <= kNeighborLocalityMaxBytes ? "locality" : "direct",
+                            st.size, true);
+    }
+    agree(st, local.get(), local ? std::string() : sel.to_string(), 0);
+    const int tag = st.allocate_tag();
+    auto handle = std::make_unique<mpia_request>();
+    handle->comm = comm;
+    handle->library_comm = st.comm;
+    handle->op = make_neighbor(a, sel, st, topo, tag, std::move(sb), std::move(rb));
+    *request = handle.release();
+  });
+}
+
+int neighbor_blocking(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return guard(comm, [&] {
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const NeighborTopology& topo = topology(st, comm);
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    std::vector<std::int64_t> sb, rb;
+    check_neighbor(a, topo, sb, rb);
+    // The blocking auto is direct: it needs no agreement and no edge list.
+    const Selection& sel = blocking_selection(st, Collective::NeighborAlltoallv, {-3}, [&] {
+      return parse_selection(Collective::NeighborAlltoallv, "direct", st.size, true);
+    });
+    if (debug_checks()) agree(st, nullptr, sel.to_string(), 0);
+    const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
+    if (sel.algorithm->kind == AlgorithmKind::System) {
+      // MPI wants arrays even for a zero degree.
+      const int none = 0;
+      MPIA_CHECK(MPI_Neighbor_alltoallv(sendbuf, outdeg ? sendcounts : &none,
+                                        outdeg ? sdispls : &none, sendtype, recvbuf,
+                                        indeg ? recvcounts : &none, indeg ? rdispls : &none,
+                                        recvtype, st.comm->get()));
+      return;
+    }
+    const bool cacheable = !sel.algorithm->needs_matrix && predefined(recvtype) && predefined(sendtype);
+    st.call_words.clear();
+    if (cacheable) {
+      for (std::int64_t w : {std::int64_t(-3), word(sel.algorithm), word(sendbuf), word(sendtype),
+                             word(recvbuf), word(recvtype)})
+        st.call_words.push_back(w);
+      for (int j = 0; j < indeg; ++j) st.call_words.push_back(recvcounts[j]), st.call_words.push_back(rdispls[j]);
+      for (int k = 0; k < outdeg; ++k) st.call_words.push_back(sendcounts[k]), st.call_words.push_back(sdispls[k]);
+    }
+    run_blocking(st, cacheable, [&] {
+      return make_neighbor(a, sel, st, topo, 0, std::move(sb), std::move(rb));
+    });
+  });
+}
+
+// MPIX_Neighbor_alltoall as the v form: block k at k * count elements.
+struct RegularBlocks {
+  std::vector<int> scounts, sdispls, rcounts, rdispls;
+  RegularBlocks(int outdeg, int scount, int indeg, int rcount) {
+    for (int k = 0; k < outdeg; ++k) scounts.push_back(scount), sdispls.push_back(k * scount);
+    for (int j = 0; j < indeg; ++j) rcounts.push_back(rcount), rdispls.push_back(j * rcount);
+  }
+};
+
+}  // namespace
+}  // namespace mpia
+
+MPIA_API int MPIA_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                     const int recvcounts[], const int rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm) {
+  return neighbor_blocking(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                           recvtype, comm);
+}
+
+MPIA_API int MPIA_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype,
+                                          void* recvbuf, const int recvcounts[],
+                                          const int rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+  return neighbor_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                       recvtype, comm, info, request);
+}
+
+// The regular forms: counts must be checked before they become arrays (a negative count is
+// MPI_ERR_COUNT, not a negative displacement).
+static int regular_degrees(MPI_Comm comm, int sendcount, int recvcount, int* indeg, int* outdeg) {
+  return guard(comm, [&] {
+    check_comm(comm);
+    CommState& st = comm_state(comm);
+    const NeighborTopology& topo = topology(st, comm);
+    if (sendcount < 0 || recvcount < 0) fail(MPI_ERR_COUNT, "mpi-advance: negative count");
+    *indeg = int(topo.sources.size());
+    *outdeg = int(topo.destinations.size());
+    if (std::int64_t(std::max(*indeg, *outdeg)) * std::max(sendcount, recvcount) > INT32_MAX)
+      fail(MPI_ERR_COUNT, "mpi-advance: neighbor buffer larger than INT_MAX elements");
+  });
+}
+
+MPIA_API int MPIA_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm) {
+  int indeg = 0, outdeg = 0;
+  if (const int rc = regular_degrees(comm, sendcount, recvcount, &indeg, &outdeg)) return rc;
+  const RegularBlocks b(outdeg, sendcount, indeg, recvcount);
+  return neighbor_blocking(sendbuf, b.scounts.data(), b.sdispls.data(), sendtype, recvbuf,
+                           b.rcounts.data(), b.rdispls.data(), recvtype, comm);
+}
+
+MPIA_API int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPIX_Request* request) {
+  int indeg = 0, outdeg = 0;
+  if (const int rc = regular_degrees(comm, sendcount, recvcount, &indeg, &outdeg)) {
+    if (request) *request = MPIX_REQUEST_NULL;
+    return rc;
+  }
+  const RegularBlocks b(outdeg, sendcount, indeg, recvcount);
+  return neighbor_init(sendbuf, b.scounts.data(), b.sdispls.data(), sendtype, recvbuf,
+                       b.rcounts.data(), b.rdispls.data(), recvtype, comm, info, request);
 }

@@ -8,8 +8,10 @@
 
 #include "collective/alltoall/alltoall.hpp"
 #include "collective/alltoallv/alltoallv.hpp"
+#include "collective/neighbor/neighbor.hpp"
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace mpia {
@@ -128,7 +130,53 @@ class SystemAlltoallv : public SystemOperation {
   std::unique_ptr<TypeHandle> sendtype_;
 };
 
+// The system's MPI_Neighbor_alltoallv on the private duplicate (which keeps the topology).
+class SystemNeighbor : public SystemOperation {
+ public:
+  SystemNeighbor(const AlltoallvArgs& a, int indeg, int outdeg, std::shared_ptr<PrivateComm> comm)
+      : comm_(std::move(comm)), a_(a), recvtype_(a.recvtype), sendtype_(a.sendtype) {
+    // One element at least, so that the arrays are never NULL for a zero degree.
+    rc_.assign(std::size_t(indeg) + 1, 0), rd_.assign(std::size_t(indeg) + 1, 0);
+    sc_.assign(std::size_t(outdeg) + 1, 0), sd_.assign(std::size_t(outdeg) + 1, 0);
+    std::copy(a.recvcounts, a.recvcounts + indeg, rc_.begin());
+    std::copy(a.rdispls, a.rdispls + indeg, rd_.begin());
+    std::copy(a.sendcounts, a.sendcounts + outdeg, sc_.begin());
+    std::copy(a.sdispls, a.sdispls + outdeg, sd_.begin());
+    a_.recvcounts = rc_.data(), a_.rdispls = rd_.data(), a_.recvtype = recvtype_.get();
+    a_.sendcounts = sc_.data(), a_.sdispls = sd_.data(), a_.sendtype = sendtype_.get();
+#if MPI_VERSION >= 4
+    MPIA_CHECK(MPI_Neighbor_alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
+                                           a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
+                                           comm_->get(), MPI_INFO_NULL, &request_));
+    persistent_ = true;
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    MPIA_CHECK(MPIX_Neighbor_alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
+                                            a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
+                                            comm_->get(), MPI_INFO_NULL, &request_));
+    persistent_ = true;
+#endif
+  }
+
+ protected:
+  void start_nonblocking() override {
+    MPIA_CHECK(MPI_Ineighbor_alltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
+                                       a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
+                                       comm_->get(), &request_));
+  }
+
+ private:
+  std::shared_ptr<PrivateComm> comm_;
+  AlltoallvArgs a_;
+  std::vector<int> sc_, sd_, rc_, rd_;
+  TypeHandle recvtype_, sendtype_;
+};
+
 }  // namespace
+
+std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree,
+                                                int outdegree, std::shared_ptr<PrivateComm> comm) {
+  return std::make_unique<SystemNeighbor>(a, indegree, outdegree, std::move(comm));
+}
 
 std::unique_ptr<Operation> make_system_alltoall(const AlltoallArgs& a,
                                                 std::shared_ptr<PrivateComm> comm) {

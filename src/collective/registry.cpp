@@ -105,6 +105,13 @@ Schedule v_bruck(const AlltoallvShape& s, const ParamValues& v) {
               Lowering::Pack);
 }
 
+Schedule n_direct(const NeighborShape& s, const ParamValues&) {
+  return with(build_neighbor_direct(s), kRoundByRound, Lowering::Pack);
+}
+Schedule n_locality(const NeighborShape& s, const ParamValues&) {
+  return with(build_neighbor_locality(s), kRoundByRound, Lowering::Pack);
+}
+
 const ParamSpec kWindow{"window",
                         "exchanges in flight at once (the paper's stride), >= 1; default 8",
                         window_default, window_min, window_max};
@@ -124,13 +131,21 @@ const ParamSpec kRadixInter{"radix_inter",
 }  // namespace
 
 const char* collective_name(Collective c) {
-  return c == Collective::Alltoall ? "alltoall" : "alltoallv";
+  switch (c) {
+    case Collective::Alltoall: return "alltoall";
+    case Collective::Alltoallv: return "alltoallv";
+    default: return "neighbor_alltoallv";
+  }
 }
 const char* collective_env(Collective c) {
-  return c == Collective::Alltoall ? "MPIX_ALLTOALL" : "MPIX_ALLTOALLV";
+  switch (c) {
+    case Collective::Alltoall: return "MPIX_ALLTOALL";
+    case Collective::Alltoallv: return "MPIX_ALLTOALLV";
+    default: return "MPIX_NEIGHBOR_ALLTOALLV";
+  }
 }
 bool collective_from_name(std::string_view name, Collective& c) {
-  for (Collective k : {Collective::Alltoall, Collective::Alltoallv})
+  for (Collective k : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
     if (name == collective_name(k)) return c = k, true;
   return false;
 }
@@ -192,6 +207,21 @@ const std::vector<AlgorithmSpec>& registry() {
       {Collective::Alltoallv, "auto",
        "persistent: cost model on values all ranks agree on (may pick bruck); blocking: "
        "multipair_waitany, which needs no agreement",
+       AlgorithmKind::Auto, {}, nullptr},
+      {Collective::NeighborAlltoallv, "direct",
+       "one message per edge, all posted at once, matched per direction (Cartesian) or per "
+       "edge order (graphs)",
+       AlgorithmKind::Scheduled, {}, nullptr, nullptr, false, false, n_direct},
+      {Collective::NeighborAlltoallv, "locality",
+       "node-aware: edges between two nodes combined into one message between one gateway "
+       "rank on each; routing from the allgathered edge list at init",
+       AlgorithmKind::Scheduled, {}, nullptr, nullptr, true, true, n_locality},
+      {Collective::NeighborAlltoallv, "system",
+       "the MPI library's own neighbor alltoallv (persistent if it has one)",
+       AlgorithmKind::System, {}, nullptr},
+      {Collective::NeighborAlltoallv, "auto",
+       "persistent: locality when the communicator spans several nodes and the largest "
+       "message is small (<= 16 KiB), else direct; blocking: direct",
        AlgorithmKind::Auto, {}, nullptr},
   };
   return table;

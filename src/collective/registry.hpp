@@ -3,6 +3,7 @@
 #pragma once
 
 #include "collective/alltoall/builders.hpp"
+#include "collective/neighbor/builders.hpp"
 #include "schedule/schedule.hpp"
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 
 namespace mpia {
 
-enum class Collective : std::uint8_t { Alltoall, Alltoallv };
+enum class Collective : std::uint8_t { Alltoall, Alltoallv, NeighborAlltoallv };
 
 const char* collective_name(Collective c);
 // The collective named name ("alltoall", "alltoallv"); false if there is none.
@@ -52,7 +53,7 @@ using AlltoallBuilder = Schedule (*)(const AlltoallShape& shape, const ParamValu
 
 // What an alltoallv builder knows: this rank's packed bytes to and from every peer, and for
 // algorithms that forward blocks (needs_matrix) the bytes of every pair, row-major, agreed on
-// by an allgather.
+// by an allgather. (For neighbor algorithms, needs_matrix means every rank's edge sizes.)
 struct AlltoallvShape {
   int rank = 0;
   int size = 1;
@@ -61,6 +62,7 @@ struct AlltoallvShape {
   const NodeMap* nodes = nullptr;  // set for algorithms that need_locality
 };
 using AlltoallvBuilder = Schedule (*)(const AlltoallvShape& shape, const ParamValues& values);
+using NeighborBuilder = Schedule (*)(const NeighborShape& shape, const ParamValues& values);
 
 struct AlgorithmSpec {
   Collective collective;
@@ -72,6 +74,7 @@ struct AlgorithmSpec {
   AlltoallvBuilder build_alltoallv = nullptr;
   bool needs_matrix = false;
   bool needs_locality = false;  // builds on the node map (collective once per communicator)
+  NeighborBuilder build_neighbor = nullptr;
 };
 
 const std::vector<AlgorithmSpec>& registry();

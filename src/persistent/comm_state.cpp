@@ -1,5 +1,6 @@
 #include "persistent/comm_state.hpp"
 
+#include "collective/neighbor/neighbor.hpp"
 #include "locality/locality.hpp"
 #include "persistent/request.hpp"
 #include "util/error.hpp"

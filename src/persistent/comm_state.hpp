@@ -17,6 +17,7 @@ namespace mpia {
 
 class Operation;
 struct Locality;
+struct NeighborTopology;
 
 // The private duplicate. Plans hold it by shared_ptr so it outlives the user's MPI_Comm_free
 // while a persistent request still uses it.
@@ -60,6 +61,9 @@ struct CommState {
   // Node map, package and NUMA of every rank: computed by the first call that needs it
   // (locality/locality.cpp).
   std::unique_ptr<Locality> locality;
+  // The process topology's neighbors, read at the first neighbor call (a topology never
+  // changes).
+  std::unique_ptr<NeighborTopology> topology;
   std::vector<std::int64_t> cached_words, call_words;
   ~CommState();
 };

@@ -32,7 +32,7 @@ struct SimResult {
 };
 
 // expected(rank, recv_block) -> (source rank, source send block) whose bytes that receive
-// block must hold at the end.
+// block must hold at the end; a negative source rank means an empty block (MPI_PROC_NULL).
 using SimExpected = std::function<std::pair<int, int>(int rank, int recv_block)>;
 
 SimResult simulate(int nranks, const std::function<Schedule(int rank)>& build,

@@ -8,11 +8,9 @@
 
 namespace mpia {
 
-namespace {
-
-void check_side(const void* buf, const int* counts, const int* displs, MPI_Datatype type,
-                int P, const char* side, std::vector<std::int64_t>& bytes) {
-  if (!counts || !displs)
+void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type,
+                  int P, const char* side, std::vector<std::int64_t>& bytes) {
+  if (P > 0 && (!counts || !displs))
     fail(MPI_ERR_ARG, std::string("mpi-advance: null ") + side + " count or displacement array");
   if (type == MPI_DATATYPE_NULL)
     fail(MPI_ERR_TYPE, std::string("mpi-advance: ") + side + "type is MPI_DATATYPE_NULL");
@@ -36,16 +34,14 @@ void check_side(const void* buf, const int* counts, const int* displs, MPI_Datat
   }
 }
 
-}  // namespace
-
 AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int P) {
   AlltoallvSizes s;
   if (a.recvbuf == MPI_IN_PLACE) fail(MPI_ERR_BUFFER, "mpi-advance: recvbuf is MPI_IN_PLACE");
-  check_side(a.recvbuf, a.recvcounts, a.rdispls, a.recvtype, P, "recv", s.recv_bytes);
+  check_blocks(a.recvbuf, a.recvcounts, a.rdispls, a.recvtype, P, "recv", s.recv_bytes);
   if (a.in_place())
     s.send_bytes = s.recv_bytes;  // MPI_IN_PLACE: block to j has the layout of block from j
   else
-    check_side(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, P, "send", s.send_bytes);
+    check_blocks(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, P, "send", s.send_bytes);
   for (std::int64_t b : s.send_bytes) {
     s.local.max_block = std::max(s.local.max_block, b);
     s.local.rank_bytes += b;

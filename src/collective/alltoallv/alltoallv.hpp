@@ -32,6 +32,11 @@ struct AlltoallvSizes {
   AlltoallvStats local;
 };
 
+// Checks one side's n blocks (counts, displacements, type, buffer) and gives their packed
+// bytes. The arrays may be NULL when n is 0.
+void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type,
+                  int n, const char* side, std::vector<std::int64_t>& bytes);
+
 // Local argument checks (throw mpia::Error).
 AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int nranks);
 

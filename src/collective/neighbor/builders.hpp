@@ -1,0 +1,52 @@
+// Neighborhood all-to-all schedule builders (no MPI calls; see schedule/schedule.hpp). Send
+// block k is this rank's k-th out-edge (to destinations[k]), receive block j its j-th in-edge
+// (from sources[j]), exactly MPI's buffer layout.
+//
+// Matching. Several edges may join the same two ranks (duplicate edges; Cartesian periodic
+// dimensions of size 1 or 2, where both neighbors of a dimension are one rank). All messages
+// of a plan use one tag, so MPI matches those of one pair in posting order: each side posts
+// them sorted by a key that names the edge the same way on both ends. For graphs the key is
+// the edge's rank among the edges to/from that peer (the k-th edge to x pairs with the k-th
+// edge from me in x's list); for Cartesian topologies it is the direction of travel
+// (2d: towards +1 in dimension d, 2d+1: towards -1), so that receive block 2d holds what the
+// -1 neighbor sent in its block 2d+1 whatever the counts -- the standard's per-direction tags.
+#pragma once
+
+#include "locality/node_map.hpp"
+#include "schedule/schedule.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace mpia {
+
+struct NeighborShape {
+  int rank = 0;
+  std::vector<int> sources, destinations;  // MPI_PROC_NULL allowed (Cartesian borders)
+  std::vector<int> recv_key, send_key;     // per block; see above
+  std::vector<std::int64_t> recv_bytes, send_bytes;  // packed bytes per block
+  // For algorithms that forward (needs_matrix): every edge of the communicator, sorted by
+  // (source, destination, key), with its packed size; and the node map (needs_locality).
+  struct Edge {
+    int src = 0, dst = 0, key = 0;
+    std::int64_t bytes = 0;
+    bool operator<(const Edge& o) const {
+      return src != o.src ? src < o.src : dst != o.dst ? dst < o.dst : key < o.key;
+    }
+  };
+  std::vector<Edge> edges;
+  const NodeMap* nodes = nullptr;
+};
+
+// One round: every non-empty edge's message, sends and receives each sorted by key.
+Schedule build_neighbor_direct(const NeighborShape& shape);
+
+// Node-aware: an edge within a node goes straight to its destination; an edge between nodes
+// A and B goes (round 0) to A's gateway for B, (round 1) in the single message from that
+// gateway to B's gateway for A, (round 2) to its destination. Gateways spread the node pairs
+// over the ranks of each node (A's gateway for B: local rank B mod |A|).
+Schedule build_neighbor_locality(const NeighborShape& shape);
+
+}  // namespace mpia
