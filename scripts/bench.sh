@@ -7,8 +7,9 @@
 #   bash scripts/bench.sh
 #
 # Writes results/alltoall_<flavour>_P<P>.csv, results/alltoallv_<flavour>_P<P>.csv,
-# results/imbalance_openmpi_P<P>.csv, results/fft3d_openmpi_P<P>.csv (each with a .log) and
-# prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
+# results/imbalance_openmpi_P<P>.csv, results/fft3d_openmpi_P<P>.csv,
+# results/neighbor_<flavour>_P<P>.csv (neighbor all-to-all-v: stencils and sparse matrices,
+# mpia_bench_neighbor, when it is configured) (each with a .log) and prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
 # scripts/setup.sh has installed the packages.
 #
 # Environment (all optional):
@@ -42,6 +43,18 @@
 #   MPIA_BENCH_FFT_NP     process counts of the FFT mini-app, Open MPI (default "4"; "" skips)
 #   MPIA_BENCH_FFT_ARGS   its options (default "--n 32 --iters 3 --backends system,pairwise,
 #                         linear,multipair_waitany,multipair_testany,bruck,auto")
+#   MPIA_BENCH_NEIGHBOR_NP_OPENMPI / MPIA_BENCH_NEIGHBOR_NP_MPICH  process counts of the
+#                         neighbor all-to-all benchmark mpia_bench_neighbor (default "2 16" / "2";
+#                         "" skips); results/neighbor_<flavour>_P<P>.csv
+#   MPIA_BENCH_NEIGHBOR_PPN    ranks per emulated node (MPIX_LOCALITY=ppn:K) of its runs, at
+#                         most P/2 so that there are at least two nodes (default 4)
+#   MPIA_BENCH_NEIGHBOR_SIZES  its sizes n, comma separated (default its own, 8,32,128)
+#   MPIA_BENCH_NEIGHBOR_ARGS_DEDICATED  its options when P <= cores
+#                         (default "--iters 300 --warmup 20")
+#   MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB    the same when P > cores, Open MPI
+#                         (default "--iters 40 --warmup 4")
+#   MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB_MPICH  the same for MPICH (default "--iters 5 --warmup 1")
+#   MPIA_BENCH_NEIGHBOR_ARGS   extra options for every run (e.g. "--patterns stencil3d")
 #   MPIA_BENCH_TIMEOUT    seconds one mpirun may take before it is killed (default 600)
 #   MPIA_SKIP_SETUP=1     do not run scripts/setup.sh (packages already installed)
 #   MPIA_JOBS             parallel build jobs (default 2)
@@ -206,6 +219,46 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
       done
     fi
   fi
+
+  # The neighbor all-to-all-v benchmark (stencil halos and sparse-matrix exchanges), when
+  # benchmarks/neighbor.cmake defined its target. Nodes are emulated with MPIX_LOCALITY=ppn:K.
+  case "$flavour" in
+    openmpi) nnps="${MPIA_BENCH_NEIGHBOR_NP_OPENMPI-2 16}" ;;
+    mpich)   nnps="${MPIA_BENCH_NEIGHBOR_NP_MPICH-2}" ;;
+  esac
+  if [ -n "$nnps" ]; then
+    targets="$(cmake --build "$dir" --target help 2>/dev/null)"
+    if [[ "$targets" == *mpia_bench_neighbor* ]]; then
+      if ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench_neighbor >>"$blog" 2>&1; then
+        tail -n 20 "$blog" >&2
+        mpia_log "build of mpia_bench_neighbor with $flavour failed (full log: $blog)"
+        failures+=("$flavour: mpia_bench_neighbor build failed")
+        nnps=""
+      fi
+    else
+      mpia_log "mpia_bench_neighbor is not configured for $flavour; skipping it"
+      nnps=""
+    fi
+  fi
+  N_SIZE_ARGS=()
+  [ -n "${MPIA_BENCH_NEIGHBOR_SIZES:-}" ] && N_SIZE_ARGS=(--sizes "$MPIA_BENCH_NEIGHBOR_SIZES")
+  read -r -a N_EXTRA_ARGS <<<"${MPIA_BENCH_NEIGHBOR_ARGS:-}"
+  for np in $nnps; do
+    if [ "$np" -gt "$NCORES" ] && [ "$flavour" = mpich ]; then
+      read -r -a args <<<"${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB_MPICH:---iters 5 --warmup 1}"
+    elif [ "$np" -gt "$NCORES" ]; then
+      read -r -a args <<<"${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB:---iters 40 --warmup 4}"
+    else
+      read -r -a args <<<"${MPIA_BENCH_NEIGHBOR_ARGS_DEDICATED:---iters 300 --warmup 20}"
+    fi
+    ppn="${MPIA_BENCH_NEIGHBOR_PPN:-4}"
+    [ "$ppn" -gt $((np / 2)) ] && ppn=$((np / 2))
+    [ "$ppn" -lt 1 ] && ppn=1
+    run_bench "$flavour" "$np" "neighbor_${flavour}_P${np}" \
+      env MPIX_LOCALITY="ppn:$ppn" "${launcher[@]}" -n "$np" "$dir/benchmarks/mpia_bench_neighbor" \
+      "${N_SIZE_ARGS[@]}" "${args[@]}" "${N_EXTRA_ARGS[@]}" \
+      --csv "results/neighbor_${flavour}_P${np}.csv"
+  done
 done
 
 # All summaries together (the logs of mpia_bench and mpia_bench_v end with a summary table;

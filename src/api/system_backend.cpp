@@ -149,12 +149,9 @@ class SystemNeighbor : public SystemOperation {
                                            a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
                                            comm_->get(), MPI_INFO_NULL, &request_));
     persistent_ = true;
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIA_CHECK(MPIX_Neighbor_alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
-                                            a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
-                                            comm_->get(), MPI_INFO_NULL, &request_));
-    persistent_ = true;
 #endif
+    // Not Open MPI 4's MPIX_Neighbor_alltoallv_init: it fails with MPI_ERR_ARG on a rank
+    // without neighbors. Without MPI-4, MPI_Ineighbor_alltoallv at each start instead.
   }
 
  protected:

@@ -1,0 +1,60 @@
+# Neighborhood all-to-all tests (issue 5), included by test/mpi/CMakeLists.txt.
+#
+#   mpi.neighbor            every topology x algorithm x configuration, selection, edge cases,
+#                           SpMV halo products, traffic (MPIA_TEST_NPROCS, plus 6 and 12 for
+#                           more Cartesian 2D/3D shapes when the full default list is in use)
+#   mpi.neighbor_errors     argument errors, MPI_ERR_TOPOLOGY/COMM/INFO_VALUE/TRUNCATE
+#   mpi.neighbor_ppn2       the node-aware algorithms under emulated nodes of 2 ranks
+#   mpi.neighbor_ppn3       ... of 3 ranks (uneven: the last node is smaller)
+#   mpi.neighbor_traffic_ppn4  inter-node message counts of locality vs direct, nodes of 4
+#
+# Every list of rank counts is cut down to MPIA_TEST_NPROCS (e.g. the sanitizer build's).
+
+set(MPIA_NEIGHBOR_TEST_PROGRAMS neighbor neighbor_errors)
+foreach(prog IN LISTS MPIA_NEIGHBOR_TEST_PROGRAMS)
+  add_executable(mpia_test_${prog} test_${prog}.cpp)
+  target_link_libraries(mpia_test_${prog} PRIVATE mpia_mpi_test_support)
+  target_compile_options(mpia_test_${prog} PRIVATE
+    $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
+endforeach()
+
+# The counts of `wanted` that MPIA_TEST_NPROCS has.
+function(mpia_neighbor_nprocs out)
+  set(result)
+  foreach(np IN LISTS ARGN)
+    if(np IN_LIST MPIA_TEST_NPROCS)
+      list(APPEND result ${np})
+    endif()
+  endforeach()
+  set(${out} ${result} PARENT_SCOPE)
+endfunction()
+
+set(_mpia_nb_nprocs ${MPIA_TEST_NPROCS})
+if("16" IN_LIST MPIA_TEST_NPROCS)
+  list(APPEND _mpia_nb_nprocs 6 12)
+endif()
+mpia_add_mpi_test(NAME mpi.neighbor TARGET mpia_test_neighbor NPROCS ${_mpia_nb_nprocs})
+mpia_add_mpi_test(NAME mpi.neighbor_errors TARGET mpia_test_neighbor_errors)
+
+# Emulated nodes (MPIX_LOCALITY): the node-aware algorithm and auto only, on the matrix, the
+# SpMV products, concurrent requests and the traffic comparison.
+set(_mpia_nb_locality_filter
+  "--gtest_filter=NeighborMatrix.*:NeighborSpMV.*:NeighborEdge.ConcurrentRequests:NeighborTraffic.*")
+mpia_neighbor_nprocs(_np 4 5 8)
+if(_np)
+  mpia_add_mpi_test(NAME mpi.neighbor_ppn2 TARGET mpia_test_neighbor NPROCS ${_np}
+                    ARGS ${_mpia_nb_locality_filter}
+                    ENVIRONMENT MPIX_LOCALITY=ppn:2 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
+endif()
+mpia_neighbor_nprocs(_np 4 7 16)
+if(_np)
+  mpia_add_mpi_test(NAME mpi.neighbor_ppn3 TARGET mpia_test_neighbor NPROCS ${_np}
+                    ARGS ${_mpia_nb_locality_filter}
+                    ENVIRONMENT MPIX_LOCALITY=ppn:3 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
+endif()
+mpia_neighbor_nprocs(_np 8 16)
+if(_np)
+  mpia_add_mpi_test(NAME mpi.neighbor_traffic_ppn4 TARGET mpia_test_neighbor NPROCS ${_np}
+                    ARGS --gtest_filter=NeighborTraffic.*
+                    ENVIRONMENT MPIX_LOCALITY=ppn:4)
+endif()
