@@ -152,10 +152,8 @@ int MPIA_Algorithm_get(const char *collective, int index, const char **name,
 /*
  * What one MPIX_Start..MPIX_Wait cycle of a request makes this rank send: point-to-point
  * messages and bytes in all, and of those the ones to a rank on another node. The node
- * counts use the communicator's locality (see MPIX_Comm_locality) as it was when the request
- * was created; if no call had needed it by then they are -1 (call MPIX_Comm_locality on the
- * communicator before creating the request to have them). For the "system" algorithm all
- * four are -1: the MPI library does not say.
+ * counts use the communicator's locality (see MPIX_Comm_locality), which every persistent
+ * init computes. For the "system" algorithm all four are -1: the MPI library does not say.
  */
 int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count *messages, MPI_Count *bytes,
                              MPI_Count *internode_messages, MPI_Count *internode_bytes);
@@ -171,8 +169,10 @@ int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count *messages, MPI_Coun
  *   MPIX_LOCALITY=ppn:4             world ranks 0-3 on node 0, 4-7 on node 1, ...
  *   MPIX_LOCALITY=ppn:4,roundrobin  world rank r on node r mod ceil(P/4)
  *   MPIX_LOCALITY=nodes:0,0,1,1,1,2 an explicit node id for every rank of MPI_COMM_WORLD
- * (ranks of MPI_COMM_WORLD; sub-communicators inherit). A malformed value makes the first call
- * that needs locality fail with MPI_ERR_ARG on every rank.
+ * (ranks of MPI_COMM_WORLD; sub-communicators inherit). A malformed value makes every call
+ * that needs locality fail with MPI_ERR_ARG on every rank: the calls above, every persistent
+ * init (which computes locality first, so that node counts are known to
+ * MPIX_Request_get_traffic), and blocking calls of the locality-aware algorithms.
  *
  * Below the node, package (socket) and NUMA domain come from hwloc and the process's CPU
  * binding: the logical index of the smallest package / NUMA node covering the binding, or

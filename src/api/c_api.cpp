@@ -501,11 +501,14 @@ MPIA_API int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm
     check_comm(comm);
     CommState& st = comm_state(comm);
     const NodeMap& m = comm_locality(st).map;
-    // Checked after the collective locality step, identically on every rank whose arguments
-    // are the same.
+    // Arguments are agreed on before MPI_Comm_split, so that a bad kind on one rank fails
+    // every rank instead of leaving the others in the split.
+    int bad = !newcomm || (kind != MPIX_LOCALITY_NODE && kind != MPIX_LOCALITY_CROSS);
+    MPIA_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, st.comm->get()));
     if (!newcomm) fail(MPI_ERR_ARG, "mpi-advance: newcomm is NULL");
     if (kind != MPIX_LOCALITY_NODE && kind != MPIX_LOCALITY_CROSS)
       fail(MPI_ERR_ARG, "mpi-advance: kind must be MPIX_LOCALITY_NODE or MPIX_LOCALITY_CROSS");
+    if (bad) fail(MPI_ERR_ARG, "mpi-advance: another rank passed a bad kind or newcomm");
     const int color = kind == MPIX_LOCALITY_NODE ? m.node_of[st.rank] : m.local_of[st.rank];
     MPIA_CHECK(MPI_Comm_split(comm, color, st.rank, newcomm));
   });
@@ -607,8 +610,11 @@ int neighbor_blocking(const void* sendbuf, const int sendcounts[], const int sdi
 struct RegularBlocks {
   std::vector<int> scounts, sdispls, rcounts, rdispls;
   RegularBlocks(int outdeg, int scount, int indeg, int rcount) {
-    for (int k = 0; k < outdeg; ++k) scounts.push_back(scount), sdispls.push_back(k * scount);
-    for (int j = 0; j < indeg; ++j) rcounts.push_back(rcount), rdispls.push_back(j * rcount);
+    // A negative count stays negative (check_blocks reports it); its displacements are 0.
+    for (int k = 0; k < outdeg; ++k)
+      scounts.push_back(scount), sdispls.push_back(scount < 0 ? 0 : k * scount);
+    for (int j = 0; j < indeg; ++j)
+      rcounts.push_back(rcount), rdispls.push_back(rcount < 0 ? 0 : j * rcount);
   }
 };
 
@@ -632,18 +638,19 @@ MPIA_API int MPIA_Neighbor_alltoallv_init(const void* sendbuf, const int sendcou
                        recvtype, comm, info, request);
 }
 
-// The regular forms: counts must be checked before they become arrays (a negative count is
-// MPI_ERR_COUNT, not a negative displacement).
-static int regular_degrees(MPI_Comm comm, int sendcount, int recvcount, int* indeg, int* outdeg) {
+// The regular forms become the v form. Their counts are checked there, so that a bad count
+// on one rank fails persistent init on every rank (a count whose blocks would not fit int
+// displacements is passed on as -1: MPI_ERR_COUNT).
+static int regular_degrees(MPI_Comm comm, int* sendcount, int* recvcount, int* indeg,
+                           int* outdeg) {
   return guard(comm, [&] {
     check_comm(comm);
     CommState& st = comm_state(comm);
     const NeighborTopology& topo = topology(st, comm);
-    if (sendcount < 0 || recvcount < 0) fail(MPI_ERR_COUNT, "mpi-advance: negative count");
     *indeg = int(topo.sources.size());
     *outdeg = int(topo.destinations.size());
-    if (std::int64_t(std::max(*indeg, *outdeg)) * std::max(sendcount, recvcount) > INT32_MAX)
-      fail(MPI_ERR_COUNT, "mpi-advance: neighbor buffer larger than INT_MAX elements");
+    if (std::int64_t(*outdeg) * *sendcount > INT32_MAX) *sendcount = -1;
+    if (std::int64_t(*indeg) * *recvcount > INT32_MAX) *recvcount = -1;
   });
 }
 
@@ -651,7 +658,7 @@ MPIA_API int MPIA_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Data
                                     void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                     MPI_Comm comm) {
   int indeg = 0, outdeg = 0;
-  if (const int rc = regular_degrees(comm, sendcount, recvcount, &indeg, &outdeg)) return rc;
+  if (const int rc = regular_degrees(comm, &sendcount, &recvcount, &indeg, &outdeg)) return rc;
   const RegularBlocks b(outdeg, sendcount, indeg, recvcount);
   return neighbor_blocking(sendbuf, b.scounts.data(), b.sdispls.data(), sendtype, recvbuf,
                            b.rcounts.data(), b.rdispls.data(), recvtype, comm);
@@ -662,7 +669,7 @@ MPIA_API int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                          MPIX_Request* request) {
   int indeg = 0, outdeg = 0;
-  if (const int rc = regular_degrees(comm, sendcount, recvcount, &indeg, &outdeg)) {
+  if (const int rc = regular_degrees(comm, &sendcount, &recvcount, &indeg, &outdeg)) {
     if (request) *request = MPIX_REQUEST_NULL;
     return rc;
   }
