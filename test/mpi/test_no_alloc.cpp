@@ -89,4 +89,35 @@ TEST(NoAllocation, DerivedTypeStartAndWaitAllocateNothing) {
   MPI_Type_free(&vec);
 }
 
+// Neighbor all-to-all on a periodic 2-D grid (both neighbors of a size-2 or size-1 dimension
+// are one rank) and on a ring: the same engine, so the same guarantee.
+TEST(NoAllocation, NeighborStartAndWaitAllocateNothing) {
+  int P;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  int dims[2] = {0, 0}, periods[2] = {1, 1};
+  MPI_Dims_create(P, 2, dims);
+  MPI_Comm cart;
+  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  std::vector<int> send(4 * 3), recv(4 * 3);
+  for (const char* algo : {"direct", "locality"}) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algo);
+    MPIX_Request req = MPIX_REQUEST_NULL;
+    ASSERT_EQ(MPIX_Neighbor_alltoall_init(send.data(), 3, MPI_INT, recv.data(), 3, MPI_INT, cart,
+                                          info, &req),
+              MPI_SUCCESS)
+        << algo;
+    MPI_Info_free(&info);
+    const long before = g_allocations.load();
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(MPIX_Start(&req), MPI_SUCCESS);
+      ASSERT_EQ(MPIX_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+    EXPECT_EQ(g_allocations.load() - before, 0) << "neighbor " << algo;
+    MPIX_Request_free(&req);
+  }
+  MPI_Comm_free(&cart);
+}
+
 }  // namespace
