@@ -67,6 +67,8 @@ class LoweredSchedule {
 
   Region resolve(const Piece& p) const;
   std::vector<Region> regions(const std::vector<Piece>& pieces) const;
+  bool staged(const std::vector<Region>& rs, bool is_send) const;
+  void run_large(const LocalStep& s);
   void lower_transfer(const Transfer& t, bool is_send, LoweredRound& round,
                       std::int64_t& staging_at);
   MPI_Datatype byte_type(std::int64_t bytes, int& count);

@@ -290,6 +290,35 @@ TEST(AlltoallEdge, LargeBlocks) {
   }
 }
 
+// Blocks of a mixed-type struct above 8 KB, sent as {char; double} with padding and received
+// unaligned (extent 9): MPICH 4.0.2 truncates such a receive when the message was sent as
+// contiguous bytes, which is how forwarding algorithms send staged and scratch data.
+TEST(AlltoallEdge, LargeDerivedBlocks) {
+  const std::vector<std::string> specs = registered_algorithms();
+  const int nprocs = comm_size(MPI_COMM_WORLD);
+  Layout padded = layout_struct_char_double();
+  Layout unaligned = layout_packed_char_double();
+  RunOptions opt;
+  opt.iterations = 2;
+  RunOptions in_place = opt;
+  in_place.in_place = true;
+  const int n = nprocs <= 8 ? 2000 : 1000;  // elements per block: 18 KB, 9 KB
+  const int stride = sample_stride(static_cast<long>(specs.size()) * 3 * (nprocs > 4 ? 4 : 1), 6.0);
+  for (std::size_t a = 0; a < specs.size(); ++a) {
+    if (stride > 1 && (a + 1) % static_cast<std::size_t>(stride) != 0) continue;
+    run_persistent(MPI_COMM_WORLD, specs[a], padded, n, unaligned, n, opt);
+#ifdef MPICH_VERSION
+    // MPICH 4.0.2's own in-place alltoall returns wrong bytes here (from element ~1830 of a
+    // block on): not ours to test.
+    const bool skip_in_place = specs[a] == "system";
+#else
+    const bool skip_in_place = false;
+#endif
+    if (!skip_in_place) run_persistent(MPI_COMM_WORLD, specs[a], unaligned, n, unaligned, n, in_place);
+    run_blocking(MPI_COMM_WORLD, specs[a], unaligned, n, padded, n, false);
+  }
+}
+
 // MPI allows every rank its own datatypes as long as the type signatures match: even ranks
 // send a gapped vector and receive plain ints, odd ranks send and receive resized structs.
 // Algorithms that forward data through intermediate ranks must not depend on layouts.
