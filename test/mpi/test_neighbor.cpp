@@ -53,7 +53,9 @@ namespace {
 const char *const kEnvVar = "MPIX_NEIGHBOR_ALLTOALLV";
 constexpr int kElemSalt = 7919;  // sender block b is encoded as value_hash's "dst" b + salt
 
-std::uint64_t mix(long a, long b, long seed) { return value_hash(static_cast<int>(a), static_cast<int>(b), -777, static_cast<int>(seed)); }
+std::uint64_t mix(long a, long b, long seed) {
+  return value_hash(static_cast<int>(a), static_cast<int>(b), -777, static_cast<int>(seed));
+}
 
 // ------------------------------------------------------------------------------------------
 // Environment.
@@ -122,10 +124,10 @@ bool all_ok(MPI_Comm comm, bool local) {
 // ------------------------------------------------------------------------------------------
 struct Topo {
   std::string name;
-  MPI_Comm comm = MPI_COMM_NULL;   // MPI_COMM_NULL on ranks outside the topology
-  std::vector<MPI_Comm> extra;     // helper communicators to free with it
+  MPI_Comm comm = MPI_COMM_NULL;  // MPI_COMM_NULL on ranks outside the topology
+  std::vector<MPI_Comm> extra;    // helper communicators to free with it
   bool cartesian = false;
-  bool degenerate = false;         // a periodic Cartesian dimension of size 1 or 2
+  bool degenerate = false;  // a periodic Cartesian dimension of size 1 or 2
   int me = -1, size = 0;
   std::vector<std::vector<int>> src, dst;  // of every rank of comm (MPI_PROC_NULL for Cartesian)
   std::vector<std::pair<int, int>> from;   // this rank's receive blocks: (sender, its block)
@@ -276,8 +278,7 @@ TopoPtr make_graph(MPI_Comm base, const std::string &name,
     index.push_back(static_cast<int>(edges.size()));
   }
   int dummy = 0;
-  MPI_Graph_create(base, nnodes, index.data(), edges.empty() ? &dummy : edges.data(), 0,
-                   &t->comm);
+  MPI_Graph_create(base, nnodes, index.data(), edges.empty() ? &dummy : edges.data(), 0, &t->comm);
   if (!t->member()) return t;
   fill_membership(*t);
   t->src = adj;
@@ -369,8 +370,8 @@ std::vector<std::vector<int>> allgather_lists(MPI_Comm comm, const std::vector<i
 }
 
 // MPI_Dist_graph_create_adjacent with this rank's lists as computed by lists_from_edges.
-TopoPtr make_dist_adjacent(MPI_Comm base, const std::string &name, const Edges &edges,
-                           long seed, bool weighted) {
+TopoPtr make_dist_adjacent(MPI_Comm base, const std::string &name, const Edges &edges, long seed,
+                           bool weighted) {
   TopoPtr t(new Topo);
   t->name = name;
   const int P = comm_size(base), me = comm_rank(base);
@@ -387,9 +388,9 @@ TopoPtr make_dist_adjacent(MPI_Comm base, const std::string &name, const Edges &
     swp = sw.empty() ? MPI_WEIGHTS_EMPTY : sw.data();
     dwp = dw.empty() ? MPI_WEIGHTS_EMPTY : dw.data();
   }
-  MPI_Dist_graph_create_adjacent(base, static_cast<int>(s.size()), s.empty() ? &d1 : s.data(),
-                                 swp, static_cast<int>(d.size()), d.empty() ? &d2 : d.data(),
-                                 dwp, MPI_INFO_NULL, 0, &t->comm);
+  MPI_Dist_graph_create_adjacent(base, static_cast<int>(s.size()), s.empty() ? &d1 : s.data(), swp,
+                                 static_cast<int>(d.size()), d.empty() ? &d2 : d.data(), dwp,
+                                 MPI_INFO_NULL, 0, &t->comm);
   fill_membership(*t);
   t->src = src;
   t->dst = dst;
@@ -500,9 +501,9 @@ Edges random_edges(int P, long seed) {
 struct SpMV {
   std::string name;
   int n = 0;
-  std::vector<int> lo;                   // rank r owns rows/columns [lo[r], lo[r+1])
-  std::vector<std::vector<int>> cols;    // columns of each row
-  std::vector<std::vector<double>> vals; // values of each row
+  std::vector<int> lo;                    // rank r owns rows/columns [lo[r], lo[r+1])
+  std::vector<std::vector<int>> cols;     // columns of each row
+  std::vector<std::vector<double>> vals;  // values of each row
   // needs[r][q]: columns owned by q that r needs, ascending
   std::vector<std::map<int, std::vector<int>>> needs;
   int owner(int c) const {
@@ -616,14 +617,13 @@ enum class Kind {
   SpmvRandom,
 };
 
-const Kind kKinds[] = {Kind::Cart1dPeriodic,  Kind::Cart1dOpen,       Kind::CartSelf,
-                       Kind::CartPairs,       Kind::Cart2dPeriodic,   Kind::Cart2dMixed,
-                       Kind::Cart2xHalf,      Kind::Cart1xP,          Kind::CartPx1,
-                       Kind::Cart2x2xK,       Kind::Cart3dOpen,       Kind::CartReversed,
-                       Kind::GraphMulti,      Kind::GraphSubset,      Kind::DistAdjRandom,
-                       Kind::DistAdjWeighted, Kind::DistCreateRandom, Kind::DistCreateWeighted,
-                       Kind::DistFan,         Kind::DistEmpty,        Kind::SpmvLaplace1d,
-                       Kind::SpmvLaplace2d,   Kind::SpmvRandom};
+const Kind kKinds[] = {
+    Kind::Cart1dPeriodic,   Kind::Cart1dOpen,         Kind::CartSelf,      Kind::CartPairs,
+    Kind::Cart2dPeriodic,   Kind::Cart2dMixed,        Kind::Cart2xHalf,    Kind::Cart1xP,
+    Kind::CartPx1,          Kind::Cart2x2xK,          Kind::Cart3dOpen,    Kind::CartReversed,
+    Kind::GraphMulti,       Kind::GraphSubset,        Kind::DistAdjRandom, Kind::DistAdjWeighted,
+    Kind::DistCreateRandom, Kind::DistCreateWeighted, Kind::DistFan,       Kind::DistEmpty,
+    Kind::SpmvLaplace1d,    Kind::SpmvLaplace2d,      Kind::SpmvRandom};
 constexpr int kNumKinds = static_cast<int>(sizeof(kKinds) / sizeof(kKinds[0]));
 
 const char *kind_name(Kind k) {
@@ -711,7 +711,8 @@ TopoPtr make_topology(Kind k) {
       for (int r = 0; r < P; ++r) {
         auto &v = adj[static_cast<std::size_t>(r)];
         std::vector<std::pair<std::uint64_t, int>> keyed;
-        for (std::size_t i = 0; i < v.size(); ++i) keyed.emplace_back(mix(r, static_cast<long>(i), 17), v[i]);
+        for (std::size_t i = 0; i < v.size(); ++i)
+          keyed.emplace_back(mix(r, static_cast<long>(i), 17), v[i]);
         std::stable_sort(keyed.begin(), keyed.end(),
                          [](const auto &a, const auto &b) { return a.first < b.first; });
         for (std::size_t i = 0; i < v.size(); ++i) v[i] = keyed[i].second;
@@ -850,7 +851,8 @@ class NBuffer {
           const MPI_Aint off = (static_cast<MPI_Aint>(displs_[b]) + e) * ext + pa.offset;
           lo = std::min(lo, off);
           hi = std::max(hi, off + static_cast<MPI_Aint>(prim_size(pa.kind)));
-          if (live[b]) raw.push_back({off, pa.kind, static_cast<int>(b), e * per + static_cast<long>(k)});
+          if (live[b])
+            raw.push_back({off, pa.kind, static_cast<int>(b), e * per + static_cast<long>(k)});
         }
       }
     }
@@ -899,9 +901,9 @@ class NBuffer {
         ++bad;
         if (reported++ < max_reports) {
           ADD_FAILURE() << what << ": rank " << me << ", receive block " << s.block
-                        << " (from rank " << f.first << ", its block " << f.second
-                        << "), element " << s.elem << " (" << prim_name(s.kind)
-                        << "): expected " << format_value(s.kind, want) << ", got "
+                        << " (from rank " << f.first << ", its block " << f.second << "), element "
+                        << s.elem << " (" << prim_name(s.kind) << "): expected "
+                        << format_value(s.kind, want) << ", got "
                         << format_value(s.kind, &storage_[s.pos]) << describe_origin(s, from, iter);
         }
       }
@@ -977,10 +979,11 @@ struct Config {
 
 std::string describe(const char *mode, const std::string &spec, const Topo &t, const Config &c) {
   std::ostringstream os;
-  os << mode << (c.uniform_call ? " neighbor_alltoall" : " neighbor_alltoallv") << " on "
-     << t.name << ", algorithm '" << (spec.empty() ? "<none>" : spec) << "', " << c.tc->name
-     << ", counts " << pattern_name(c.pattern);
-  if (!c.uniform_call) os << ", displacements " << displ_name(c.sdispl) << "/" << displ_name(c.rdispl);
+  os << mode << (c.uniform_call ? " neighbor_alltoall" : " neighbor_alltoallv") << " on " << t.name
+     << ", algorithm '" << (spec.empty() ? "<none>" : spec) << "', " << c.tc->name << ", counts "
+     << pattern_name(c.pattern);
+  if (!c.uniform_call)
+    os << ", displacements " << displ_name(c.sdispl) << "/" << displ_name(c.rdispl);
   return os.str();
 }
 
@@ -1108,12 +1111,12 @@ int init_call(Buffers &b, const Config &c, const Topo &t, MPI_Info info, MPIX_Re
 
 int blocking_call(Buffers &b, const Config &c, const Topo &t) {
   if (c.uniform_call) {
-    return MPIX_Neighbor_alltoall(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(),
-                                  b.rcount, b.rlay.type(), t.comm);
+    return MPIX_Neighbor_alltoall(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(), b.rcount,
+                                  b.rlay.type(), t.comm);
   }
-  return MPIX_Neighbor_alltoallv(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(),
-                                 b.slay.type(), b.rbuf->ptr(), b.rbuf->counts(),
-                                 b.rbuf->displs(), b.rlay.type(), t.comm);
+  return MPIX_Neighbor_alltoallv(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(), b.slay.type(),
+                                 b.rbuf->ptr(), b.rbuf->counts(), b.rbuf->displs(), b.rlay.type(),
+                                 t.comm);
 }
 
 // `key` makes the data of every run different (identical on every rank).
@@ -1151,8 +1154,7 @@ void run_persistent(const Topo &t, const std::string &spec, const Config &c, int
   EXPECT_EQ(req, MPIX_REQUEST_NULL);
 }
 
-void run_blocking(const Topo &t, const std::string &spec, const Config &c, int key,
-                  int calls = 2) {
+void run_blocking(const Topo &t, const std::string &spec, const Config &c, int key, int calls = 2) {
   if (!t.member()) return;
   SCOPED_TRACE(describe("blocking", spec, t, c));
   Buffers b;
@@ -1234,6 +1236,11 @@ TEST_P(NeighborMatrix, EveryAlgorithm) {
   const std::vector<std::string> &specs = specs_to_run();
   ASSERT_FALSE(specs.empty());
   const int stride = matrix_stride();  // collective on MPI_COMM_WORLD the first time
+  // A very slow MPI (oversubscribed MPICH) runs each topology at every other rank count.
+  if (stride >= 20 && (kindex + comm_size(MPI_COMM_WORLD)) % 2 == 1) {
+    GTEST_SKIP()
+        << "slow MPI: this topology runs at every other rank count (MPIA_TEST_FULL=1 runs it)";
+  }
   TopoPtr t = make_topology(kind);
   ASSERT_TRUE(t);
   const long nspecs = static_cast<long>(specs.size());
@@ -1260,8 +1267,7 @@ TEST_P(NeighborMatrix, EveryAlgorithm) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Topologies, NeighborMatrix, ::testing::ValuesIn(kKinds),
-                         kind_param_name);
+INSTANTIATE_TEST_SUITE_P(Topologies, NeighborMatrix, ::testing::ValuesIn(kKinds), kind_param_name);
 
 // ------------------------------------------------------------------------------------------
 // The registry and the selection.
@@ -1278,7 +1284,8 @@ TEST(NeighborRegistry, HasTheDocumentedAlgorithms) {
   ScopedErrhandler eh(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   const char *name = nullptr, *desc = nullptr;
   EXPECT_NE(MPIX_Algorithm_get("neighbor_alltoallv", static_cast<int>(names.size()), &name, &desc),
-            MPI_SUCCESS) << "index past the end";
+            MPI_SUCCESS)
+      << "index past the end";
 }
 
 // Info wins over the environment; the environment selects when there is no info; both init
@@ -1293,9 +1300,9 @@ TEST(NeighborSelection, InfoAndEnvironment) {
     const char *env, *info;
     bool uniform;
   };
-  const Case cases[] = {{"locality", "", false}, {"direct", "locality", false},
+  const Case cases[] = {{"locality", "", false},      {"direct", "locality", false},
                         {"locality", "direct", true}, {"direct", "", true},
-                        {"direct", "direct", false}, {"locality", "locality", true}};
+                        {"direct", "direct", false},  {"locality", "locality", true}};
   for (const Case &k : cases) {
     if (slow && &k - cases >= 3) break;
     const std::string env = k.env, info_spec = k.info;
@@ -1331,8 +1338,8 @@ TEST(NeighborEdge, ManyCycles) {
   const std::vector<std::string> specs = edge_specs(2, 2.0, 0, 1);
   const bool slow = specs.size() < specs_to_run().size();
   TopoPtr t = make_topology(Kind::DistCreateWeighted);
-  const Config c{&kTypes[kStructToPacked], Pattern::Varied, Displ::ShuffledGaps,
-                 Displ::ReverseGaps, false};
+  const Config c{&kTypes[kStructToPacked], Pattern::Varied, Displ::ShuffledGaps, Displ::ReverseGaps,
+                 false};
   for (std::size_t a = 0; a < specs.size(); ++a)
     run_persistent(*t, specs[a], c, 900 + static_cast<int>(a), slow ? 6 : 12);
 }
@@ -1345,8 +1352,7 @@ TEST(NeighborEdge, ConcurrentRequests) {
   const std::vector<std::string> specs = edge_specs(6, 3.0, 1, 2);
   const Config c1{&kTypes[kInt], Pattern::Directional, Displ::ReverseGaps, Displ::ShuffledGaps,
                   false};
-  const Config c2{&kTypes[kDouble], Pattern::Varied, Displ::ShuffledGaps, Displ::Ascending,
-                  false};
+  const Config c2{&kTypes[kDouble], Pattern::Varied, Displ::ShuffledGaps, Displ::Ascending, false};
   struct Live {
     const Topo *t;
     const Config *c;
@@ -1393,8 +1399,8 @@ TEST(NeighborEdge, ConcurrentRequests) {
 TEST(NeighborEdge, BlockingCountsChange) {
   TopoPtr t = make_topology(Kind::CartPairs);
   TopoPtr g = make_topology(Kind::DistAdjWeighted);
-  const Pattern pats[] = {Pattern::Uniform, Pattern::Directional, Pattern::Varied,
-                          Pattern::Zeros, Pattern::Directional};
+  const Pattern pats[] = {Pattern::Uniform, Pattern::Directional, Pattern::Varied, Pattern::Zeros,
+                          Pattern::Directional};
   const std::vector<std::string> specs = edge_specs(6, 3.0, 2, 2);
   for (const Topo *tp : {t.get(), g.get()}) {
     if (!tp->member()) continue;
@@ -1414,7 +1420,10 @@ TEST(NeighborEdge, BlockingCountsChange) {
         }
         std::vector<int> sd = make_displs(sc, Displ::ShuffledGaps, i);
         std::vector<int> rd = make_displs(rc, Displ::ReverseGaps, i);
-        sc.push_back(0); sd.push_back(0); rc.push_back(0); rd.push_back(0);
+        sc.push_back(0);
+        sd.push_back(0);
+        rc.push_back(0);
+        rd.push_back(0);
         const int iter = 5000 + i;
         std::fill(sbuf.begin(), sbuf.end(), -1);
         std::fill(rbuf.begin(), rbuf.end(), -7);
@@ -1423,9 +1432,9 @@ TEST(NeighborEdge, BlockingCountsChange) {
             encode_value(Prim::Int, value_hash(tp->me, j + kElemSalt, e, iter),
                          reinterpret_cast<unsigned char *>(
                              &sbuf[static_cast<std::size_t>(sd[static_cast<std::size_t>(j)] + e)]));
-        const int code = MPIX_Neighbor_alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_INT,
-                                                 rbuf.data(), rc.data(), rd.data(), MPI_INT,
-                                                 tp->comm);
+        const int code =
+            MPIX_Neighbor_alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_INT, rbuf.data(),
+                                    rc.data(), rd.data(), MPI_INT, tp->comm);
         EXPECT_EQ(code, MPI_SUCCESS) << "call " << i << ": " << error_string(code);
         std::vector<int> want(rbuf.size(), -7);
         for (int k = 0; k < tp->indegree(); ++k) {
@@ -1458,8 +1467,7 @@ TEST(NeighborEdge, ZeroCountsNullBuffers) {
     MPI_Info info = algorithm_info(spec);
     MPIX_Request req = MPIX_REQUEST_NULL;
     int rc = MPIX_Neighbor_alltoallv_init(nullptr, zeros.data(), zeros.data(), MPI_INT, &dummy,
-                                          zeros.data(), zeros.data(), MPI_INT, t->comm, info,
-                                          &req);
+                                          zeros.data(), zeros.data(), MPI_INT, t->comm, info, &req);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
     if (rc == MPI_SUCCESS) {
       for (int i = 0; i < 2; ++i) complete(&req, i, "cycle " + std::to_string(i));
@@ -1473,8 +1481,8 @@ TEST(NeighborEdge, ZeroCountsNullBuffers) {
     }
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     ScopedEnv env(kEnvVar, spec);
-    rc = MPIX_Neighbor_alltoallv(&dummy, zeros.data(), zeros.data(), MPI_INT, nullptr,
-                                 zeros.data(), zeros.data(), MPI_INT, t->comm);
+    rc = MPIX_Neighbor_alltoallv(&dummy, zeros.data(), zeros.data(), MPI_INT, nullptr, zeros.data(),
+                                 zeros.data(), MPI_INT, t->comm);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
     rc = MPIX_Neighbor_alltoall(nullptr, 0, MPI_INT, &dummy, 0, MPI_INT, t->comm);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
@@ -1499,9 +1507,9 @@ TEST(NeighborEdge, TypesFreedAfterInit) {
     MPI_Type_dup(b.rlay.type(), &rt);
     MPI_Info info = algorithm_info(spec);
     MPIX_Request req = MPIX_REQUEST_NULL;
-    const int rc = MPIX_Neighbor_alltoallv_init(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(), st,
-                                                b.rbuf->ptr(), b.rbuf->counts(), b.rbuf->displs(),
-                                                rt, t->comm, info, &req);
+    const int rc = MPIX_Neighbor_alltoallv_init(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(),
+                                                st, b.rbuf->ptr(), b.rbuf->counts(),
+                                                b.rbuf->displs(), rt, t->comm, info, &req);
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     MPI_Type_free(&st);
     MPI_Type_free(&rt);
@@ -1545,7 +1553,10 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
       rc.push_back(static_cast<int>(cols.size()));
       recv_cols.insert(recv_cols.end(), cols.begin(), cols.end());
     }
-    sc.push_back(0); sd.push_back(0); rc.push_back(0); rd.push_back(0);
+    sc.push_back(0);
+    sd.push_back(0);
+    rc.push_back(0);
+    rd.push_back(0);
     std::vector<double> sendv(send_cols.size() + 1), halo(recv_cols.size() + 1);
     std::map<int, std::size_t> halo_at;
     for (std::size_t i = 0; i < recv_cols.size(); ++i) halo_at[recv_cols[i]] = i;
@@ -1554,9 +1565,9 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
       SCOPED_TRACE(std::string("spmv ") + kind + ", algorithm '" + spec + "'");
       MPI_Info info = algorithm_info(spec);
       MPIX_Request req = MPIX_REQUEST_NULL;
-      const int rcode = MPIX_Neighbor_alltoallv_init(sendv.data(), sc.data(), sd.data(), MPI_DOUBLE,
-                                                     halo.data(), rc.data(), rd.data(), MPI_DOUBLE,
-                                                     t->comm, info, &req);
+      const int rcode =
+          MPIX_Neighbor_alltoallv_init(sendv.data(), sc.data(), sd.data(), MPI_DOUBLE, halo.data(),
+                                       rc.data(), rd.data(), MPI_DOUBLE, t->comm, info, &req);
       if (info != MPI_INFO_NULL) MPI_Info_free(&info);
       ASSERT_EQ(rcode, MPI_SUCCESS) << error_string(rcode);
       for (int it = 0; it < 5; ++it) {
@@ -1575,7 +1586,8 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
             want += vals[k] * xval(c, it);
           }
           if (y != want) {
-            if (bad++ < 3) ADD_FAILURE() << "product " << it << " row " << row << ": " << y << " != " << want;
+            if (bad++ < 3)
+              ADD_FAILURE() << "product " << it << " row " << row << ": " << y << " != " << want;
           }
         }
         EXPECT_EQ(bad, 0) << "rank " << me << " product " << it;
@@ -1676,12 +1688,14 @@ TEST(NeighborTraffic, LocalityCombinesInterNodeMessages) {
           const int wn = t->world_of[static_cast<std::size_t>(q)] / ppn;
           if (!number.count(wn)) number[wn] = static_cast<int>(number.size());
         }
-        EXPECT_EQ(nd, number[t->world_of[static_cast<std::size_t>(r)] / ppn]) << "node of rank " << r;
+        EXPECT_EQ(nd, number[t->world_of[static_cast<std::size_t>(r)] / ppn])
+            << "node of rank " << r;
       }
     }
     // Direct: one message per edge with data; its inter-node part is exactly the edges to
     // ranks on other nodes.
-    long long edge_msgs = 0, edge_bytes = 0, self_msgs = 0, self_bytes = 0, all_msgs = 0, all_bytes = 0;
+    long long edge_msgs = 0, edge_bytes = 0, self_msgs = 0, self_bytes = 0, all_msgs = 0,
+              all_bytes = 0;
     for (int j = 0; j < t->outdegree(); ++j) {
       const int d = t->my_dst()[static_cast<std::size_t>(j)];
       if (d == MPI_PROC_NULL) continue;
@@ -1722,8 +1736,9 @@ TEST(NeighborTraffic, LocalityCombinesInterNodeMessages) {
       EXPECT_LT(lsum, dsum) << "4x4 periodic stencil on 4 nodes of 4: 8 edges per node pair";
     }
     if (comm_rank(t->comm) == 0) {
-      std::printf("[   MPI    ] %s: inter-node messages direct %lld, locality %lld; bytes %lld, %lld\n",
-                  t->name.c_str(), dsum, lsum, dbytes, lbytes);
+      std::printf(
+          "[   MPI    ] %s: inter-node messages direct %lld, locality %lld; bytes %lld, %lld\n",
+          t->name.c_str(), dsum, lsum, dbytes, lbytes);
     }
   }
 }

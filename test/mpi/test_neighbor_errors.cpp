@@ -112,7 +112,8 @@ int do_call(Args &a, Call c, MPI_Info info = MPI_INFO_NULL) {
     case Call::InitU: code = a.init_u(info, &req); break;
   }
   if (code != MPI_SUCCESS) {
-    EXPECT_EQ(req, MPIX_REQUEST_NULL) << call_name(c) << ": a failed init must leave a null request";
+    EXPECT_EQ(req, MPIX_REQUEST_NULL)
+        << call_name(c) << ": a failed init must leave a null request";
   } else if (req != MPIX_REQUEST_NULL) {
     MPIX_Request_free(&req);
   }
@@ -171,7 +172,9 @@ std::string mistake_name(const ::testing::TestParamInfo<Mistake> &info) {
 TEST_P(NeighborErrors, EveryRank) {
   const Mistake &m = GetParam();
   Comms comms;
+  const bool slow = sample_stride(48, 1.0) > 1;
   for (MPI_Comm comm : {comms.ring, comms.graph}) {
+    if (slow && comm == comms.graph && std::string(m.name).size() % 2 == 0) continue;
     ScopedErrhandler eh(comm, MPI_ERRORS_RETURN);
     for (Call c : kCalls) {
       SCOPED_TRACE(std::string(m.name) + ", " + call_name(c) +
@@ -193,8 +196,10 @@ TEST_P(NeighborErrors, OneRankInit) {
   const int P = comm_size(MPI_COMM_WORLD);
   Comms comms;
   ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
+  const bool slow = sample_stride(16, 1.0) > 1;
   for (Call c : {Call::InitV, Call::InitU}) {
     for (int culprit : {0, P - 1}) {
+      if (slow && culprit == (c == Call::InitV ? 0 : P - 1) && P > 1) continue;
       SCOPED_TRACE(std::string(m.name) + " on rank " + std::to_string(culprit) + ", " +
                    call_name(c));
       Args a(comms.ring, 2);
@@ -219,8 +224,8 @@ TEST(NeighborErrorsComm, NoTopology) {
   for (MPI_Comm comm : {dup, MPI_COMM_SELF}) {
     ScopedErrhandler eh(comm, MPI_ERRORS_RETURN);
     for (Call c : kCalls) {
-      SCOPED_TRACE(std::string(call_name(c)) + (comm == dup ? " on a dup of MPI_COMM_WORLD"
-                                                            : " on MPI_COMM_SELF"));
+      SCOPED_TRACE(std::string(call_name(c)) +
+                   (comm == dup ? " on a dup of MPI_COMM_WORLD" : " on MPI_COMM_SELF"));
       Args a(comm, 2);
       const int code = do_call(a, c);
       EXPECT_EQ(error_class(code), MPI_ERR_TOPOLOGY) << error_string(code);
@@ -246,9 +251,11 @@ TEST(NeighborErrorsComm, NullRequestPointer) {
   ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
   Args a(comms.ring, 2);
   int code = a.init_v(MPI_INFO_NULL, nullptr);
-  EXPECT_EQ(error_class(code), MPI_ERR_ARG) << "MPIX_Neighbor_alltoallv_init: " << error_string(code);
+  EXPECT_EQ(error_class(code), MPI_ERR_ARG)
+      << "MPIX_Neighbor_alltoallv_init: " << error_string(code);
   code = a.init_u(MPI_INFO_NULL, nullptr);
-  EXPECT_EQ(error_class(code), MPI_ERR_ARG) << "MPIX_Neighbor_alltoall_init: " << error_string(code);
+  EXPECT_EQ(error_class(code), MPI_ERR_ARG)
+      << "MPIX_Neighbor_alltoall_init: " << error_string(code);
   expect_ring_works(comms.ring);
 }
 
@@ -263,8 +270,8 @@ MPI_Info info_with(const std::string &spec) {
 TEST(NeighborErrorsInfo, BadSelections) {
   Comms comms;
   ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
-  const char *bad[] = {"nosuch", "pairwise" /* an alltoallv algorithm */, "tra", ":radix=2",
-                       "direct:window=2" /* no such parameter */, "locality:x"};
+  const char *bad[] = {"nosuch",   "pairwise" /* an alltoallv algorithm */,   "tra",
+                       ":radix=2", "direct:window=2" /* no such parameter */, "locality:x"};
   for (const char *spec : bad) {
     for (Call c : {Call::InitV, Call::InitU}) {
       SCOPED_TRACE(std::string("mpix_algorithm='") + spec + "', " + call_name(c));
@@ -339,8 +346,13 @@ std::vector<std::string> all_specs() {
 TEST(NeighborErrorsMismatch, TruncateEverywhere) {
   Comms comms;
   const int me = comm_rank(MPI_COMM_WORLD);
-  for (const std::string &spec : all_specs()) {
+  const std::vector<std::string> specs = all_specs();
+  const int stride = sample_stride(static_cast<long>(specs.size()) * 6, 2.0);
+  for (std::size_t a = 0; a < specs.size(); ++a) {
+    const std::string &spec = specs[a];
     for (int more : {1, -1}) {
+      // A slow MPI: every algorithm once, with one of the two mistakes.
+      if (stride > 1 && (static_cast<int>(a) + (more > 0 ? 0 : 1)) % 2 == 1) continue;
       const std::string what = "algorithm '" + spec + "', rank 0 sends " +
                                (more > 0 ? "more" : "less") + " than expected";
       {
