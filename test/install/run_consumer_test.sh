@@ -115,7 +115,9 @@ if [ -n "$cxxb" ]; then
   printf '%s\n' "$cxxb" | sed 's/^/??  needs /'
   fail "libmpi_advance.so needs the MPI C++ bindings (build it with -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX)"
 fi
-if printf '%s\n' "$syms" | grep -q '^MPIX_'; then
+# (Here-strings, not "| grep -q": under pipefail an early grep exit can fail the writer with
+# SIGPIPE, which made the ldd check below fail at random.)
+if grep -q '^MPIX_' <<<"$syms"; then
   fail "libmpi_advance.so exports MPIX_* symbols (would clash with Open MPI's libmpi)"
 fi
 
@@ -135,12 +137,12 @@ if cmake -S "$here/consumer" -B "$cbuild" -DCMAKE_PREFIX_PATH="$prefix" \
   run2 "$cbuild/consumer_c" "cmake C (shared)"
   run2 "$cbuild/consumer_c_static" "cmake C (static)"
   run2 "$cbuild/consumer_cxx" "cmake C++ (shared)"
-  if ldd "$cbuild/consumer_c" | grep -q "$libdir/libmpi_advance.so"; then
+  if grep -q "$libdir/libmpi_advance.so" <<<"$(ldd "$cbuild/consumer_c")"; then
     echo "ok  consumer_c uses the installed libmpi_advance.so"
   else
     fail "consumer_c does not load the installed libmpi_advance.so"; ldd "$cbuild/consumer_c"
   fi
-  if ldd "$cbuild/consumer_c_static" | grep -q libmpi_advance; then
+  if grep -q libmpi_advance <<<"$(ldd "$cbuild/consumer_c_static")"; then
     fail "consumer_c_static links libmpi_advance.so dynamically"
   fi
 else
