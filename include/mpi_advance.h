@@ -31,6 +31,13 @@
 #define MPI_ADVANCE_H
 
 #include <mpi.h>
+/* Open MPI declares its own MPIX_Alltoall_init (and friends) in <mpi-ext.h>. Include it first,
+ * so that its prototypes are read before the MPIX_ -> MPIA_ names below exist, and a later
+ * #include <mpi-ext.h> (guarded) adds nothing: either order of the two headers compiles, and a
+ * translation unit that includes this one calls ours. */
+#if defined(OPEN_MPI) && OPEN_MPI && !defined(MPIA_NO_MPIX_NAMES)
+#include <mpi-ext.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +78,7 @@ typedef struct mpia_request *MPIX_Request;
 #define MPIX_Neighbor_alltoallv_init MPIA_Neighbor_alltoallv_init
 #define MPIX_Neighbor_alltoall MPIA_Neighbor_alltoall
 #define MPIX_Neighbor_alltoall_init MPIA_Neighbor_alltoall_init
+#define MPIX_Comm_set_algorithm MPIA_Comm_set_algorithm
 #endif
 
 /*
@@ -132,6 +140,17 @@ int MPIA_Test(MPIX_Request *request, int *flag, MPI_Status *status);
 /* Free an inactive request and everything it owns; sets *request to MPIX_REQUEST_NULL.
  * Freeing MPIX_REQUEST_NULL is a no-op; freeing an active request is MPI_ERR_REQUEST. */
 int MPIA_Request_free(MPIX_Request *request);
+
+/*
+ * The algorithm comm's blocking calls (and its persistent inits whose info has no
+ * "mpix_algorithm" key) use for collective ("alltoall", "alltoallv" or "neighbor_alltoallv"),
+ * in the selection syntax: it overrides the environment variable for this communicator only.
+ * NULL or "" returns to the environment's choice. Collective over comm, with the same values on
+ * every rank: an unknown collective or a bad selection on any rank is an error on every rank
+ * (MPI_ERR_ARG / MPI_ERR_INFO_VALUE), different values are MPI_ERR_ARG on every rank, and then
+ * the previous choice stays.
+ */
+int MPIA_Comm_set_algorithm(MPI_Comm comm, const char *collective, const char *selection);
 
 /*
  * The algorithm a request runs, with every parameter resolved, in the selection syntax

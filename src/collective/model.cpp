@@ -8,11 +8,9 @@
 
 namespace mpia {
 
-CostModel cost_model() {
+CostModel parse_cost_model(std::string_view text) {
   CostModel m;
-  const char* env = std::getenv("MPIX_COST_MODEL");
-  if (!env) return m;
-  std::string s(env);
+  const std::string s(text);
   std::size_t at = 0;
   while (at < s.size()) {
     std::size_t comma = s.find(',', at);
@@ -49,8 +47,7 @@ double predicted_seconds(const CostModel& m, const Selection& s, int P, std::int
   return K * m.alpha + D * bytes * m.beta + copies * m.gamma;
 }
 
-Selection choose_alltoall(int P, std::int64_t n) {
-  const CostModel m = cost_model();
+Selection choose_alltoall(const CostModel& m, int P, std::int64_t n) {
   Selection best = parse_selection(Collective::Alltoall, "linear", P, true);
   double best_t = predicted_seconds(m, best, P, n);
   for (int r = 2; r <= P; ++r) {
@@ -68,8 +65,7 @@ namespace mpia {
 // Direct exchange (a window of 8, which bounds outstanding requests and absorbs late arrivals)
 // unless the blocks are small and near-uniform and P is small enough for the P x P size
 // matrix: then the radix exchange trades messages for forwarded bytes as for alltoall.
-Selection choose_alltoallv(int P, const AlltoallvStats& st) {
-  const CostModel m = cost_model();
+Selection choose_alltoallv(const CostModel& m, int P, const AlltoallvStats& st) {
   Selection direct = parse_selection(Collective::Alltoallv, "multipair_waitany", P, true);
   if (st.rank_messages <= direct.values[0])
     direct = parse_selection(Collective::Alltoallv, "linear", P, true);

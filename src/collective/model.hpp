@@ -7,6 +7,7 @@
 #include "collective/registry.hpp"
 
 #include <cstdint>
+#include <string_view>
 
 namespace mpia {
 
@@ -17,13 +18,14 @@ struct CostModel {
   double gamma = 5.0e-11;        // seconds per byte of local packing / copying
 };
 
-// Defaults, overridden by MPIX_COST_MODEL="alpha=..,alpha_overlap=..,beta=..,gamma=..".
-CostModel cost_model();
+// The defaults, overridden by text of the form "alpha=..,alpha_overlap=..,beta=..,gamma=.." (the
+// value of MPIX_COST_MODEL; unknown keys and bad values are reported on stderr and ignored).
+CostModel parse_cost_model(std::string_view text);
 
 double predicted_seconds(const CostModel& m, const Selection& s, int nranks,
                          std::int64_t block_bytes);
 
-Selection choose_alltoall(int nranks, std::int64_t block_bytes);
+Selection choose_alltoall(const CostModel& m, int nranks, std::int64_t block_bytes);
 
 // Alltoallv statistics, each the maximum over ranks (the slowest rank sets the pace).
 struct AlltoallvStats {
@@ -31,6 +33,6 @@ struct AlltoallvStats {
   std::int64_t rank_bytes = 0;    // most bytes one rank sends
   std::int64_t rank_messages = 0; // most non-empty blocks one rank sends
 };
-Selection choose_alltoallv(int nranks, const AlltoallvStats& stats);
+Selection choose_alltoallv(const CostModel& m, int nranks, const AlltoallvStats& stats);
 
 }  // namespace mpia

@@ -102,7 +102,8 @@ Selection parse_selection(Collective c, std::string_view text, const ExtentOf& e
   return sel;
 }
 
-Selection select_algorithm(Collective c, MPI_Info info, const ExtentOf& nranks) {
+Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
+                           const ExtentOf& nranks) {
   if (info != MPI_INFO_NULL) {
     int len = 0, flag = 0;
     MPIA_CHECK(MPI_Info_get_valuelen(info, "mpix_algorithm", &len, &flag));
@@ -113,9 +114,9 @@ Selection select_algorithm(Collective c, MPI_Info info, const ExtentOf& nranks) 
       return parse_selection(c, value, nranks, true);
     }
   }
-  if (const char* env = std::getenv(collective_env(c)); env && *env) {
+  if (!fallback.empty()) {
     try {
-      return parse_selection(c, env, nranks, false);
+      return parse_selection(c, fallback, nranks, false);
     } catch (const Error& e) {
       warn_once(std::string(e.what()) + " (from " + collective_env(c) + "; using auto)");
     }

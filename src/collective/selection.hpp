@@ -1,7 +1,8 @@
 // Algorithm selection: name[:key=value[,key=value...]] from the per-call MPI_Info key
-// "mpix_algorithm" (strict: a bad value is MPI_ERR_INFO_VALUE), else from the collective's
+// "mpix_algorithm" (strict: a bad value is MPI_ERR_INFO_VALUE), else from the communicator's
+// default -- set with MPIX_Comm_set_algorithm (checked strictly when set), or the collective's
 // environment variable (lenient: a bad value is reported once on stderr and "auto" runs; an
-// out-of-range parameter is clamped to this communicator's range, with a note), else "auto".
+// out-of-range parameter is clamped to this communicator's range, with a note) -- else "auto".
 #pragma once
 
 #include "collective/registry.hpp"
@@ -9,6 +10,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace mpia {
@@ -23,7 +25,9 @@ Selection parse_selection(Collective c, std::string_view text, const Extent& ext
 using ExtentOf = std::function<Extent(const AlgorithmSpec&)>;
 Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent, bool strict);
 
-// Per-call info, then environment, then auto (still unresolved: kind Auto).
-Selection select_algorithm(Collective c, MPI_Info info, const ExtentOf& extent);
+// Per-call info, then fallback (the communicator's default text, "" for none; lenient), then
+// auto (still unresolved: kind Auto).
+Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
+                           const ExtentOf& extent);
 
 }  // namespace mpia

@@ -1,16 +1,17 @@
 // Locality of a communicator: node of every rank (MPI_Comm_split_type, or the MPIX_LOCALITY
 // override), and below the node the package and NUMA domain of every rank's CPU binding
-// (hwloc). Computed once per communicator and cached in its CommState.
+// (hwloc). Computed once per communicator by the operation layer, which caches it; this module
+// knows nothing of that layer (it is handed the way to wait).
 #pragma once
 
 #include "locality/node_map.hpp"
+
+#include <mpi.h>
 
 #include <string>
 #include <vector>
 
 namespace mpia {
-
-struct CommState;
 
 struct Locality {
   NodeMap map;
@@ -18,12 +19,15 @@ struct Locality {
   std::string source;                    // "MPIX_LOCALITY" or "MPI_Comm_split_type"
 };
 
-// Collective over the communicator the first time (one allgather; an MPI_Comm_split_type
-// without the override), then cached. A malformed MPIX_LOCALITY throws MPI_ERR_ARG on every
-// rank before any communication.
-const Locality& comm_locality(CommState& state);
+// How the caller waits for a nonblocking MPI request (it may have other work to drive
+// meanwhile); throws on failure.
+using CompleteRequest = void (*)(MPI_Request& request, const char* what);
 
-// The cached locality, or nullptr if nothing has needed it yet (local).
-const Locality* cached_locality(const CommState& state);
+// Collective over comm (rank and size given): one allgather, plus MPI_Comm_split_type when
+// spec (the value of MPIX_LOCALITY) is empty. A malformed spec throws MPI_ERR_ARG on every
+// rank before any communication. Every wait goes through complete; the blocking split is
+// entered only after a nonblocking barrier has completed.
+Locality compute_locality(MPI_Comm comm, int rank, int size, const std::string& spec,
+                          CompleteRequest complete);
 
 }  // namespace mpia

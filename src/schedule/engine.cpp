@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace mpia {
 
@@ -33,23 +35,64 @@ MPI_Datatype single_base(MPI_Datatype t, int& combiner) {
 // basic types (struct {char; double}) with MPI_ERR_TRUNCATE when the message was sent as
 // contiguous bytes and is larger than about 8 KB; the same transfer between two derived types,
 // or into a vector of doubles, works, and Open MPI gets all of them right. Our schedules send
-// staged and scratch data as MPI_PACKED, so under MPICH a receive that touches a derived-type
-// region lands in staging and is unpacked by MPI_Unpack after it completes: one copy more,
-// which MPICH's own receive of a non-contiguous type makes anyway. Found by the neighbor
-// locality tests; reproduced standalone with MPI_Send/MPI_Recv; covered by
+// staged and scratch data as MPI_PACKED, so where the bug may be, a receive that touches a
+// derived-type region lands in staging and is unpacked by MPI_Unpack after it completes: one
+// copy more, which MPICH's own receive of a non-contiguous type makes anyway. Found by the
+// neighbor locality tests; reproduced standalone with MPI_Send/MPI_Recv between two processes
+// (not with a message to self, so it cannot be probed locally); covered by
 // AlltoallEdge.LargeDerivedBlocks in test/mpi/test_alltoall.cpp.
-#if defined(MPICH_VERSION)
-constexpr bool kStageDerivedReceives = true;
-#else
-constexpr bool kStageDerivedReceives = false;
-#endif
+//
+// Where: MPICH itself (its library version string starts "MPICH Version:"; derivatives such as
+// Intel MPI, MVAPICH or Cray MPICH say otherwise and are not affected by this choice) from 3.4,
+// the first release on yaksa, through 4.0.x, where it was seen. Decided from the library that
+// runs, not the headers we were compiled with.
+// Bytes travel as MPI_PACKED: a message sent with any type may be received as MPI_PACKED and
+// packed data may be received with any type of the same signature, so raw bytes on one side
+// and the user's datatype on the other is legal MPI. Beyond INT_MAX bytes, a derived type of
+// 1 GiB chunks keeps the count an int; the types it creates are appended to owned.
+MPI_Datatype packed_type(std::int64_t bytes, int& count, std::vector<MPI_Datatype>& owned) {
+  if (bytes <= INT_MAX) {
+    count = int(bytes);
+    return MPI_PACKED;
+  }
+  const std::int64_t chunk = std::int64_t(1) << 30;
+  MPI_Datatype gib, whole;
+  MPIA_CHECK(MPI_Type_contiguous(int(chunk), MPI_PACKED, &gib));
+  owned.push_back(gib);
+  const int n = int(bytes / chunk), rest = int(bytes % chunk);
+  int lens[2] = {n, rest};
+  MPI_Aint displs[2] = {0, MPI_Aint(n) * MPI_Aint(chunk)};
+  MPI_Datatype types[2] = {gib, MPI_PACKED};
+  MPIA_CHECK(MPI_Type_create_struct(rest > 0 ? 2 : 1, lens, displs, types, &whole));
+  owned.push_back(whole);
+  MPIA_CHECK(MPI_Type_commit(&whole));
+  count = 1;
+  return whole;
+}
+
+bool stage_derived_receives() {
+  static const bool on = [] {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(text, &len) != MPI_SUCCESS) return false;
+    const std::string v(text, std::size_t(len));
+    const std::string key = "MPICH Version:";
+    if (v.compare(0, key.size(), key) != 0) return false;
+    std::size_t at = key.size();
+    while (at < v.size() && (v[at] == ' ' || v[at] == '\t')) ++at;
+    int major = 0, minor = 0;
+    if (std::sscanf(v.c_str() + at, "%d.%d", &major, &minor) != 2) return false;
+    const int version = major * 100 + minor;
+    return version >= 304 && version < 401;
+  }();
+  return on;
+}
 
 }  // namespace
 
 bool is_dense(MPI_Datatype t) {
-  int size;
+  const std::int64_t size = type_size(t);
   MPI_Aint lb, extent, tlb, textent;
-  MPIA_CHECK(MPI_Type_size(t, &size));
   MPIA_CHECK(MPI_Type_get_extent(t, &lb, &extent));
   MPIA_CHECK(MPI_Type_get_true_extent(t, &tlb, &textent));
   if (MPI_Aint(size) != extent || extent != textent || lb != tlb) return false;
@@ -65,7 +108,15 @@ bool is_dense(MPI_Datatype t) {
 }
 
 LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
-    : policy_(s.policy), lowering_(s.lowering), send_(b.send), recv_(b.recv), comm_(b.comm), tag_(b.tag) {
+    : policy_(s.policy),
+      lowering_(s.lowering),
+      send_(b.send),
+      recv_(b.recv),
+      comm_(b.comm),
+      tag_(b.tag),
+      errors_(b.errors) {
+  if (!errors_) fail(MPI_ERR_INTERN, "mpi-advance: schedule lowered without an error record");
+  MPIA_CHECK(MPI_Comm_rank(comm_, &me_));
   try {
     if (s.scratch_bytes > 0) scratch_.reset(new char[s.scratch_bytes]);
     // Staging: sized in a first pass so that regions can point into one allocation.
@@ -112,6 +163,8 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
     std::size_t slots = policy_.window > 0 ? std::min<std::size_t>(policy_.window, widest) : widest;
     window_.assign(2 * slots, MPI_REQUEST_NULL);
     pending_.assign(slots, 0);
+    indices_.assign(2 * slots, 0);
+    statuses_.resize(2 * slots);
   } catch (...) {
     free_all();
     throw;
@@ -170,34 +223,14 @@ std::vector<LoweredSchedule::Region> LoweredSchedule::regions(const std::vector<
 // kStageDerivedReceives) a receive into any derived-type region.
 bool LoweredSchedule::staged(const std::vector<Region>& rs, bool is_send) const {
   if (rs.size() > 1 && lowering_ == Lowering::Pack) return true;
-  if (!is_send && kStageDerivedReceives)
+  if (!is_send && stage_derived_receives())
     for (const Region& r : rs)
       if (!r.dense) return true;
   return false;
 }
 
-// Bytes travel as MPI_PACKED: a message sent with any type may be received as MPI_PACKED and
-// packed data may be received with any type of the same signature, so raw bytes on one side
-// and the user's datatype on the other is legal MPI. Beyond INT_MAX bytes, a derived type of
-// 1 GiB chunks keeps the count an int.
 MPI_Datatype LoweredSchedule::byte_type(std::int64_t bytes, int& count) {
-  if (bytes <= INT_MAX) {
-    count = int(bytes);
-    return MPI_PACKED;
-  }
-  const std::int64_t chunk = std::int64_t(1) << 30;
-  MPI_Datatype gib, whole;
-  MPIA_CHECK(MPI_Type_contiguous(int(chunk), MPI_PACKED, &gib));
-  owned_types_.push_back(gib);
-  const int n = int(bytes / chunk), rest = int(bytes % chunk);
-  int lens[2] = {n, rest};
-  MPI_Aint displs[2] = {0, MPI_Aint(n) * MPI_Aint(chunk)};
-  MPI_Datatype types[2] = {gib, MPI_PACKED};
-  MPIA_CHECK(MPI_Type_create_struct(rest > 0 ? 2 : 1, lens, displs, types, &whole));
-  owned_types_.push_back(whole);
-  MPIA_CHECK(MPI_Type_commit(&whole));
-  count = 1;
-  return whole;
+  return packed_type(bytes, count, owned_types_);
 }
 
 void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRound& round,
@@ -266,33 +299,40 @@ void LoweredSchedule::run(const std::vector<LocalStep>& steps) {
       std::memcpy(s.to.addr, s.from.addr, std::size_t(s.from.bytes));
       continue;
     }
-    if (s.from.bytes <= INT_MAX) {
-      const int n = int(s.from.bytes);
-      int pos = 0;
-      if (s.from.dense) {
-        MPIA_CHECK(MPI_Unpack(s.from.addr, n, &pos, s.to.addr, s.to.count, s.to.type, comm_));
-      } else if (s.to.dense) {
-        MPIA_CHECK(MPI_Pack(s.from.addr, s.from.count, s.from.type, s.to.addr, n, &pos, comm_));
-      } else {
-        MPIA_CHECK(MPI_Pack(s.from.addr, s.from.count, s.from.type, bounce_.get(), n, &pos, comm_));
-        pos = 0;
-        MPIA_CHECK(MPI_Unpack(bounce_.get(), n, &pos, s.to.addr, s.to.count, s.to.type, comm_));
-      }
-    } else {
+    if (s.from.bytes > INT_MAX) {
       run_large(s);
+      continue;
+    }
+    const int n = int(s.from.bytes);
+    int pos = 0;
+    if (s.from.dense) {
+      errors_->note(MPI_Unpack(s.from.addr, n, &pos, s.to.addr, s.to.count, s.to.type, comm_),
+                    "MPI_Unpack");
+    } else if (s.to.dense) {
+      errors_->note(MPI_Pack(s.from.addr, s.from.count, s.from.type, s.to.addr, n, &pos, comm_),
+                    "MPI_Pack");
+    } else if (errors_->note(MPI_Pack(s.from.addr, s.from.count, s.from.type, bounce_.get(), n,
+                                      &pos, comm_),
+                             "MPI_Pack")) {
+      pos = 0;
+      errors_->note(MPI_Unpack(bounce_.get(), n, &pos, s.to.addr, s.to.count, s.to.type, comm_),
+                    "MPI_Unpack");
     }
   }
 }
 
 // A typed block above 2 GiB: MPI_Pack and MPI_Unpack take int sizes, so move it in runs of
 // whole elements below that. (Typed on both ends: through the bounce buffer, which is as
-// large as the block, packed in runs of the source's elements, unpacked in the target's.)
+// large as the block, packed in runs of the source's elements, unpacked in the target's.) An
+// element above 2 GiB cannot be packed at all: such a block moves as one message to self.
 void LoweredSchedule::run_large(const LocalStep& s) {
+  for (const Region* typed : {&s.from, &s.to})
+    if (!typed->dense && s.from.bytes / std::max(typed->count, 1) > INT_MAX) return run_self(s);
   auto in_runs = [&](const Region& typed, auto&& move) {
     const std::int64_t elem = s.from.bytes / std::max(typed.count, 1);
-    if (elem > INT_MAX) fail(MPI_ERR_COUNT, "mpi-advance: one datatype element above 2 GiB");
     MPI_Aint lb, extent;
-    MPIA_CHECK(MPI_Type_get_extent(typed.type, &lb, &extent));
+    if (!errors_->note(MPI_Type_get_extent(typed.type, &lb, &extent), "MPI_Type_get_extent"))
+      return;
     const std::int64_t per_run = INT_MAX / std::max<std::int64_t>(elem, 1);
     for (std::int64_t done = 0; done < typed.count;) {
       const int k = int(std::min<std::int64_t>(per_run, typed.count - done));
@@ -304,19 +344,37 @@ void LoweredSchedule::run_large(const LocalStep& s) {
   if (!s.from.dense)
     in_runs(s.from, [&](char* at, int k, std::int64_t offset, int n) {
       int pos = 0;
-      MPIA_CHECK(MPI_Pack(at, k, s.from.type, packed + offset, n, &pos, comm_));
+      errors_->note(MPI_Pack(at, k, s.from.type, packed + offset, n, &pos, comm_), "MPI_Pack");
     });
   if (!s.to.dense)
     in_runs(s.to, [&](char* at, int k, std::int64_t offset, int n) {
       int pos = 0;
-      MPIA_CHECK(MPI_Unpack(packed + offset, n, &pos, at, k, s.to.type, comm_));
+      errors_->note(MPI_Unpack(packed + offset, n, &pos, at, k, s.to.type, comm_), "MPI_Unpack");
     });
 }
 
-void LoweredSchedule::start() {
+// Moves a local step as one message from this rank to itself on the plan's tag (schedules never
+// send to self, so nothing else can match it): MPI's datatype engine handles any size.
+void LoweredSchedule::run_self(const LocalStep& s) {
+  std::vector<MPI_Datatype> made;  // the rare path of a >2 GiB element may allocate
+  try {
+    int scount = s.from.count, rcount = s.to.count;
+    MPI_Datatype stype = s.from.dense ? packed_type(s.from.bytes, scount, made) : s.from.type;
+    MPI_Datatype rtype = s.to.dense ? packed_type(s.to.bytes, rcount, made) : s.to.type;
+    errors_->note(MPI_Sendrecv(s.from.addr, scount, stype, me_, tag_, s.to.addr, rcount, rtype,
+                               me_, tag_, comm_, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+  } catch (const Error& e) {
+    errors_->note(e);
+  }
+  for (MPI_Datatype& t : made) MPI_Type_free(&t);
+}
+
+bool LoweredSchedule::start() {
   round_ = 0;
   active_ = true;
   enter_round();
+  return !active_;
 }
 
 void LoweredSchedule::enter_round() {
@@ -335,7 +393,8 @@ void LoweredSchedule::enter_round() {
   active_ = false;
 }
 
-// Puts the next exchanges that have anything to move into a free window slot.
+// Puts the next exchanges that have anything to move into a free window slot. A request MPI
+// refuses to start is recorded and counted as complete.
 void LoweredSchedule::fill(std::size_t slot) {
   LoweredRound& r = rounds_[round_];
   while (next_ < r.send.size()) {
@@ -347,8 +406,10 @@ void LoweredSchedule::fill(std::size_t slot) {
     for (std::size_t k : {std::size_t(1), std::size_t(0)}) {
       MPI_Request& q = window_[2 * slot + k];
       if (q == MPI_REQUEST_NULL) continue;
-      MPIA_CHECK(MPI_Start(&q));
-      ++pending_[slot];
+      if (errors_->note(MPI_Start(&q), "MPI_Start"))
+        ++pending_[slot];
+      else
+        q = MPI_REQUEST_NULL;
     }
     if (pending_[slot] > 0) {
       ++inflight_;
@@ -362,42 +423,78 @@ void LoweredSchedule::fill_window() {
     if (pending_[s] == 0) fill(s);
 }
 
+// Window entry index has completed (successfully or not).
+void LoweredSchedule::complete(int index) {
+  window_[std::size_t(index)] = MPI_REQUEST_NULL;  // persistent: the handle stays in rounds_
+  const std::size_t slot = std::size_t(index) / 2;
+  if (--pending_[slot] == 0) {
+    --inflight_;
+    // Waitall refills only once the whole window is done; the others refill the slot.
+    if (policy_.completion != Completion::Waitall) fill(slot);
+  }
+}
+
+// The completion call itself failed (not one of its requests): MPI gives no way to know which
+// requests are still posted, so the execution stops tracking the window. Only for errors that
+// are MPI's or ours, never the user's data.
+void LoweredSchedule::abandon_window() {
+  std::fill(window_.begin(), window_.end(), MPI_REQUEST_NULL);
+  std::fill(pending_.begin(), pending_.end(), 0);
+  inflight_ = 0;
+  next_ = rounds_[round_].send.size();
+}
+
 // Completes at least one request (or, without block, as many as are done now) and refills the
-// window per the policy. Returns false when nothing completed.
+// window per the policy. Returns false when nothing completed. The real class of a failed
+// request comes back from MPI_Waitany/Testany's return code or from its status.
 bool LoweredSchedule::complete_some(bool block) {
   const int n = int(window_.size());
   if (policy_.completion == Completion::Waitall) {
-    if (block) {
-      MPIA_CHECK(MPI_Waitall(n, window_.data(), MPI_STATUSES_IGNORE));
-    } else {
-      int flag = 0;
-      MPIA_CHECK(MPI_Testall(n, window_.data(), &flag, MPI_STATUSES_IGNORE));
-      if (!flag) return false;
+    int count = 0;
+    const int rc = block ? MPI_Waitsome(n, window_.data(), &count, indices_.data(), statuses_.data())
+                         : MPI_Testsome(n, window_.data(), &count, indices_.data(), statuses_.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+      errors_->note(rc, block ? "MPI_Waitsome" : "MPI_Testsome");
+      abandon_window();
+      return true;
     }
-    std::fill(window_.begin(), window_.end(), MPI_REQUEST_NULL);
-    std::fill(pending_.begin(), pending_.end(), 0);
-    inflight_ = 0;
-    fill_window();
-    return true;
+    if (count == MPI_UNDEFINED) {  // nothing active: cannot happen while inflight_ > 0
+      errors_->note(MPI_ERR_INTERN, "the engine's window");
+      abandon_window();
+      return true;
+    }
+    for (int k = 0; k < count; ++k) {
+      if (rc == MPI_ERR_IN_STATUS) errors_->note(statuses_[k].MPI_ERROR, "a transfer");
+      complete(indices_[k]);
+    }
+    if (inflight_ == 0) fill_window();
+    return count > 0;
   }
-  int index = MPI_UNDEFINED, flag = 0;
+  int index = MPI_UNDEFINED, flag = 0, rc = MPI_SUCCESS;
   if (policy_.completion == Completion::Waitany && block) {
-    MPIA_CHECK(MPI_Waitany(n, window_.data(), &index, MPI_STATUS_IGNORE));
+    rc = MPI_Waitany(n, window_.data(), &index, MPI_STATUS_IGNORE);
     flag = 1;
   } else {
     // Testany never blocks inside MPI: with block it polls until something completes.
     do {
-      MPIA_CHECK(MPI_Testany(n, window_.data(), &index, &flag, MPI_STATUS_IGNORE));
-    } while (block && !flag);
-    if (!flag) return false;
+      rc = MPI_Testany(n, window_.data(), &index, &flag, MPI_STATUS_IGNORE);
+    } while (rc == MPI_SUCCESS && block && !flag);
   }
-  if (index == MPI_UNDEFINED) fail(MPI_ERR_INTERN, "mpi-advance: engine lost track of requests");
-  window_[index] = MPI_REQUEST_NULL;  // persistent: the handle stays valid in rounds_
-  const std::size_t slot = std::size_t(index) / 2;
-  if (--pending_[slot] == 0) {
-    --inflight_;
-    fill(slot);
+  if (rc != MPI_SUCCESS) {
+    errors_->note(rc, "a transfer");
+    if (index == MPI_UNDEFINED || index < 0 || index >= n) {
+      abandon_window();
+      return true;
+    }
+    flag = 1;
   }
+  if (!flag) return false;
+  if (index == MPI_UNDEFINED) {
+    errors_->note(MPI_ERR_INTERN, "the engine's window");
+    abandon_window();
+    return true;
+  }
+  complete(index);
   return true;
 }
 

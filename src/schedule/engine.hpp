@@ -2,9 +2,16 @@
 // (persistent send/receive requests; pack/unpack steps or one derived datatype per transfer;
 // committed at lowering time) and then executes it any number of times under the schedule's
 // progress policy. Start allocates nothing and creates nothing.
+//
+// Errors while executing (a truncated receive, a failed pack) never stop an execution: the
+// first is recorded in the StickyError the schedule was bound to, and the schedule runs to its
+// end, so that every request it posted completes (none is ever freed while posted) and no
+// peer waits for a message this rank gave up on -- what MPICH's scheduled collectives do. The
+// request then reports the error from its own Wait/Test, with its real class.
 #pragma once
 
 #include "schedule/schedule.hpp"
+#include "util/error.hpp"
 
 #include <mpi.h>
 
@@ -33,6 +40,7 @@ struct Bindings {
   BlockBuffer send, recv;
   MPI_Comm comm = MPI_COMM_NULL;  // the library's private communicator
   int tag = 0;
+  StickyError* errors = nullptr;  // where execution errors go (required)
 };
 
 class LoweredSchedule {
@@ -42,9 +50,10 @@ class LoweredSchedule {
   LoweredSchedule(const LoweredSchedule&) = delete;
   LoweredSchedule& operator=(const LoweredSchedule&) = delete;
 
-  void start();
+  // Starts an execution; returns whether it is already complete (nothing to wait for).
+  bool start();
   // Advances the execution; with block, does not return before it is complete. Returns whether
-  // it is complete.
+  // it is complete. Never throws: errors go to the bound StickyError.
   bool progress(bool block);
   bool active() const { return active_; }
 
@@ -69,6 +78,7 @@ class LoweredSchedule {
   std::vector<Region> regions(const std::vector<Piece>& pieces) const;
   bool staged(const std::vector<Region>& rs, bool is_send) const;
   void run_large(const LocalStep& s);
+  void run_self(const LocalStep& s);
   void lower_transfer(const Transfer& t, bool is_send, LoweredRound& round,
                       std::int64_t& staging_at);
   MPI_Datatype byte_type(std::int64_t bytes, int& count);
@@ -77,6 +87,8 @@ class LoweredSchedule {
   void fill(std::size_t slot);
   void fill_window();
   bool complete_some(bool block);
+  void complete(int index);
+  void abandon_window();
   void free_all() noexcept;
 
   Policy policy_;
@@ -84,6 +96,8 @@ class LoweredSchedule {
   BlockBuffer send_, recv_;
   MPI_Comm comm_;
   int tag_;
+  int me_ = 0;  // rank in comm_
+  StickyError* errors_;
   std::unique_ptr<char[]> scratch_, staging_, bounce_;
   std::int64_t bounce_bytes_ = 0;
   std::vector<LoweredRound> rounds_;
@@ -94,6 +108,8 @@ class LoweredSchedule {
   std::size_t round_ = 0, next_ = 0, inflight_ = 0;
   std::vector<MPI_Request> window_;  // 2 per slot: send, receive
   std::vector<int> pending_;         // per slot: requests still to complete
+  std::vector<int> indices_;         // for MPI_Waitsome / MPI_Testsome
+  std::vector<MPI_Status> statuses_;
 };
 
 }  // namespace mpia

@@ -44,17 +44,17 @@ TEST(Selection, EnvironmentStyleClampsRange) {
 TEST(Model, AutoPicksARunnableAlgorithm) {
   for (int P : {1, 2, 3, 16, 1024}) {
     for (std::int64_t n : {0, 8, 1 << 20}) {
-      Selection s = choose_alltoall(P, n);
+      Selection s = choose_alltoall(CostModel{}, P, n);
       ASSERT_NE(s.algorithm, nullptr);
       EXPECT_EQ(s.algorithm->kind, AlgorithmKind::Scheduled) << s.to_string();
     }
   }
   // Latency-bound at scale: a logarithmic radix beats P-1 messages.
-  Selection small = choose_alltoall(4096, 8);
+  Selection small = choose_alltoall(CostModel{}, 4096, 8);
   EXPECT_EQ(std::string(small.algorithm->name), "tra");
   EXPECT_LT(small.value("radix"), 64);
   // Bandwidth-bound: direct exchange.
-  EXPECT_EQ(std::string(choose_alltoall(64, 1 << 20).algorithm->name), "linear");
+  EXPECT_EQ(std::string(choose_alltoall(CostModel{}, 64, 1 << 20).algorithm->name), "linear");
 }
 
 }  // namespace

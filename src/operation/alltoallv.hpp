@@ -1,10 +1,10 @@
-// MPIX_Alltoallv / MPIX_Alltoallv_init: argument checks and building the operation.
+// MPIX_Alltoallv / MPIX_Alltoallv_init: argument checks, agreement and building the operation.
 #pragma once
 
 #include "collective/model.hpp"
 #include "collective/registry.hpp"
-#include "persistent/comm_state.hpp"
-#include "persistent/request.hpp"
+#include "operation/comm_state.hpp"
+#include "operation/operation.hpp"
 
 #include <mpi.h>
 
@@ -23,6 +23,10 @@ struct AlltoallvArgs {
   const int* recvcounts = nullptr;
   const int* rdispls = nullptr;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+  // MPIX_Neighbor_alltoall (the regular form, carried as the v form): its counts, so that
+  // "system" calls MPI_Neighbor_alltoall itself.
+  bool regular = false;
+  int sendcount = 0, recvcount = 0;
   bool in_place() const { return sendbuf == MPI_IN_PLACE; }
 };
 
@@ -33,23 +37,16 @@ struct AlltoallvSizes {
 };
 
 // Checks one side's n blocks (counts, displacements, type, buffer) and gives their packed
-// bytes. The arrays may be NULL when n is 0.
+// bytes. The arrays may be NULL when n is 0. Displacements may be negative (a base pointer at
+// the end of the buffer is legal MPI). comm: see check_type.
 void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type,
-                  int n, const char* side, std::vector<std::int64_t>& bytes);
+                  int n, const char* side, std::vector<std::int64_t>& bytes, MPI_Comm comm);
 
-// Local argument checks (throw mpia::Error).
-AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int nranks);
+std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
+                                          bool request_given);
+void alltoallv_blocking(CommState& st, const AlltoallvArgs& a);
 
-// The statistics every rank agrees on (one MPI_MAX allreduce on the private communicator).
-AlltoallvStats agree_stats(const AlltoallvSizes& sizes, MPI_Comm comm);
-
-// The P x P matrix of packed sizes for forwarding algorithms (one allgather).
-std::vector<std::int64_t> gather_matrix(const AlltoallvSizes& sizes, MPI_Comm comm, int nranks);
-
-std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selection& sel,
-                                          CommState& state, int tag, AlltoallvSizes sizes);
-
-// The system's own alltoallv (api/system_backend.cpp); copies the count and displacement arrays.
+// The system's own alltoallv (system.cpp); copies the count and displacement arrays.
 std::unique_ptr<Operation> make_system_alltoallv(const AlltoallvArgs& a, int nranks,
                                                  std::shared_ptr<PrivateComm> comm);
 

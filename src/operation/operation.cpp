@@ -1,10 +1,9 @@
-#include "persistent/request.hpp"
+#include "operation/operation.hpp"
 
 #include "util/error.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 namespace mpia {
 
@@ -22,90 +21,6 @@ Traffic traffic_of(const Schedule& schedule, int me, const NodeMap* nodes) {
         ++t.internode_messages, t.internode_bytes += b;
     }
   return t;
-}
-
-namespace {
-std::mutex g_mutex;             // guards the list (requests may be used from several threads)
-Operation* g_head = nullptr;    // started and not yet completed
-}  // namespace
-
-void Operation::link() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  prev_ = nullptr;
-  next_ = g_head;
-  if (g_head) g_head->prev_ = this;
-  g_head = this;
-}
-
-void Operation::unlink() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (!active_) return;
-  active_ = false;
-  if (prev_) prev_->next_ = next_;
-  else g_head = next_;
-  if (next_) next_->prev_ = prev_;
-  prev_ = next_ = nullptr;
-}
-
-Operation::~Operation() { unlink(); }
-
-void Operation::start() {
-  do_start();
-  active_ = true;
-  link();
-}
-
-void Operation::progress_all() {
-  Operation* op;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    op = g_head;
-  }
-  while (op) {
-    Operation* next;
-    {
-      std::lock_guard<std::mutex> lock(g_mutex);
-      next = op->next_;
-    }
-    // A failed execution cannot be resumed: take it off the list so that it does not fail
-    // every later wait on other requests too.
-    bool done;
-    try {
-      done = op->do_progress(false);
-    } catch (...) {
-      op->unlink();
-      throw;
-    }
-    if (done) op->unlink();
-    op = next;
-  }
-}
-
-void Operation::wait() {
-  if (!active_) return;
-  bool alone;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    alone = g_head == this && next_ == nullptr;
-  }
-  if (!alone) {
-    while (active_) progress_all();
-    return;
-  }
-  // Nothing else to keep moving: let MPI block (and yield) inside its own wait calls. A failed
-  // execution cannot be resumed; the request becomes inactive so that it can be freed.
-  try {
-    do_progress(true);
-  } catch (...) {
-    unlink();
-    throw;
-  }
-  unlink();
-}
-
-bool Operation::test() {
-  if (active_) progress_all();
-  return !active_;
 }
 
 TypeHandle::TypeHandle(MPI_Datatype user) { MPIA_CHECK(MPI_Type_dup(user, &type_)); }
@@ -132,9 +47,8 @@ BlockBuffer ScheduledOperation::bind(const void* base, const int* counts, const 
   BlockBuffer b;
   b.base = static_cast<char*>(const_cast<void*>(base));
   b.type = types_[ntypes_++]->get();
-  int size;
+  const std::int64_t size = type_size(type);
   MPI_Aint lb, extent, tlb, textent;
-  MPIA_CHECK(MPI_Type_size(type, &size));
   MPIA_CHECK(MPI_Type_get_extent(type, &lb, &extent));
   MPIA_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
   b.dense = is_dense(type);
@@ -144,7 +58,7 @@ BlockBuffer ScheduledOperation::bind(const void* base, const int* counts, const 
   b.bytes.resize(nblocks);
   for (int i = 0; i < nblocks; ++i) {
     b.displacement[i] = displs[i] * extent;  // MPI_Aint: 64-bit offsets
-    b.bytes[i] = std::int64_t(counts[i]) * size;
+    b.bytes[i] = counts[i] * size;
   }
   return b;
 }
@@ -181,12 +95,13 @@ void ScheduledOperation::lower(const Schedule& schedule, const BlockBuffer& send
   b.recv = recv;
   b.comm = comm_->get();
   b.tag = tag;
+  b.errors = &errors_;
   lowered_ = std::make_unique<LoweredSchedule>(schedule, b);
 }
 
-void ScheduledOperation::do_start() {
+bool ScheduledOperation::do_start() {
   if (shadow_bytes_ > 0) std::memcpy(shadow_.get(), shadow_source_, shadow_bytes_);
-  lowered_->start();
+  return lowered_->start();
 }
 
 bool ScheduledOperation::do_progress(bool block) { return lowered_->progress(block); }

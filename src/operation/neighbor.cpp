@@ -1,6 +1,8 @@
-#include "collective/neighbor/neighbor.hpp"
+#include "operation/neighbor.hpp"
 
 #include "locality/locality.hpp"
+#include "operation/common.hpp"
+#include "operation/settings.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -67,16 +69,34 @@ NeighborTopology neighbor_topology(MPI_Comm comm) {
   return t;
 }
 
+const NeighborTopology& comm_topology(CommState& st) {
+  if (!st.topology) st.topology = std::make_unique<NeighborTopology>(neighbor_topology(st.user));
+  return *st.topology;
+}
+
+namespace {
+
+// The persistent auto: node-aware aggregation pays when messages are small enough for their
+// count (latency) to dominate and the communicator spans several nodes.
+constexpr std::int64_t kNeighborLocalityMaxBytes = 16384;
+
+// Local argument checks; fills the packed bytes per block.
 void check_neighbor(const AlltoallvArgs& a, const NeighborTopology& t,
-                    std::vector<std::int64_t>& send_bytes, std::vector<std::int64_t>& recv_bytes) {
+                    std::vector<std::int64_t>& send_bytes, std::vector<std::int64_t>& recv_bytes,
+                    MPI_Comm comm) {
   if (a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE)
     fail(MPI_ERR_BUFFER, "mpi-advance: MPI_IN_PLACE is not allowed in neighborhood collectives");
   check_blocks(a.recvbuf, a.recvcounts, a.rdispls, a.recvtype, int(t.sources.size()), "recv",
-               recv_bytes);
+               recv_bytes, comm);
   check_blocks(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, int(t.destinations.size()),
-               "send", send_bytes);
+               "send", send_bytes, comm);
 }
 
+// Sends every out-edge's byte count along the edge (point-to-point on comm, posted in key
+// order like the data, so degenerate Cartesian dimensions pair up correctly) and compares
+// what arrives with this rank's receive sizes. Returns the first mismatch as an error message
+// (empty when all agree). Collective over the topology's edges; waits while driving running
+// operations.
 std::string check_edge_sizes(const NeighborTopology& t, const std::vector<std::int64_t>& send_bytes,
                              const std::vector<std::int64_t>& recv_bytes, MPI_Comm comm, int tag) {
   NeighborShape s;
@@ -102,7 +122,7 @@ std::string check_edge_sizes(const NeighborTopology& t, const std::vector<std::i
                            comm, &reqs.back()));
     }
   }
-  MPIA_CHECK(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  for (MPI_Request& r : reqs) complete(r, "the edge size exchange");
   for (std::size_t j = 0; j < t.sources.size(); ++j)
     if (t.sources[j] != MPI_PROC_NULL && got[j] != recv_bytes[j])
       return "mpi-advance: rank " + std::to_string(t.sources[j]) + " sends " +
@@ -134,7 +154,9 @@ std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection
     const MPI_Comm comm = state.comm->get();
     int n = int(mine.size());
     std::vector<int> counts(state.size), displs(state.size);
-    MPIA_CHECK(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm));
+    MPI_Request r;
+    MPIA_CHECK(MPI_Iallgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm, &r));
+    complete(r, "MPI_Iallgather (edges)");
     std::int64_t total = 0;
     for (int r = 0; r < state.size; ++r) {
       if (total > std::int64_t(1) << 30)
@@ -142,8 +164,9 @@ std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection
       displs[r] = int(total), total += counts[r];
     }
     std::vector<std::int64_t> all(static_cast<std::size_t>(total));
-    MPIA_CHECK(MPI_Allgatherv(mine.data(), n, MPI_INT64_T, all.data(), counts.data(),
-                              displs.data(), MPI_INT64_T, comm));
+    MPIA_CHECK(MPI_Iallgatherv(mine.data(), n, MPI_INT64_T, all.data(), counts.data(),
+                               displs.data(), MPI_INT64_T, comm, &r));
+    complete(r, "MPI_Iallgatherv (edges)");
     for (int r = 0; r < state.size; ++r)
       for (int i = displs[r]; i < displs[r] + counts[r]; i += 3)
         shape.edges.push_back({r, int(all[i]), int(all[i + 1]), all[i + 2]});
@@ -162,6 +185,116 @@ std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection
   const Locality* loc = cached_locality(state);
   op->set_traffic(traffic_of(schedule, state.rank, loc ? &loc->map : nullptr));
   return op;
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
+                                         bool request_given) {
+  st.check_settings();
+  const NeighborTopology& topo = comm_topology(st);  // no topology: the same on every rank
+  comm_locality(st);  // see alltoall_init
+  Proposal p;
+  std::vector<std::int64_t> sb, rb;
+  Selection sel;
+  checked(p, [&] {
+    if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+    check_neighbor(a, topo, sb, rb, st.comm->get());
+    sel = select_algorithm(Collective::NeighborAlltoallv, info,
+                           st.default_algorithm(Collective::NeighborAlltoallv), extent_of(st));
+  });
+  if (p.error) {
+    sb.assign(topo.destinations.size(), 0);
+    rb.assign(topo.sources.size(), 0);
+  }
+  // Every edge must agree on its size (tag 0: no blocking call is in flight during init).
+  const std::string mismatch = check_edge_sizes(topo, sb, rb, st.comm->get(), 0);
+  if (!p.error && !mismatch.empty()) {
+    p.derived = true;
+    p.error = std::make_unique<Error>(MPI_ERR_TRUNCATE, mismatch);
+  }
+  if (!p.error) p.choice = sel.to_string();
+  for (std::int64_t b : sb) p.maxima[0] = std::max(p.maxima[0], b);
+  p.tag = true;
+  const Agreement ag = agree(st, p);
+  if (sel.algorithm->kind == AlgorithmKind::Auto) {
+    const bool spread = comm_locality(st).map.nnodes() > 1;
+    sel = parse_selection(Collective::NeighborAlltoallv,
+                          spread && ag.maxima[0] <= kNeighborLocalityMaxBytes ? "locality" : "direct",
+                          st.size, true);
+  }
+  TagLease lease(st.comm, ag.tag);
+  std::unique_ptr<Operation> op = make_neighbor(a, sel, st, topo, ag.tag, std::move(sb), std::move(rb));
+  op->tag = std::move(lease);
+  return op;
+}
+
+void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
+  st.check_settings();
+  const NeighborTopology& topo = comm_topology(st);
+  const bool debug = settings().debug;
+  std::unique_ptr<Error> local;
+  std::vector<std::int64_t> sb, rb;
+  try {
+    check_neighbor(a, topo, sb, rb, st.comm->get());
+  } catch (const Error& e) {
+    if (!debug) throw;
+    local = std::make_unique<Error>(e);
+  }
+  // The blocking auto is direct: it needs no agreement and no edge list.
+  const Selection* sel = nullptr;
+  if (!local)
+    sel = &blocking_selection(st, Collective::NeighborAlltoallv, {-3}, [&] {
+      return parse_selection(Collective::NeighborAlltoallv, "direct", st.size, true);
+    });
+  if (debug) debug_agree(st, std::move(local), sel, 0);
+  const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
+  if (sel->algorithm->kind == AlgorithmKind::System) {
+    const MPI_Comm c = st.comm->get();
+    if (a.regular) {
+      run_system(
+          [&](MPI_Request* r) {
+            return MPI_Ineighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf,
+                                          a.recvcount, a.recvtype, c, r);
+          },
+          [&] {
+            return MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf,
+                                         a.recvcount, a.recvtype, c);
+          });
+      return;
+    }
+    // MPI wants arrays even for a zero degree.
+    const int none = 0;
+    const int* sc = outdeg ? a.sendcounts : &none;
+    const int* sd = outdeg ? a.sdispls : &none;
+    const int* rc = indeg ? a.recvcounts : &none;
+    const int* rd = indeg ? a.rdispls : &none;
+    run_system(
+        [&](MPI_Request* r) {
+          return MPI_Ineighbor_alltoallv(a.sendbuf, sc, sd, a.sendtype, a.recvbuf, rc, rd,
+                                         a.recvtype, c, r);
+        },
+        [&] {
+          return MPI_Neighbor_alltoallv(a.sendbuf, sc, sd, a.sendtype, a.recvbuf, rc, rd,
+                                        a.recvtype, c);
+        });
+    return;
+  }
+  const bool cacheable =
+      !sel->algorithm->needs_matrix && predefined(a.recvtype) && predefined(a.sendtype);
+  st.call_words.clear();
+  if (cacheable) {
+    for (std::int64_t w : {std::int64_t(-3), word(sel->algorithm), word(a.sendbuf),
+                           word(a.sendtype), word(a.recvbuf), word(a.recvtype)})
+      st.call_words.push_back(w);
+    for (int j = 0; j < indeg; ++j)
+      st.call_words.push_back(a.recvcounts[j]), st.call_words.push_back(a.rdispls[j]);
+    for (int k = 0; k < outdeg; ++k)
+      st.call_words.push_back(a.sendcounts[k]), st.call_words.push_back(a.sdispls[k]);
+  }
+  run_blocking(st, cacheable, [&] {
+    return make_neighbor(a, *sel, st, topo, 0, std::move(sb), std::move(rb));
+  });
 }
 
 }  // namespace mpia

@@ -1,0 +1,138 @@
+#include "operation/alltoall.hpp"
+
+#include "collective/model.hpp"
+#include "locality/locality.hpp"
+#include "operation/common.hpp"
+#include "operation/settings.hpp"
+#include "util/error.hpp"
+
+#include <vector>
+
+namespace mpia {
+
+namespace {
+
+// Local argument checks (throw mpia::Error); returns the packed bytes of one block.
+std::int64_t check_alltoall(const AlltoallArgs& a, MPI_Comm comm) {
+  if (a.recvbuf == MPI_IN_PLACE) fail(MPI_ERR_BUFFER, "mpi-advance: recvbuf is MPI_IN_PLACE");
+  if (a.recvcount < 0) fail(MPI_ERR_COUNT, "mpi-advance: negative recvcount");
+  check_type(a.recvtype, comm, "recvtype");
+  const std::int64_t rbytes = std::int64_t(a.recvcount) * type_size(a.recvtype);
+  check_buffer(a.recvbuf, rbytes, a.recvtype, "recvbuf");
+  if (a.in_place()) return rbytes;
+  if (a.sendcount < 0) fail(MPI_ERR_COUNT, "mpi-advance: negative sendcount");
+  check_type(a.sendtype, comm, "sendtype");
+  const std::int64_t sbytes = std::int64_t(a.sendcount) * type_size(a.sendtype);
+  check_buffer(a.sendbuf, sbytes, a.sendtype, "sendbuf");
+  if (sbytes != rbytes)
+    fail(MPI_ERR_TRUNCATE, "mpi-advance: send block (" + std::to_string(sbytes) +
+                               " bytes) and receive block (" + std::to_string(rbytes) +
+                               " bytes) differ: type signatures must match");
+  return rbytes;
+}
+
+Selection resolve(Selection sel, int nranks, std::int64_t block_bytes) {
+  if (sel.algorithm->kind == AlgorithmKind::Auto)
+    return choose_alltoall(settings().model, nranks, block_bytes);
+  return sel;
+}
+
+// Builds the operation for a resolved (not auto) selection.
+std::unique_ptr<Operation> make_alltoall(const AlltoallArgs& a, const Selection& sel,
+                                         CommState& state, int tag) {
+  if (sel.algorithm->kind == AlgorithmKind::System) return make_system_alltoall(a, state.comm);
+  if (sel.algorithm->kind != AlgorithmKind::Scheduled)
+    fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
+  const int P = state.size;
+  AlltoallShape shape{state.rank, P, std::int64_t(a.recvcount) * type_size(a.recvtype)};
+  if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
+  const Schedule schedule = sel.algorithm->build_alltoall(shape, sel.values);
+
+  auto op = std::make_unique<ScheduledOperation>(sel.to_string(), state.comm);
+  std::vector<int> counts(P, a.recvcount);
+  std::vector<MPI_Aint> displs(P);
+  for (int i = 0; i < P; ++i) displs[i] = MPI_Aint(i) * a.recvcount;
+  const BlockBuffer recv = op->bind(a.recvbuf, counts.data(), displs.data(), P, a.recvtype);
+  BlockBuffer send;
+  if (a.in_place()) {
+    send = op->shadow_of(recv);
+  } else {
+    counts.assign(P, a.sendcount);
+    for (int i = 0; i < P; ++i) displs[i] = MPI_Aint(i) * a.sendcount;
+    send = op->bind(a.sendbuf, counts.data(), displs.data(), P, a.sendtype);
+  }
+  op->lower(schedule, send, recv, tag);
+  const Locality* loc = cached_locality(state);
+  op->set_traffic(traffic_of(schedule, state.rank, loc ? &loc->map : nullptr));
+  return op;
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, MPI_Info info,
+                                         bool request_given) {
+  st.check_settings();
+  // Locality first, on every rank, before anything can fail locally: node counts for
+  // MPIX_Request_get_traffic, and no collective inside selection below.
+  comm_locality(st);
+  Proposal p;
+  Selection sel;
+  checked(p, [&] {
+    if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+    p.same = check_alltoall(a, st.comm->get());
+    sel = resolve(select_algorithm(Collective::Alltoall, info,
+                                   st.default_algorithm(Collective::Alltoall), extent_of(st)),
+                  st.size, p.same);
+    p.choice = sel.to_string();
+  });
+  p.tag = true;
+  const Agreement ag = agree(st, p);
+  TagLease lease(st.comm, ag.tag);
+  std::unique_ptr<Operation> op = make_alltoall(a, sel, st, ag.tag);
+  op->tag = std::move(lease);
+  return op;
+}
+
+void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
+  st.check_settings();
+  const bool debug = settings().debug;
+  std::unique_ptr<Error> local;
+  std::int64_t bytes = 0;
+  try {
+    bytes = check_alltoall(a, st.comm->get());
+  } catch (const Error& e) {
+    if (!debug) throw;
+    local = std::make_unique<Error>(e);
+  }
+  const Selection* sel = nullptr;
+  if (!local)
+    sel = &blocking_selection(st, Collective::Alltoall, {bytes},
+                              [&] { return choose_alltoall(settings().model, st.size, bytes); });
+  if (debug) debug_agree(st, std::move(local), sel, bytes);
+  if (sel->algorithm->kind == AlgorithmKind::System) {
+    const MPI_Comm c = st.comm->get();
+    run_system(
+        [&](MPI_Request* r) {
+          return MPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
+                               a.recvtype, c, r);
+        },
+        [&] {
+          return MPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
+                              a.recvtype, c);
+        });
+    return;
+  }
+  const bool cacheable = predefined(a.recvtype) && (a.in_place() || predefined(a.sendtype));
+  st.call_words.clear();
+  if (cacheable) {
+    for (std::int64_t w : {std::int64_t(-1), word(sel->algorithm), word(a.sendbuf),
+                           std::int64_t(a.sendcount), word(a.sendtype), word(a.recvbuf),
+                           std::int64_t(a.recvcount), word(a.recvtype)})
+      st.call_words.push_back(w);
+    for (std::int64_t v : sel->values) st.call_words.push_back(v);
+  }
+  // Blocking calls never overlap one another on a communicator: they all use tag 0.
+  run_blocking(st, cacheable, [&] { return make_alltoall(a, *sel, st, 0); });
+}
+
+}  // namespace mpia

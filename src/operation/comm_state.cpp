@@ -1,0 +1,167 @@
+#include "operation/comm_state.hpp"
+
+#include "locality/locality.hpp"
+#include "operation/neighbor.hpp"
+#include "operation/operation.hpp"
+#include "operation/protocol.hpp"
+#include "operation/settings.hpp"
+#include "util/error.hpp"
+
+#include <algorithm>
+
+namespace mpia {
+
+// --- Tags ---------------------------------------------------------------------------------
+
+void TagAllocator::set_range(int ub) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ub_ = std::max(ub, 1);
+  cursor_ = 1;
+}
+
+void TagAllocator::window(std::uint64_t (&bits)[kWords]) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::uint64_t& w : bits) w = ~std::uint64_t(0);
+  const int n = window_size();
+  for (int k = 0; k < n; ++k)
+    if (!live_.count(window_tag(k))) bits[k / 64] &= ~(std::uint64_t(1) << (k % 64));
+}
+
+void TagAllocator::hold(int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.insert(tag);
+  cursor_ = tag >= ub_ ? 1 : tag + 1;
+}
+
+void TagAllocator::skip_window() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cursor_ = window_tag(window_size() % ub_);
+}
+
+void TagAllocator::release(int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.erase(tag);
+}
+
+// --- The private communicator and the per-communicator state -------------------------------
+
+namespace {
+
+std::once_flag g_keyvals_once;
+int g_keyval = MPI_KEYVAL_INVALID;
+int g_self_keyval = MPI_KEYVAL_INVALID;
+// Every state alive, so that MPI_Finalize frees those of communicators the user never freed.
+std::mutex g_states_mutex;
+std::set<CommState*> g_states;
+
+int delete_state(MPI_Comm, int, void* value, void*) {
+  auto* state = static_cast<CommState*>(value);
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    g_states.erase(state);
+  }
+  state->comm->user_freed = true;
+  delete state;
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still usable: the place to
+// stop the progress thread and free what we keep on every communicator still alive (MPI never
+// deletes MPI_COMM_WORLD's attributes, and a user may finalize without freeing theirs). Some
+// MPIs (SimGrid's SMPI) run these callbacks after marking MPI finalized: then nothing can be
+// freed and nothing is tried.
+int at_finalize(MPI_Comm, int, void*, void*) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return MPI_SUCCESS;
+  stop_progress_thread();
+  std::vector<MPI_Comm> alive;
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    for (CommState* s : g_states) alive.push_back(s->user);
+  }
+  for (MPI_Comm c : alive) MPI_Comm_delete_attr(c, g_keyval);
+  free_protocol();
+  MPI_Comm_free_keyval(&g_keyval);
+  MPI_Comm_free_keyval(&g_self_keyval);
+  return MPI_SUCCESS;
+}
+
+void ensure_keyvals() {
+  std::call_once(g_keyvals_once, [] {
+    MPIA_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &g_keyval, nullptr));
+    MPIA_CHECK(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &g_self_keyval, nullptr));
+    MPIA_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, nullptr));
+  });
+}
+
+}  // namespace
+
+PrivateComm::PrivateComm(MPI_Comm user) {
+  // Nonblocking, so that a rank whose peers still wait for it on a running request drives that
+  // request meanwhile.
+  MPI_Request r;
+  MPIA_CHECK(MPI_Comm_idup(user, &comm_, &r));
+  complete(r, "MPI_Comm_idup");
+  // Internal failures come back as codes and are raised on the user's communicator instead.
+  MPIA_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  MPIA_CHECK(MPI_Comm_set_name(comm_, "mpi-advance private"));
+}
+
+PrivateComm::~PrivateComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+CommState::~CommState() = default;
+
+void CommState::check_settings() const {
+  if (settings_error != MPI_SUCCESS) fail(settings_error, settings_error_what);
+}
+
+const std::string& CommState::default_algorithm(Collective c) const {
+  return algorithm[int(c)].empty() ? env_algorithm(c) : algorithm[int(c)];
+}
+
+CommState& comm_state(MPI_Comm user) {
+  ensure_keyvals();
+  void* value = nullptr;
+  int found = 0;
+  MPIA_CHECK(MPI_Comm_get_attr(user, g_keyval, &value, &found));
+  if (found) return *static_cast<CommState*>(value);
+  auto state = std::make_unique<CommState>();
+  state->user = user;
+  state->comm = std::make_shared<PrivateComm>(user);
+  MPIA_CHECK(MPI_Comm_rank(user, &state->rank));
+  MPIA_CHECK(MPI_Comm_size(user, &state->size));
+  int* ub = nullptr;
+  int range = 32767;  // what the standard guarantees
+  MPIA_CHECK(MPI_Comm_get_attr(user, MPI_TAG_UB, &ub, &found));
+  if (found && ub) range = *ub;
+  const Settings& set = settings();
+  if (set.tag_ub > 0) range = std::min(range, set.tag_ub);
+  state->comm->tags.set_range(range);
+  // Settings are agreed once per communicator, here: a rank must never act on an environment
+  // its peers do not share.
+  agree_settings(*state);
+  MPIA_CHECK(MPI_Comm_set_attr(user, g_keyval, state.get()));
+  {
+    std::lock_guard<std::mutex> lock(g_states_mutex);
+    g_states.insert(state.get());
+  }
+  start_progress_thread_if_asked();
+  return *state.release();
+}
+
+const Locality* cached_locality(const CommState& state) { return state.locality.get(); }
+
+const Locality& comm_locality(CommState& st) {
+  if (!st.locality)
+    st.locality = std::make_unique<Locality>(
+        compute_locality(st.comm->get(), st.rank, st.size, settings().locality, complete));
+  return *st.locality;
+}
+
+}  // namespace mpia

@@ -1,0 +1,143 @@
+// What the library keeps per user communicator, as an MPI attribute: a private duplicate (its
+// traffic can never match the user's, not even MPI_ANY_SOURCE/MPI_ANY_TAG receives), the tags
+// of its live requests, whether its ranks' settings agree, per-communicator algorithm choices,
+// the plan cache of blocking calls, locality and topology. Freed by the attribute's delete
+// callback: MPI_Comm_free, or MPI_Finalize for every communicator still alive then.
+#pragma once
+
+#include "collective/registry.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace mpia {
+
+class Operation;
+struct Locality;
+struct NeighborTopology;
+
+// The tags of one private communicator. Blocking calls and the point-to-point messages of
+// persistent init use tag 0 (they never overlap one another: they are collectives on the
+// communicator, which every rank calls in the same order); every live persistent request holds
+// its own tag in 1..ub, never shared with another live request of the communicator. Which tag
+// a new request gets is agreed in its init's allreduce (protocol.cpp) from the tags every rank
+// still holds: requests are freed locally, so one rank may still hold a tag its peers have
+// released. The window is kWindow tags from a cursor every rank keeps in step.
+class TagAllocator {
+ public:
+  static constexpr int kWords = 4;
+  static constexpr int kWindow = 64 * kWords;
+
+  void set_range(int ub);
+  int ub() const { return ub_; }
+  // This rank's view of the window at the cursor: bit k set = tag window_tag(k) is held here
+  // (bits past the range are set too).
+  void window(std::uint64_t (&bits)[kWords]) const;
+  int window_tag(int k) const { return 1 + int((std::int64_t(cursor_) - 1 + k) % ub_); }
+  int window_size() const { return ub_ < kWindow ? ub_ : kWindow; }
+  // After agreement: holds tag and moves the cursor past it; or moves the cursor to the next
+  // window.
+  void hold(int tag);
+  void skip_window();
+  void release(int tag);
+
+ private:
+  mutable std::mutex mutex_;  // release() may run in any thread
+  std::set<int> live_;
+  int ub_ = 32767;
+  int cursor_ = 1;
+};
+
+// The private duplicate. Requests hold it by shared_ptr so it outlives the user's
+// MPI_Comm_free while a persistent request still uses it.
+class PrivateComm {
+ public:
+  explicit PrivateComm(MPI_Comm user);
+  ~PrivateComm();
+  PrivateComm(const PrivateComm&) = delete;
+  PrivateComm& operator=(const PrivateComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+  TagAllocator tags;
+  // Set when the user frees their communicator: errors of requests that outlive it are then
+  // raised on MPI_COMM_SELF.
+  bool user_freed = false;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+// A tag held by a live request, released when the request is freed.
+class TagLease {
+ public:
+  TagLease() = default;
+  TagLease(std::shared_ptr<PrivateComm> comm, int tag) : comm_(std::move(comm)), tag_(tag) {}
+  ~TagLease() {
+    if (comm_ && tag_ > 0) comm_->tags.release(tag_);
+  }
+  TagLease(TagLease&& o) noexcept : comm_(std::move(o.comm_)), tag_(o.tag_) { o.tag_ = 0; }
+  TagLease& operator=(TagLease&& o) noexcept {
+    std::swap(comm_, o.comm_);
+    std::swap(tag_, o.tag_);
+    return *this;
+  }
+  int get() const { return tag_; }
+
+ private:
+  std::shared_ptr<PrivateComm> comm_;
+  int tag_ = 0;
+};
+
+struct CommState {
+  MPI_Comm user = MPI_COMM_NULL;
+  std::shared_ptr<PrivateComm> comm;
+  int rank = 0;
+  int size = 1;
+  // Agreed at the first call: MPI_ERR_ARG (and why) when the ranks' settings differ. Every call
+  // on the communicator then fails with it, on every rank.
+  int settings_error = MPI_SUCCESS;
+  std::string settings_error_what;
+  // MPIX_Comm_set_algorithm's choice per collective ("" = the environment's), agreed.
+  std::string algorithm[3];
+  // Blocking calls. The selection resolved for the last default and key (block size, or
+  // auto's agreed statistics) is kept, so a repeated call parses nothing and runs no model;
+  // and the last call's plan is kept with the raw argument words it was built for, so a
+  // repeated call builds nothing. Comparing reuses call_words' capacity: no allocation.
+  struct Memo {
+    int collective = -1;
+    std::string text;
+    std::vector<std::int64_t> key;
+    Selection selection;
+  } memo;
+  std::unique_ptr<Operation> cached;
+  std::vector<std::int64_t> cached_words, call_words;
+  // Node map, package and NUMA of every rank: computed by the first call that needs it.
+  std::unique_ptr<Locality> locality;
+  // The process topology's neighbors, read at the first neighbor call (a topology never
+  // changes).
+  std::unique_ptr<NeighborTopology> topology;
+  ~CommState();
+
+  // Throws the settings disagreement, if any.
+  void check_settings() const;
+  // The communicator's default algorithm text for c: MPIX_Comm_set_algorithm's, else the
+  // environment's ("" = auto).
+  const std::string& default_algorithm(Collective c) const;
+};
+
+// Collective on the first call for a communicator: duplicates it and agrees on the settings,
+// driving running operations while it waits.
+CommState& comm_state(MPI_Comm user);
+
+// The communicator's locality, computed the first time (collective; see locality/), else
+// cached.
+const Locality& comm_locality(CommState& state);
+// The cached locality, or nullptr if nothing has needed it yet (local).
+const Locality* cached_locality(const CommState& state);
+
+}  // namespace mpia

@@ -1,0 +1,58 @@
+#include "operation/common.hpp"
+
+#include "locality/locality.hpp"
+#include "operation/settings.hpp"
+
+namespace mpia {
+
+bool predefined(MPI_Datatype t) {
+  int ni, na, nd, combiner;
+  MPIA_CHECK(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
+  return combiner == MPI_COMBINER_NAMED;
+}
+
+void check_type(MPI_Datatype type, MPI_Comm comm, const char* which) {
+  if (type == MPI_DATATYPE_NULL)
+    fail(MPI_ERR_TYPE, std::string("mpi-advance: ") + which + " is MPI_DATATYPE_NULL");
+  if (predefined(type)) return;
+  char in = 0, out = 0;
+  int position = 0;
+  if (MPI_Pack(&in, 0, type, &out, 0, &position, comm) != MPI_SUCCESS)
+    fail(MPI_ERR_TYPE, std::string("mpi-advance: ") + which +
+                           " is not a committed datatype (MPI_Type_commit it first)");
+}
+
+void check_buffer(const void* buf, std::int64_t bytes, MPI_Datatype type, const char* which) {
+  if (buf != nullptr || bytes == 0) return;
+  MPI_Aint tlb, textent;
+  MPIA_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
+  if (tlb >= 0 && tlb < 4096)
+    fail(MPI_ERR_BUFFER, std::string("mpi-advance: null ") + which + " with a non-zero count");
+}
+
+ExtentOf extent_of(CommState& st) {
+  return [&st](const AlgorithmSpec& a) {
+    if (!a.needs_locality) return Extent(st.size);
+    const NodeMap& m = comm_locality(st).map;
+    return Extent(st.size, m.nnodes(), m.max_local());
+  };
+}
+
+mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operation> op) {
+  auto handle = std::make_unique<mpia_request>();
+  handle->comm = user;
+  handle->library_comm = st.comm;
+  handle->op = std::move(op);
+  return handle.release();
+}
+
+void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
+                 std::int64_t same) {
+  Proposal p;
+  p.error = std::move(local);
+  if (sel) p.choice = sel->to_string();
+  p.same = same;
+  agree(st, p);
+}
+
+}  // namespace mpia

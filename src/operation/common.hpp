@@ -1,0 +1,121 @@
+// What the glue of the three collectives (alltoall.cpp, alltoallv.cpp, neighbor.cpp) shares:
+// argument checks of datatypes, parameter extents, the blocking calls' selection memo and
+// plan cache, and blocking system calls that keep running operations moving.
+#pragma once
+
+#include "collective/selection.hpp"
+#include "operation/comm_state.hpp"
+#include "operation/operation.hpp"
+#include "operation/protocol.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+namespace mpia {
+
+// MPI_ERR_TYPE for MPI_DATATYPE_NULL and for a derived type that is not committed (which MPI
+// cannot send); which names the argument. comm: one whose error handler returns (the private
+// duplicate): the probe is an MPI_Pack of zero elements, which fails for an uncommitted type.
+void check_type(MPI_Datatype type, MPI_Comm comm, const char* which);
+
+// A null base whose first byte would fall in page zero cannot be valid memory. (A null base
+// with a datatype of absolute addresses -- MPI_BOTTOM -- is legal MPI and passes.)
+void check_buffer(const void* buf, std::int64_t bytes, MPI_Datatype type, const char* which);
+
+// Whether t is a predefined datatype (its handle can never name another type).
+bool predefined(MPI_Datatype t);
+
+// Parameters resolved against the communicator: its size, and for the locality-aware
+// algorithms its node map (computed the first time: collective).
+ExtentOf extent_of(CommState& st);
+
+// Local checks of a persistent init whose errors go into the agreement instead of being thrown.
+template <class F>
+void checked(Proposal& p, F&& checks) {
+  try {
+    checks();
+  } catch (const Error& e) {
+    p.error = std::make_unique<Error>(e);
+  }
+}
+
+// The request handle for a new operation.
+mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operation> op);
+
+// --- Blocking calls -----------------------------------------------------------------------
+
+// The blocking selection for collective c: from the memo when the communicator's default text
+// and the key are unchanged, else selected (and, for auto, resolved) afresh.
+template <class Resolve>
+const Selection& blocking_selection(CommState& st, Collective c,
+                                    std::initializer_list<std::int64_t> key, Resolve&& resolve) {
+  const std::string& text = st.default_algorithm(c);
+  CommState::Memo& m = st.memo;
+  const bool same = m.collective == int(c) && m.text == text && m.key.size() == key.size() &&
+                    std::equal(key.begin(), key.end(), m.key.begin());
+  if (!same) {
+    m.collective = -1;  // invalid until the new selection is complete
+    Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
+    if (sel.algorithm->kind == AlgorithmKind::Auto) sel = resolve();
+    m.selection = sel;
+    m.text = text;
+    m.key.assign(key.begin(), key.end());
+    m.collective = int(c);
+  }
+  return m.selection;
+}
+
+// MPIX_DEBUG=1: a blocking call agrees like a persistent init (its argument errors, algorithm
+// and block size), on every call.
+void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
+                 std::int64_t same);
+
+// Runs a blocking call's plan: the cached one when this call's argument words match the words
+// it was built for, else a new one from build(), kept if cacheable. Its error (after the whole
+// schedule ran) is thrown.
+template <class Build>
+void run_blocking(CommState& st, bool cacheable, Build&& build) {
+  if (cacheable && st.cached && st.call_words == st.cached_words) {
+    st.cached->start();
+    st.cached->wait();
+    return;
+  }
+  st.cached.reset();
+  std::unique_ptr<Operation> op = build();
+  op->start();
+  if (cacheable) {
+    st.cached = std::move(op);
+    st.cached_words.swap(st.call_words);
+    st.cached->wait();
+  } else {
+    op->wait();
+  }
+}
+
+// A blocking call handed to the MPI library: the blocking form when nothing of ours runs, else
+// the nonblocking one completed while driving what runs.
+template <class Nonblocking, class Blocking>
+void run_system(Nonblocking&& start, Blocking&& blocking) {
+  if (!any_running()) {
+    MPIA_CHECK(blocking());
+    return;
+  }
+  MPI_Request r;
+  MPIA_CHECK(start(&r));
+  complete(r, "the MPI library's collective");
+}
+
+template <class T>
+std::int64_t word(T v) {
+  std::int64_t w = 0;
+  static_assert(sizeof(T) <= sizeof w, "argument word too wide");
+  std::memcpy(&w, &v, sizeof v);
+  return w;
+}
+
+}  // namespace mpia

@@ -1,0 +1,40 @@
+// MPIX_Neighbor_alltoallv(_init): the communicator's topology, argument checks, size
+// agreement along the edges, and building the operation a request runs.
+#pragma once
+
+#include "collective/neighbor/builders.hpp"
+#include "collective/registry.hpp"
+#include "operation/alltoallv.hpp"
+#include "operation/comm_state.hpp"
+#include "operation/operation.hpp"
+
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+namespace mpia {
+
+// The neighbors of this rank in MPI's order, with the matching keys of builders.hpp.
+struct NeighborTopology {
+  int kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH
+  std::vector<int> sources, destinations;
+  std::vector<int> recv_key, send_key;
+};
+
+// MPI_ERR_TOPOLOGY when comm has none.
+NeighborTopology neighbor_topology(MPI_Comm comm);
+
+// The communicator's topology, read the first time (MPI_ERR_TOPOLOGY when it has none).
+const NeighborTopology& comm_topology(CommState& st);
+
+std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
+                                         bool request_given);
+void neighbor_blocking(CommState& st, const AlltoallvArgs& a);
+
+// The system's own MPI_Neighbor_alltoallv, or MPI_Neighbor_alltoall for the regular form
+// (system.cpp), on the private duplicate.
+std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree,
+                                                int outdegree, std::shared_ptr<PrivateComm> comm);
+
+}  // namespace mpia

@@ -1,0 +1,173 @@
+// Operations (what a request runs), their ownership and their progress.
+//
+// A persistent request owns an Operation built once at init. Start resets the operation's
+// cursor and posts its first round; from then on the operation is "running" and sits in the
+// process-wide list of running operations (progress.cpp), which every wait inside the library
+// drives: MPIX_Wait/Test on any request, the library's own collectives (init, agreement,
+// locality), blocking calls, and the optional progress thread. So requests complete whatever
+// order ranks wait on them in, and legal MPI orderings cannot deadlock.
+//
+// Ownership. An operation's execution is driven by one thread at a time: whoever holds its
+// owner lock (taken with try_lock; a thread that cannot take it goes on to other work). Its
+// errors are sticky and its own: recorded while running, whoever drives it, and reported only
+// by its own Wait/Test, with their real class. A failed execution still runs to its end, so
+// after Wait/Test the request is clean: nothing posted, restartable, freeable.
+#pragma once
+
+#include "locality/node_map.hpp"
+#include "operation/comm_state.hpp"
+#include "schedule/engine.hpp"
+#include "util/error.hpp"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace mpia {
+
+// What one start of an operation makes this rank send; -1 where unknown (the system's own
+// collectives; the node counts when the communicator's locality was not computed).
+struct Traffic {
+  std::int64_t messages = -1, bytes = -1, internode_messages = -1, internode_bytes = -1;
+};
+// From a schedule built for rank me; node counts from nodes when given.
+Traffic traffic_of(const Schedule& schedule, int me, const NodeMap* nodes);
+
+class Operation {
+ public:
+  Operation() = default;
+  virtual ~Operation();
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+
+  const Traffic& traffic() const { return traffic_; }
+  void set_traffic(const Traffic& t) { traffic_ = t; }
+  // The algorithm and its resolved parameters, in selection syntax.
+  const std::string& algorithm() const { return algorithm_; }
+  // Active: started and not yet completed by Wait or Test (the MPI request state).
+  bool active() const { return active_.load(std::memory_order_acquire); }
+
+  // MPI_ERR_REQUEST if active. Allocates nothing.
+  void start();
+  // Drives running operations until this one is complete; then it is inactive, and its
+  // execution's error, if any, is thrown. No-op when inactive.
+  void wait();
+  // Drives running operations once; true (and inactive, error thrown) when complete.
+  bool test();
+
+  // The tag this request's messages use; released to the communicator when it is destroyed.
+  TagLease tag;
+
+ protected:
+  // Posts the first round; returns whether the execution is already complete. Communication
+  // errors go to errors_, never thrown.
+  virtual bool do_start() = 0;
+  // Advances the execution; with block, returns only once it is complete. Returns whether it
+  // is complete. Communication errors go to errors_.
+  virtual bool do_progress(bool block) = 0;
+  StickyError errors_;
+  std::string algorithm_;
+  Traffic traffic_;
+
+ private:
+  friend struct ProgressList;
+  // With the owner lock held: advances the execution once (or to its end with block) and, when
+  // complete, takes it off the running list. Returns whether it is complete.
+  bool drive(bool block);
+
+  std::mutex owner_;
+  std::atomic<bool> active_{false};
+  std::atomic<bool> running_{false};  // written with owner_ held
+  // The running list is intrusive (guarded by its own mutex), so Start and Wait allocate
+  // nothing.
+  Operation* prev_ = nullptr;
+  Operation* next_ = nullptr;
+  bool linked_ = false;
+};
+
+// --- Progress (progress.cpp) -------------------------------------------------------------
+
+// Drives every running operation once (those another thread is driving are skipped). Returns
+// whether any was driven.
+bool progress_running();
+// Whether any operation is running in this process.
+bool any_running();
+// Completes an MPI request of the library's own (a nonblocking collective, a point-to-point
+// message) while driving the running operations: the way the library waits inside its own
+// blocking calls. Throws the request's error.
+void complete(MPI_Request& request, const char* what);
+// Runs a blocking MPI collective on comm without risking a deadlock with running operations:
+// a nonblocking barrier, completed while driving them, first -- once every rank has entered,
+// the collective itself cannot wait on anything this rank still owes its peers.
+template <class F>
+void after_everyone_arrived(MPI_Comm comm, F&& collective) {
+  if (any_running()) {
+    MPI_Request r;
+    MPIA_CHECK(MPI_Ibarrier(comm, &r));
+    complete(r, "MPI_Ibarrier");
+  }
+  collective();
+}
+
+// The optional progress thread (MPIX_PROGRESS=thread; needs MPI_THREAD_MULTIPLE): started by
+// the first call on a communicator, stopped at MPI_Finalize. Returns whether it runs.
+bool progress_thread_running();
+void start_progress_thread_if_asked();
+void stop_progress_thread();
+
+// A datatype duplicated at init, so the user may free theirs while the request lives.
+class TypeHandle {
+ public:
+  TypeHandle() = default;
+  explicit TypeHandle(MPI_Datatype user);
+  ~TypeHandle();
+  TypeHandle(const TypeHandle&) = delete;
+  TypeHandle& operator=(const TypeHandle&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+// A schedule lowered by the engine, plus everything it refers to: the private communicator,
+// the duplicated datatypes, and for MPI_IN_PLACE a shadow of the receive buffer that Start
+// refreshes (the schedule then reads "send" blocks from the shadow).
+class ScheduledOperation : public Operation {
+ public:
+  ScheduledOperation(std::string algorithm, std::shared_ptr<PrivateComm> comm);
+  ~ScheduledOperation() override;
+
+  // Builds a block buffer over base for the blocks described by counts/displacements (in
+  // units of the type's extent), duplicating the type.
+  BlockBuffer bind(const void* base, const int* counts, const MPI_Aint* displs, int nblocks,
+                   MPI_Datatype type);
+  // For MPI_IN_PLACE: a send buffer that mirrors recv, read from a copy made at each Start.
+  BlockBuffer shadow_of(const BlockBuffer& recv);
+  void lower(const Schedule& schedule, const BlockBuffer& send, const BlockBuffer& recv, int tag);
+
+ protected:
+  bool do_start() override;
+  bool do_progress(bool block) override;
+
+ private:
+  std::shared_ptr<PrivateComm> comm_;
+  std::unique_ptr<TypeHandle> types_[2];
+  int ntypes_ = 0;
+  std::unique_ptr<char[]> shadow_;
+  const char* shadow_source_ = nullptr;
+  std::size_t shadow_bytes_ = 0;
+  std::unique_ptr<LoweredSchedule> lowered_;
+};
+
+}  // namespace mpia
+
+// The C handle behind MPIX_Request.
+struct mpia_request {
+  std::unique_ptr<mpia::Operation> op;
+  MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator: errors are raised on it
+  std::shared_ptr<mpia::PrivateComm> library_comm;  // tells whether comm was freed since
+  bool marked = false;  // MPIX_Startall's duplicate check
+};

@@ -1,0 +1,241 @@
+// The running operations of the process and who drives them: Wait/Test, the library's own
+// waits, and the optional progress thread.
+#include "operation/operation.hpp"
+#include "operation/settings.hpp"
+
+#include <condition_variable>
+#include <cstdio>
+#include <thread>
+
+namespace mpia {
+
+// The list of running operations: intrusive, doubly linked, guarded by one mutex. A pass over
+// it takes the head, moves it to the tail and tries its owner lock while holding the list
+// mutex, then drives it without: so no thread ever holds a pointer to an operation it neither
+// owns nor reaches through the locked list, and an operation is freed only after its owner has
+// seen it complete under its own lock. Lock order: owner lock, then list mutex (the pass only
+// ever try-locks an owner while holding the list mutex).
+struct ProgressList {
+  std::mutex mutex;
+  std::condition_variable wake;  // the progress thread sleeps on it while nothing runs
+  Operation* head = nullptr;
+  Operation* tail = nullptr;
+  std::size_t count = 0;
+
+  void push_back(Operation* op) {
+    op->prev_ = tail;
+    op->next_ = nullptr;
+    if (tail) tail->next_ = op;
+    else head = op;
+    tail = op;
+    op->linked_ = true;
+    ++count;
+  }
+  void remove(Operation* op) {
+    if (!op->linked_) return;
+    if (op->prev_) op->prev_->next_ = op->next_;
+    else head = op->next_;
+    if (op->next_) op->next_->prev_ = op->prev_;
+    else tail = op->prev_;
+    op->prev_ = op->next_ = nullptr;
+    op->linked_ = false;
+    --count;
+  }
+  void link(Operation* op) {
+    std::lock_guard<std::mutex> lock(mutex);
+    push_back(op);
+    wake.notify_one();
+  }
+  void unlink(Operation* op) {
+    std::lock_guard<std::mutex> lock(mutex);
+    remove(op);
+  }
+  bool only(const Operation* op) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return count == 1 && head == op;
+  }
+  // One pass: every operation running at its start is offered once.
+  bool pass() {
+    std::size_t n;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      n = count;
+    }
+    bool any = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      Operation* op;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        op = head;
+        if (!op) break;
+        if (op != tail) {  // rotate: the next pass, or another thread, starts elsewhere
+          remove(op);
+          push_back(op);
+        }
+        if (!op->owner_.try_lock()) continue;
+      }
+      if (op->running_.load(std::memory_order_relaxed)) op->drive(false);
+      op->owner_.unlock();
+      any = true;
+    }
+    return any;
+  }
+};
+
+namespace {
+ProgressList g_list;
+}  // namespace
+
+// --- Operation ----------------------------------------------------------------------------
+
+Operation::~Operation() { g_list.unlink(this); }
+
+bool Operation::drive(bool block) {
+  bool done;
+  try {
+    done = do_progress(block);
+  } catch (const Error& e) {  // not expected: executions record their errors
+    errors_.note(e);
+    done = true;
+  } catch (...) {
+    errors_.note(MPI_ERR_INTERN, "progress");
+    done = true;
+  }
+  if (done) {
+    g_list.unlink(this);
+    running_.store(false, std::memory_order_release);
+  }
+  return done;
+}
+
+void Operation::start() {
+  std::lock_guard<std::mutex> lock(owner_);
+  if (active_.load(std::memory_order_relaxed))
+    fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start on an active request");
+  errors_.clear();
+  active_.store(true, std::memory_order_release);
+  bool done;
+  try {
+    done = do_start();
+  } catch (const Error& e) {
+    errors_.note(e);
+    done = true;
+  }
+  if (done) return;  // nothing to wait for (or nothing could be posted): Wait reports
+  running_.store(true, std::memory_order_release);
+  g_list.link(this);
+}
+
+void Operation::wait() {
+  if (!active()) return;
+  for (;;) {
+    bool done = false;
+    if (owner_.try_lock()) {
+      done = !running_.load(std::memory_order_acquire);
+      // Alone, and nobody else to drive anything: let MPI block (and yield) in its own waits.
+      if (!done) done = drive(g_list.only(this) && !progress_thread_running());
+      owner_.unlock();
+    }
+    if (done) break;
+    if (!g_list.pass()) std::this_thread::yield();
+  }
+  active_.store(false, std::memory_order_release);
+  if (errors_) errors_.raise();
+}
+
+bool Operation::test() {
+  if (!active()) return true;
+  bool done = false;
+  g_list.pass();
+  if (owner_.try_lock()) {
+    done = !running_.load(std::memory_order_acquire);
+    owner_.unlock();
+  }
+  if (!done) return false;
+  active_.store(false, std::memory_order_release);
+  if (errors_) errors_.raise();
+  return true;
+}
+
+// --- The library's own waits ----------------------------------------------------------------
+
+bool progress_running() { return g_list.pass(); }
+
+bool any_running() {
+  std::lock_guard<std::mutex> lock(g_list.mutex);
+  return g_list.count > 0;
+}
+
+void complete(MPI_Request& request, const char* what) {
+  MPI_Status status;
+  for (;;) {
+    if (!any_running() || progress_thread_running()) {
+      const int rc = MPI_Wait(&request, &status);
+      if (rc != MPI_SUCCESS) check(rc, what);
+      return;
+    }
+    int flag = 0;
+    check(MPI_Test(&request, &flag, &status), what);
+    if (flag) return;
+    if (!g_list.pass()) std::this_thread::yield();
+  }
+}
+
+// --- The progress thread ------------------------------------------------------------------
+
+namespace {
+
+std::mutex g_thread_mutex;  // starting and stopping
+std::thread g_thread;
+std::atomic<bool> g_thread_running{false};
+std::atomic<bool> g_thread_stop{false};
+
+void progress_loop() {
+  while (!g_thread_stop.load(std::memory_order_acquire)) {
+    {
+      std::unique_lock<std::mutex> lock(g_list.mutex);
+      g_list.wake.wait(lock, [] {
+        return g_thread_stop.load(std::memory_order_acquire) || g_list.count > 0;
+      });
+    }
+    if (!g_list.pass()) std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+bool progress_thread_running() { return g_thread_running.load(std::memory_order_acquire); }
+
+void start_progress_thread_if_asked() {
+  if (settings().progress != ProgressMode::Thread || progress_thread_running()) return;
+  std::lock_guard<std::mutex> lock(g_thread_mutex);
+  if (progress_thread_running()) return;
+  int level = MPI_THREAD_SINGLE;
+  MPIA_CHECK(MPI_Query_thread(&level));
+  if (level < MPI_THREAD_MULTIPLE) {
+    static bool said = false;
+    if (!said)
+      std::fprintf(stderr,
+                   "mpi-advance: MPIX_PROGRESS=thread needs MPI_THREAD_MULTIPLE (MPI provides "
+                   "less): no progress thread; requests progress inside library calls only\n");
+    said = true;
+    return;
+  }
+  g_thread_stop.store(false);
+  g_thread = std::thread(progress_loop);
+  g_thread_running.store(true, std::memory_order_release);
+}
+
+void stop_progress_thread() {
+  std::lock_guard<std::mutex> lock(g_thread_mutex);
+  if (!progress_thread_running()) return;
+  {
+    std::lock_guard<std::mutex> list_lock(g_list.mutex);
+    g_thread_stop.store(true, std::memory_order_release);
+    g_list.wake.notify_all();
+  }
+  g_thread.join();
+  g_thread_running.store(false, std::memory_order_release);
+}
+
+}  // namespace mpia

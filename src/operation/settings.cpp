@@ -1,0 +1,60 @@
+#include "operation/settings.hpp"
+
+#include "util/hash.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace mpia {
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+Settings read_settings() {
+  Settings s;
+  for (Collective c : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
+    s.algorithm[int(c)] = env(collective_env(c));
+  s.cost_model = env("MPIX_COST_MODEL");
+  s.model = parse_cost_model(s.cost_model);
+  s.locality = env("MPIX_LOCALITY");
+  const std::string debug = env("MPIX_DEBUG");
+  s.debug = !debug.empty() && debug != "0";
+  const std::string ub = env("MPIX_TAG_UB");
+  if (!ub.empty()) {
+    char* end = nullptr;
+    const long v = std::strtol(ub.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > 1L << 30)
+      std::fprintf(stderr, "mpi-advance: MPIX_TAG_UB='%s' ignored (expected an integer >= 1)\n",
+                   ub.c_str());
+    else
+      s.tag_ub = int(v);
+  }
+  const std::string progress = env("MPIX_PROGRESS");
+  if (progress == "thread")
+    s.progress = ProgressMode::Thread;
+  else if (!progress.empty() && progress != "calls")
+    std::fprintf(stderr, "mpi-advance: MPIX_PROGRESS='%s' ignored (expected thread or calls)\n",
+                 progress.c_str());
+  // What ranks must share. Raw values, so that a value one rank rejects and another accepts
+  // differs too.
+  for (Collective c : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
+    s.text += std::string(collective_env(c)) + "=" + s.algorithm[int(c)] + ";";
+  s.text += "MPIX_COST_MODEL=" + s.cost_model + ";MPIX_LOCALITY=" + s.locality +
+            ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub);
+  s.fingerprint = hash63(s.text);
+  return s;
+}
+
+}  // namespace
+
+const Settings& settings() {
+  static const Settings s = read_settings();  // thread-safe initialisation
+  return s;
+}
+
+}  // namespace mpia

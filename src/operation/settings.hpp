@@ -1,0 +1,38 @@
+// The process's settings: every environment variable the library reads, read once per process
+// (the first time the library needs one) and never again. Those that change what ranks do
+// together are hashed into a fingerprint that every communicator agrees on at its first call
+// (comm_state.cpp): a rank whose settings differ from its peers' makes every call on that
+// communicator fail with MPI_ERR_ARG on every rank, instead of silently running a different
+// schedule.
+#pragma once
+
+#include "collective/model.hpp"
+#include "collective/registry.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace mpia {
+
+enum class ProgressMode : std::uint8_t { Calls, Thread };
+
+struct Settings {
+  // Agreed (part of the fingerprint).
+  std::string algorithm[3];  // MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV ("" unset)
+  std::string cost_model;    // MPIX_COST_MODEL
+  CostModel model;           // parsed from it
+  std::string locality;      // MPIX_LOCALITY
+  bool debug = false;        // MPIX_DEBUG: blocking calls agree on every call
+  int tag_ub = 0;            // MPIX_TAG_UB: cap on the tags the library uses (0: MPI_TAG_UB)
+  std::int64_t fingerprint = 0;
+  // Local to the process (not agreed).
+  ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread
+  std::string text;  // "MPIX_ALLTOALL=...;..." of the agreed ones, for messages
+};
+
+const Settings& settings();
+
+// The environment's algorithm text for a collective ("" when unset).
+inline const std::string& env_algorithm(Collective c) { return settings().algorithm[int(c)]; }
+
+}  // namespace mpia
