@@ -76,9 +76,11 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
   // MPIX_Request_get_traffic, and no collective inside selection below.
   comm_locality(st);
   Proposal p;
+  bool threaded = false;
   Selection sel;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+    threaded = wants_progress_thread(info);
     p.same = check_alltoall(a, st.comm->get());
     sel = resolve(select_algorithm(Collective::Alltoall, info,
                                    st.default_algorithm(Collective::Alltoall), extent_of(st)),
@@ -90,6 +92,7 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
   TagLease lease(st.comm, ag.tag);
   std::unique_ptr<Operation> op = make_alltoall(a, sel, st, ag.tag);
   op->tag = std::move(lease);
+  op->threaded = threaded;
   return op;
 }
 

@@ -94,10 +94,12 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
   comm_locality(st);  // see alltoall_init
   const MPI_Comm lib = st.comm->get();
   Proposal p;
+  bool threaded = false;
   AlltoallvSizes sizes;
   Selection sel;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+    threaded = wants_progress_thread(info);
     sizes = check_alltoallv(a, st.size, lib);
     sel = select_algorithm(Collective::Alltoallv, info,
                            st.default_algorithm(Collective::Alltoallv), extent_of(st));
@@ -138,6 +140,7 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
   TagLease lease(st.comm, ag.tag);
   std::unique_ptr<Operation> op = make_alltoallv(a, sel, st, ag.tag, std::move(sizes));
   op->tag = std::move(lease);
+  op->threaded = threaded;
   return op;
 }
 

@@ -151,7 +151,6 @@ CommState& comm_state(MPI_Comm user) {
     std::lock_guard<std::mutex> lock(g_states_mutex);
     g_states.insert(state.get());
   }
-  start_progress_thread_if_asked();
   return *state.release();
 }
 

@@ -38,7 +38,24 @@ ExtentOf extent_of(CommState& st) {
   };
 }
 
+bool wants_progress_thread(MPI_Info info) {
+  if (info != MPI_INFO_NULL) {
+    char value[16] = {};
+    int flag = 0;
+    MPIA_CHECK(MPI_Info_get(info, "mpix_progress", int(sizeof value) - 1, value, &flag));
+    if (flag) {
+      const std::string v(value);
+      if (v == "thread") return true;
+      if (v == "calls") return false;
+      fail(MPI_ERR_INFO_VALUE, "mpi-advance: info mpix_progress='" + v +
+                                   "' (expected thread or calls)");
+    }
+  }
+  return settings().progress == ProgressMode::Thread;
+}
+
 mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operation> op) {
+  if (op->threaded) op->threaded = start_progress_thread();
   auto handle = std::make_unique<mpia_request>();
   handle->comm = user;
   handle->library_comm = st.comm;

@@ -44,7 +44,11 @@ void checked(Proposal& p, F&& checks) {
   }
 }
 
-// The request handle for a new operation.
+// Whether a new request is threaded: info "mpix_progress" = "thread" (or "calls"; another value
+// is MPI_ERR_INFO_VALUE), else MPIX_PROGRESS. Local: ranks may differ.
+bool wants_progress_thread(MPI_Info info);
+
+// The request handle for a new operation; a threaded one starts the progress thread.
 mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operation> op);
 
 // --- Blocking calls -----------------------------------------------------------------------

@@ -195,10 +195,12 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
   const NeighborTopology& topo = comm_topology(st);  // no topology: the same on every rank
   comm_locality(st);  // see alltoall_init
   Proposal p;
+  bool threaded = false;
   std::vector<std::int64_t> sb, rb;
   Selection sel;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+    threaded = wants_progress_thread(info);
     check_neighbor(a, topo, sb, rb, st.comm->get());
     sel = select_algorithm(Collective::NeighborAlltoallv, info,
                            st.default_algorithm(Collective::NeighborAlltoallv), extent_of(st));
@@ -226,6 +228,7 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
   TagLease lease(st.comm, ag.tag);
   std::unique_ptr<Operation> op = make_neighbor(a, sel, st, topo, ag.tag, std::move(sb), std::move(rb));
   op->tag = std::move(lease);
+  op->threaded = threaded;
   return op;
 }
 

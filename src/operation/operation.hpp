@@ -60,6 +60,9 @@ class Operation {
 
   // The tag this request's messages use; released to the communicator when it is destroyed.
   TagLease tag;
+  // Driven by the progress thread too (MPIX_PROGRESS=thread, or info "mpix_progress"="thread"
+  // at init). Set before the first start.
+  bool threaded = false;
 
  protected:
   // Posts the first round; returns whether the execution is already complete. Communication
@@ -112,10 +115,13 @@ void after_everyone_arrived(MPI_Comm comm, F&& collective) {
   collective();
 }
 
-// The optional progress thread (MPIX_PROGRESS=thread; needs MPI_THREAD_MULTIPLE): started by
-// the first call on a communicator, stopped at MPI_Finalize. Returns whether it runs.
+// The optional progress thread (needs MPI_THREAD_MULTIPLE): it drives the running operations
+// that are threaded while the user computes or sits in another MPI call. Started by the first
+// threaded request's init (every request is threaded under MPIX_PROGRESS=thread), stopped at
+// MPI_Finalize. start_progress_thread returns whether it runs (below MPI_THREAD_MULTIPLE it
+// cannot: a warning, once).
 bool progress_thread_running();
-void start_progress_thread_if_asked();
+bool start_progress_thread();
 void stop_progress_thread();
 
 // A datatype duplicated at init, so the user may free theirs while the request lives.

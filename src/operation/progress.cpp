@@ -21,6 +21,7 @@ struct ProgressList {
   Operation* head = nullptr;
   Operation* tail = nullptr;
   std::size_t count = 0;
+  std::size_t threaded = 0;  // of them, those the progress thread drives
 
   void push_back(Operation* op) {
     op->prev_ = tail;
@@ -30,6 +31,7 @@ struct ProgressList {
     tail = op;
     op->linked_ = true;
     ++count;
+    threaded += op->threaded;
   }
   void remove(Operation* op) {
     if (!op->linked_) return;
@@ -40,11 +42,12 @@ struct ProgressList {
     op->prev_ = op->next_ = nullptr;
     op->linked_ = false;
     --count;
+    threaded -= op->threaded;
   }
   void link(Operation* op) {
     std::lock_guard<std::mutex> lock(mutex);
     push_back(op);
-    wake.notify_one();
+    if (op->threaded) wake.notify_one();
   }
   void unlink(Operation* op) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -54,8 +57,9 @@ struct ProgressList {
     std::lock_guard<std::mutex> lock(mutex);
     return count == 1 && head == op;
   }
-  // One pass: every operation running at its start is offered once.
-  bool pass() {
+  // One pass: every operation running at its start is offered once (with threaded_only, only
+  // the threaded ones are driven).
+  bool pass(bool threaded_only = false) {
     std::size_t n;
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -72,6 +76,7 @@ struct ProgressList {
           remove(op);
           push_back(op);
         }
+        if (threaded_only && !op->threaded) continue;
         if (!op->owner_.try_lock()) continue;
       }
       if (op->running_.load(std::memory_order_relaxed)) op->drive(false);
@@ -132,8 +137,8 @@ void Operation::wait() {
     bool done = false;
     if (owner_.try_lock()) {
       done = !running_.load(std::memory_order_acquire);
-      // Alone, and nobody else to drive anything: let MPI block (and yield) in its own waits.
-      if (!done) done = drive(g_list.only(this) && !progress_thread_running());
+      // Alone, and nothing else to drive: let MPI block (and yield) in its own waits.
+      if (!done) done = drive(g_list.only(this));
       owner_.unlock();
     }
     if (done) break;
@@ -169,7 +174,7 @@ bool any_running() {
 void complete(MPI_Request& request, const char* what) {
   MPI_Status status;
   for (;;) {
-    if (!any_running() || progress_thread_running()) {
+    if (!any_running()) {
       const int rc = MPI_Wait(&request, &status);
       if (rc != MPI_SUCCESS) check(rc, what);
       return;
@@ -195,10 +200,10 @@ void progress_loop() {
     {
       std::unique_lock<std::mutex> lock(g_list.mutex);
       g_list.wake.wait(lock, [] {
-        return g_thread_stop.load(std::memory_order_acquire) || g_list.count > 0;
+        return g_thread_stop.load(std::memory_order_acquire) || g_list.threaded > 0;
       });
     }
-    if (!g_list.pass()) std::this_thread::yield();
+    if (!g_list.pass(true)) std::this_thread::yield();
   }
 }
 
@@ -206,24 +211,25 @@ void progress_loop() {
 
 bool progress_thread_running() { return g_thread_running.load(std::memory_order_acquire); }
 
-void start_progress_thread_if_asked() {
-  if (settings().progress != ProgressMode::Thread || progress_thread_running()) return;
+bool start_progress_thread() {
+  if (progress_thread_running()) return true;
   std::lock_guard<std::mutex> lock(g_thread_mutex);
-  if (progress_thread_running()) return;
+  if (progress_thread_running()) return true;
   int level = MPI_THREAD_SINGLE;
   MPIA_CHECK(MPI_Query_thread(&level));
   if (level < MPI_THREAD_MULTIPLE) {
     static bool said = false;
     if (!said)
       std::fprintf(stderr,
-                   "mpi-advance: MPIX_PROGRESS=thread needs MPI_THREAD_MULTIPLE (MPI provides "
-                   "less): no progress thread; requests progress inside library calls only\n");
+                   "mpi-advance: a progress thread needs MPI_THREAD_MULTIPLE (MPI provides "
+                   "less): none is started; requests progress inside library calls only\n");
     said = true;
-    return;
+    return false;
   }
   g_thread_stop.store(false);
   g_thread = std::thread(progress_loop);
   g_thread_running.store(true, std::memory_order_release);
+  return true;
 }
 
 void stop_progress_thread() {
