@@ -93,15 +93,13 @@ Schedule v_testany(const AlltoallvShape& s, const ParamValues& v) {
 // merged), so a rank sends within its node once to each port, then each port once to each
 // remote node's rank of its lane.
 Schedule v_locality(const AlltoallvShape& s, const ParamValues&) {
-  const std::int64_t P = s.size;
-  const std::vector<std::int64_t>& m = s.matrix;
   if (!s.nodes) fail(MPI_ERR_INTERN, "mpi-advance: locality built without a node map");
   return with(build_two_level(s.rank, *s.nodes, s.nodes->max_local(), s.nodes->nnodes(),
-                              [&m, P](int a, int b) { return m[a * P + b]; }, true),
+                              s.pair_bytes, true),
               kRoundByRound, Lowering::Pack);
 }
 Schedule v_bruck(const AlltoallvShape& s, const ParamValues& v) {
-  return with(build_radix_bruck_v(s.rank, s.size, int(v[0]), s.matrix), kRoundByRound,
+  return with(build_radix_bruck_v(s.rank, s.size, int(v[0]), s.pair_bytes), kRoundByRound,
               Lowering::Pack);
 }
 
@@ -195,12 +193,12 @@ const std::vector<AlgorithmSpec>& registry() {
        "window of exchanges, refilled by polling testany, never blocking (seed 001 Alg. 5)",
        AlgorithmKind::Scheduled, {kWindow}, nullptr, v_testany},
       {Collective::Alltoallv, "bruck",
-       "zero-copy radix-r exchange for near-uniform small blocks; sizes agreed at init "
-       "(allgather, O(P^2) memory)",
+       "zero-copy radix-r exchange for near-uniform small blocks; the sizes of the blocks a "
+       "rank forwards are learnt at init by running the same rounds on the sizes",
        AlgorithmKind::Scheduled, {kRadixV}, nullptr, v_bruck, true},
       {Collective::Alltoallv, "locality",
        "node-aware: blocks for a remote node gathered in the node and sent as one message per "
-       "node pair and port; sizes agreed at init (allgather, O(P^2) memory)",
+       "node pair and port; the sizes a port forwards are gathered within its node at init",
        AlgorithmKind::Scheduled, {}, nullptr, v_locality, true, true},
       {Collective::Alltoallv, "system", "the MPI library's own alltoallv (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},

@@ -52,13 +52,15 @@ using ParamValues = std::vector<std::int64_t>;
 using AlltoallBuilder = Schedule (*)(const AlltoallShape& shape, const ParamValues& values);
 
 // What an alltoallv builder knows: this rank's packed bytes to and from every peer, and for
-// algorithms that forward blocks (needs_matrix) the bytes of every pair, row-major, agreed on
-// by an allgather. (For neighbor algorithms, needs_matrix means every rank's edge sizes.)
+// algorithms that forward blocks (needs_peer_sizes) the sizes of other pairs, as a function
+// answering the pairs that builder says it asks for (its comment in builders.hpp), learnt at
+// init from the ranks that know them. (For neighbor algorithms, needs_peer_sizes means the
+// edges that pass through this rank.)
 struct AlltoallvShape {
   int rank = 0;
   int size = 1;
   std::vector<std::int64_t> send_bytes, recv_bytes;
-  std::vector<std::int64_t> matrix;
+  PairBytes pair_bytes;
   const NodeMap* nodes = nullptr;  // set for algorithms that need_locality
 };
 using AlltoallvBuilder = Schedule (*)(const AlltoallvShape& shape, const ParamValues& values);
@@ -72,7 +74,7 @@ struct AlgorithmSpec {
   std::vector<ParamSpec> params;
   AlltoallBuilder build_alltoall = nullptr;
   AlltoallvBuilder build_alltoallv = nullptr;
-  bool needs_matrix = false;
+  bool needs_peer_sizes = false;
   bool needs_locality = false;  // builds on the node map (collective once per communicator)
   NeighborBuilder build_neighbor = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "operation/alltoallv.hpp"
 
+#include "collective/alltoall/builders.hpp"
 #include "locality/locality.hpp"
 #include "operation/common.hpp"
 #include "operation/settings.hpp"
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 namespace mpia {
 
@@ -44,14 +46,93 @@ AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int P, MPI_Comm comm) {
   return s;
 }
 
-// The P x P matrix of packed sizes for forwarding algorithms (one allgather).
-std::vector<std::int64_t> gather_matrix(const AlltoallvSizes& sizes, MPI_Comm comm, int P) {
-  std::vector<std::int64_t> m(std::size_t(P) * P);
-  MPI_Request r;
-  MPIA_CHECK(MPI_Iallgather(sizes.send_bytes.data(), P, MPI_INT64_T, m.data(), P, MPI_INT64_T,
-                            comm, &r));
-  complete(r, "MPI_Iallgather");
-  return m;
+int mod(std::int64_t a, int P) { return int(((a % P) + P) % P); }
+
+// The sizes a forwarding builder asks for, learnt at init: this rank's own blocks (from its
+// arguments) and a table of the other pairs it needs. Asking for a pair nobody told it is a
+// bug, reported as one.
+class PeerSizes {
+ public:
+  PeerSizes(int me, int P, const AlltoallvSizes& own)
+      : me_(me), P_(P), send_(own.send_bytes), recv_(own.recv_bytes) {}
+  void add(int src, int dst, std::int64_t bytes) { table_[key(src, dst)] = bytes; }
+  std::int64_t operator()(int src, int dst) const {
+    if (src == me_) return send_[std::size_t(dst)];
+    if (dst == me_) return recv_[std::size_t(src)];
+    const auto it = table_.find(key(src, dst));
+    if (it == table_.end())
+      fail(MPI_ERR_INTERN, "mpi-advance: a builder asked for the size of a block (" +
+                               std::to_string(src) + " to " + std::to_string(dst) +
+                               ") this rank never learnt");
+    return it->second;
+  }
+  std::size_t entries() const { return table_.size(); }
+
+ private:
+  std::int64_t key(int src, int dst) const { return std::int64_t(src) * P_ + dst; }
+  int me_, P_;
+  std::vector<std::int64_t> send_, recv_;
+  std::unordered_map<std::int64_t, std::int64_t> table_;
+};
+
+// alltoallv "bruck": the same rounds as the data, run on the blocks' sizes (8 bytes each), so
+// that after round (x, z) slot j holds the size of the block the data exchange will then have
+// there -- exactly what the builder asks for. K rounds of one message each way; O(P) memory for
+// the slots plus O(D) entries (D: blocks this rank forwards, O(P log P)).
+void learn_bruck_sizes(PeerSizes& t, int me, int P, int radix,
+                       const std::vector<std::int64_t>& send_bytes, MPI_Comm comm, int tag) {
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(P)), out, in;
+  for (int j = 0; j < P; ++j) slot[std::size_t(j)] = send_bytes[std::size_t(mod(me - j, P))];
+  for (const DigitRound& d : radix_rounds(P, radix)) {
+    const std::int64_t processed = d.distance / d.z * radix;
+    out.clear();
+    for (int j : d.blocks) out.push_back(slot[std::size_t(j)]);
+    in.assign(out.size(), 0);
+    MPI_Request r[2];
+    const int n = int(out.size());
+    MPIA_CHECK(MPI_Irecv(in.data(), n, MPI_INT64_T, mod(me + d.distance, P), tag, comm, &r[0]));
+    MPIA_CHECK(MPI_Isend(out.data(), n, MPI_INT64_T, mod(me - d.distance, P), tag, comm, &r[1]));
+    complete(r[0], "the size exchange");
+    complete(r[1], "the size exchange");
+    for (std::size_t k = 0; k < d.blocks.size(); ++k) {
+      const int j = d.blocks[k];
+      slot[std::size_t(j)] = in[k];
+      const auto [src, dst] = radix_block_after(me, P, j, processed);
+      t.add(src, dst, in[k]);
+    }
+  }
+}
+
+// alltoallv "locality": a port needs the sizes of the blocks its node's other ranks give it, to
+// the destinations it serves. One message from every rank of the node to every other (its
+// sizes for the destinations that rank serves): O(P) memory, Q - 1 messages each way.
+void learn_lane_sizes(PeerSizes& t, int me, const NodeMap& nm,
+                      const std::vector<std::int64_t>& send_bytes, MPI_Comm comm, int tag) {
+  const std::vector<int>& mine = nm.members[std::size_t(nm.node_of[me])];
+  const int Q = int(mine.size()), q = nm.local_of[me];
+  std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(Q)), in(out.size());
+  for (int d = 0; d < nm.size(); ++d)
+    out[std::size_t(nm.local_of[d] % Q)].push_back(send_bytes[std::size_t(d)]);
+  const std::vector<int> served = two_level_served(me, nm);
+  std::vector<MPI_Request> reqs;
+  for (int a = 0; a < Q; ++a) {
+    if (a == q) continue;
+    in[std::size_t(a)].assign(served.size(), 0);
+    reqs.emplace_back();
+    MPIA_CHECK(MPI_Irecv(in[std::size_t(a)].data(), int(served.size()), MPI_INT64_T,
+                         mine[std::size_t(a)], tag, comm, &reqs.back()));
+  }
+  for (int b = 0; b < Q; ++b) {
+    if (b == q) continue;
+    reqs.emplace_back();
+    MPIA_CHECK(MPI_Isend(out[std::size_t(b)].data(), int(out[std::size_t(b)].size()), MPI_INT64_T,
+                         mine[std::size_t(b)], tag, comm, &reqs.back()));
+  }
+  for (MPI_Request& r : reqs) complete(r, "the size exchange");
+  for (int a = 0; a < Q; ++a)
+    if (a != q)
+      for (std::size_t k = 0; k < served.size(); ++k)
+        t.add(mine[std::size_t(a)], served[k], in[std::size_t(a)][k]);
 }
 
 std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selection& sel,
@@ -65,7 +146,15 @@ std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selectio
   shape.rank = state.rank;
   shape.size = P;
   if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
-  if (sel.algorithm->needs_matrix) shape.matrix = gather_matrix(sizes, state.comm->get(), P);
+  if (sel.algorithm->needs_peer_sizes) {
+    auto t = std::make_shared<PeerSizes>(state.rank, P, sizes);
+    if (sel.algorithm->needs_locality)
+      learn_lane_sizes(*t, state.rank, *shape.nodes, sizes.send_bytes, state.comm->get(), tag);
+    else
+      learn_bruck_sizes(*t, state.rank, P, int(sel.value("radix")), sizes.send_bytes,
+                        state.comm->get(), tag);
+    shape.pair_bytes = [t](int src, int dst) { return (*t)(src, dst); };
+  }
   shape.send_bytes = std::move(sizes.send_bytes);
   shape.recv_bytes = std::move(sizes.recv_bytes);
   const Schedule schedule = sel.algorithm->build_alltoallv(shape, sel.values);
@@ -179,8 +268,8 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
     return;
   }
   // A plan is reused while this rank's own arguments repeat; algorithms that depend on other
-  // ranks' sizes (needs_matrix) are rebuilt every call.
-  const bool cacheable = !sel->algorithm->needs_matrix && predefined(a.recvtype) &&
+  // ranks' sizes (needs_peer_sizes) are rebuilt every call.
+  const bool cacheable = !sel->algorithm->needs_peer_sizes && predefined(a.recvtype) &&
                          (a.in_place() || predefined(a.sendtype));
   st.call_words.clear();
   if (cacheable) {

@@ -2,6 +2,7 @@
 // that matter in practice: random, sparse (most pairs empty, as in HeFFTe's reshapes),
 // a rank that sends nothing and one that receives nothing, one huge block among tiny ones,
 // power-law rows, and the banded pattern of a partitioned sparse matrix.
+#include "collective/alltoall/builders.hpp"
 #include "collective/registry.hpp"
 #include "collective/selection.hpp"
 #include "schedule/simulate.hpp"
@@ -9,12 +10,31 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <string>
 
 namespace mpia {
 namespace {
 
 using Matrix = std::vector<std::int64_t>;  // bytes(src, dst), row-major
+
+// The pairs the bruck builder may ask rank p for (builders.hpp): its own blocks, and after each
+// round those it then holds -- what the size exchange at init tells it, nothing more.
+std::set<std::pair<int, int>> bruck_pairs(int p, int P, int radix) {
+  std::set<std::pair<int, int>> out;
+  for (const DigitRound& d : radix_rounds(P, radix))
+    for (int j : d.blocks) out.insert(radix_block_after(p, P, j, d.distance / d.z * radix));
+  return out;
+}
+
+// The sizes of m, failing the test for a pair outside allowed (own blocks always allowed).
+PairBytes strict_sizes(int rank, int P, const Matrix& m, std::set<std::pair<int, int>> allowed) {
+  return [rank, P, &m, allowed = std::move(allowed)](int src, int dst) {
+    if (src != rank && dst != rank && !allowed.count({src, dst}))
+      ADD_FAILURE() << "rank " << rank << " asked for the size of " << src << " -> " << dst;
+    return m[std::size_t(src) * P + dst];
+  };
+}
 
 std::vector<std::pair<std::string, Matrix>> patterns(int P, std::mt19937& rng) {
   std::vector<std::pair<std::string, Matrix>> out;
@@ -82,7 +102,9 @@ TEST(BuildersV, EveryAlgorithmDeliversEveryByte) {
               SimLayout l = layout(rank);
               shape.send_bytes = l.send_bytes;
               shape.recv_bytes = l.recv_bytes;
-              if (sel.algorithm->needs_matrix) shape.matrix = m;
+              if (sel.algorithm->needs_peer_sizes)
+                shape.pair_bytes =
+                    strict_sizes(rank, P, m, bruck_pairs(rank, P, int(sel.value("radix"))));
               return sel.algorithm->build_alltoallv(shape, sel.values);
             },
             layout, [](int rank, int block) { return std::make_pair(block, rank); });
@@ -100,7 +122,7 @@ TEST(BuildersV, NoZeroByteMessagesAndOnlyRealExchanges) {
   recv[5] = 4;
   AlltoallvShape shape{0, P, send, recv, {}};
   for (const Selection& sel : selections(P)) {
-    if (sel.algorithm->needs_matrix) continue;
+    if (sel.algorithm->needs_peer_sizes) continue;
     Schedule s = sel.algorithm->build_alltoallv(shape, sel.values);
     ASSERT_EQ(s.rounds.size(), 1u) << sel.to_string();
     EXPECT_EQ(s.rounds[0].exchanges.size(), 2u) << sel.to_string();

@@ -129,18 +129,24 @@ Graph random_graph(int P, std::mt19937& rng, double density) {
   return g;
 }
 
-void gather_edges(Graph& g) {
+// Every rank gets every edge of the graph, or (with map) only those node-aware routing takes
+// through it -- what the node-local exchange at init gives it (operation/neighbor.cpp).
+void gather_edges(Graph& g, const NodeMap* map = nullptr) {
   std::vector<NeighborShape::Edge> edges;
   for (const NeighborShape& s : g.ranks)
     for (std::size_t k = 0; k < s.destinations.size(); ++k)
       if (s.destinations[k] != MPI_PROC_NULL)
         edges.push_back({s.rank, s.destinations[k], s.send_key[k], s.send_bytes[k]});
   std::sort(edges.begin(), edges.end());
-  for (NeighborShape& s : g.ranks) s.edges = edges;
+  for (NeighborShape& s : g.ranks) {
+    s.edges.clear();
+    for (const NeighborShape::Edge& e : edges)
+      if (!map || neighbor_edge_passes(*map, s.rank, e.src, e.dst)) s.edges.push_back(e);
+  }
 }
 
 void check(Graph g, const NodeMap& map, const std::string& where) {
-  gather_edges(g);
+  gather_edges(g, &map);
   const int P = int(g.ranks.size());
   for (NeighborShape& s : g.ranks) s.nodes = &map;
   for (int i = 0; const AlgorithmSpec* a = algorithm_at(Collective::NeighborAlltoallv, i); ++i) {

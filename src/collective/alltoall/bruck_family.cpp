@@ -171,8 +171,7 @@ Schedule modified(const AlltoallShape& s, const std::vector<DigitRound>& rounds)
 Schedule zero_copy(int p, int P, int r, const std::vector<DigitRound>& rounds,
                    const std::function<std::int64_t(int, int)>& bytes, bool uniform) {
   auto block_after = [&](int j, std::int64_t processed) {  // processed = r^(x+1)
-    const std::int64_t low = j % processed;
-    return std::make_pair(mod(p + low, P), mod(p - (j - low), P));
+    return radix_block_after(p, P, j, processed);
   };
   std::vector<int> hops(P);
   for (int j = 0; j < P; ++j) hops[j] = nonzero_digits(j, r);
@@ -260,12 +259,14 @@ Schedule build_radix_bruck(const AlltoallShape& s, int radix, BruckVariant varia
   }
 }
 
-Schedule build_radix_bruck_v(int rank, int nranks, int radix,
-                             const std::vector<std::int64_t>& matrix) {
+Schedule build_radix_bruck_v(int rank, int nranks, int radix, const PairBytes& bytes) {
   const std::vector<DigitRound> rounds = radix_rounds(nranks, radix);
-  const std::int64_t P = nranks;
-  return zero_copy(rank, nranks, radix, rounds,
-                   [&](int src, int dst) { return matrix[src * P + dst]; }, false);
+  return zero_copy(rank, nranks, radix, rounds, bytes, false);
+}
+
+std::pair<int, int> radix_block_after(int p, int P, int j, std::int64_t processed) {
+  const std::int64_t low = j % processed;
+  return std::make_pair(mod(p + low, P), mod(p - (j - low), P));
 }
 
 }  // namespace mpia

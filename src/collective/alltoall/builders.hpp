@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace mpia {
@@ -27,11 +28,22 @@ enum class BruckVariant : std::uint8_t {
 
 Schedule build_radix_bruck(const AlltoallShape& shape, int radix, BruckVariant variant);
 
-// The zero-copy radix-r exchange for blocks of different sizes (alltoallv "bruck"): matrix
-// holds the packed bytes of every pair, row-major (matrix[src * P + dst]). Blocks in transit
-// alternate between two scratch areas; zero-byte blocks and empty messages are left out.
-Schedule build_radix_bruck_v(int rank, int nranks, int radix,
-                             const std::vector<std::int64_t>& matrix);
+// The packed bytes of the block from src to dst. Builders ask only for the pairs they need;
+// each says which.
+using PairBytes = std::function<std::int64_t(int src, int dst)>;
+
+// The zero-copy radix-r exchange for blocks of different sizes (alltoallv "bruck"). Blocks in
+// transit alternate between two scratch areas; zero-byte blocks and empty messages are left
+// out. It asks bytes() for this rank's own blocks (src = rank) and, after every round, for the
+// blocks it then holds: radix_block_after(rank, P, j, r^(x+1)) for the slots j the round moved
+// (those of radix_rounds). Running the same rounds on the sizes themselves tells a rank exactly
+// these (operation/alltoallv.cpp), with no P x P matrix anywhere.
+Schedule build_radix_bruck_v(int rank, int nranks, int radix, const PairBytes& bytes);
+
+// The block that sits in slot j of rank p once the digits below r^(x+1) = processed are done
+// (zero-copy placement): the one from source p + (j mod processed) to destination
+// p - (j - j mod processed), modulo P.
+std::pair<int, int> radix_block_after(int p, int nranks, int j, std::int64_t processed);
 
 // The direct exchange for per-peer sizes: one round, exchange i (i = 1..P-1) sends to rank+i
 // and receives from rank-i, leaving out zero-byte transfers and exchanges with nothing to move
@@ -52,9 +64,15 @@ Schedule build_direct(const AlltoallShape& shape);
 // port on the destination node is the destination itself. bytes(src, dst) gives every pair's
 // packed size (a constant for alltoall). With merge_digits, the rounds of one base-r digit run
 // as one round (they move disjoint blocks): radix >= size then means one direct round.
-using PairBytes = std::function<std::int64_t(int src, int dst)>;
+// With both radices at least their phase's size (alltoallv "locality": both phases direct) it
+// asks bytes() only for this rank's own blocks (as source or destination) and for those from
+// the other ranks of its node to the destinations it is the port for (two_level_lane_pairs).
 Schedule build_two_level(int rank, const NodeMap& nodes, int radix_intra, int radix_inter,
                          const PairBytes& bytes, bool merge_digits);
+
+// The destinations this rank is the phase-1 port for (ascending): those d with
+// local(d) mod Q = local(rank), Q the size of this rank's node.
+std::vector<int> two_level_served(int rank, const NodeMap& nodes);
 
 // The rounds of the radix-r exchange: the block indices j in [1, P) whose x-th base-r digit is
 // z, for x = 0.. and z = 1..r-1, empty sets skipped, j ascending. Shared by the builders, the

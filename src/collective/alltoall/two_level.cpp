@@ -125,6 +125,15 @@ std::vector<int> round_slots(int n, int radix, bool merge_digits) {
 
 }  // namespace
 
+std::vector<int> two_level_served(int me, const NodeMap& nm) {
+  const std::vector<int>& mine = nm.members[nm.node_of[me]];
+  const int Q = int(mine.size()), q = nm.local_of[me];
+  std::vector<int> out;
+  for (int d = 0; d < nm.size(); ++d)
+    if (nm.local_of[d] % Q == q) out.push_back(d);
+  return out;
+}
+
 Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_inter,
                          const PairBytes& bytes, bool merge_digits) {
   const int N = nm.nnodes(), L = nm.max_local();
@@ -156,17 +165,15 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
   const std::vector<int>& lane_dests = served[q];
   std::vector<std::vector<std::int64_t>> at(Q, std::vector<std::int64_t>(lane_dests.size(), -1));
 
-  // ---- Phase 1: a radix-r1 exchange of bundles among the Q ranks of my node.
+  // ---- Phase 1: a radix-r1 exchange of bundles among the Q ranks of my node. A bundle's size
+  // is asked for only when the sub-exchange needs it (a direct one: its row and column).
   {
-    std::vector<std::int64_t> m1(std::size_t(Q) * Q, 0);
-    for (int a = 0; a < Q; ++a)
-      for (int b = 0; b < Q; ++b) {
-        if (a == b) {
-          m1[a * Q + b] = bytes(mine[a], mine[a]);
-          continue;
-        }
-        for (int d : served[b]) m1[a * Q + b] += bytes(mine[a], d);
-      }
+    const PairBytes m1 = [&](int a, int b) {
+      if (a == b) return bytes(mine[a], mine[a]);
+      std::int64_t sum = 0;
+      for (int d : served[b]) sum += bytes(mine[a], d);
+      return sum;
+    };
     const int r1 = clamp_radix(radix_intra, Q);
     const Schedule sub = build_radix_bruck_v(q, Q, r1, m1);
     std::int64_t next = sub.scratch_bytes;
@@ -216,11 +223,12 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
         port[j] = node[lane % int(node.size())];
         if (lane < int(node.size())) dest[j] = node[lane];
       }
-      std::vector<std::int64_t> m2(std::size_t(N) * N, 0);
-      for (int i = 0; i < N; ++i)
-        for (int j = 0; j < N; ++j)
-          if (i != j && dest[j] >= 0)
-            for (int s : nm.members[i]) m2[std::size_t(i) * N + j] += bytes(s, dest[j]);
+      const PairBytes m2 = [&](int i, int j) {
+        std::int64_t sum = 0;
+        if (i != j && dest[j] >= 0)
+          for (int s : nm.members[i]) sum += bytes(s, dest[j]);
+        return sum;
+      };
       const Schedule sub = build_radix_bruck_v(n, N, r2, m2);
       SubMap m;
       m.peer = port;

@@ -50,8 +50,7 @@ Schedule build_neighbor_locality(const NeighborShape& s) {
   const NodeMap& nm = *s.nodes;
   const int me = s.rank;
   auto gateway = [&](int on_node, int towards_node) {
-    const std::vector<int>& m = nm.members[on_node];
-    return m[std::size_t(towards_node) % m.size()];
+    return neighbor_gateway(nm, on_node, towards_node);
   };
   // My blocks for each edge: the k-th edge (by key) from me to d is my send block with the
   // k-th smallest key among my blocks to d; likewise for receive blocks from each source.
@@ -131,6 +130,17 @@ Schedule build_neighbor_locality(const NeighborShape& s) {
       sch.rounds[r].exchanges.push_back(std::move(x));
     }
   return sch;
+}
+
+int neighbor_gateway(const NodeMap& nm, int on_node, int towards_node) {
+  const std::vector<int>& m = nm.members[std::size_t(on_node)];
+  return m[std::size_t(towards_node) % m.size()];
+}
+
+bool neighbor_edge_passes(const NodeMap& nm, int me, int src, int dst) {
+  if (me == src || me == dst) return true;
+  const int ns = nm.node_of[src], nd = nm.node_of[dst];
+  return ns != nd && (neighbor_gateway(nm, ns, nd) == me || neighbor_gateway(nm, nd, ns) == me);
 }
 
 }  // namespace mpia

@@ -27,8 +27,9 @@ struct NeighborShape {
   std::vector<int> sources, destinations;  // MPI_PROC_NULL allowed (Cartesian borders)
   std::vector<int> recv_key, send_key;     // per block; see above
   std::vector<std::int64_t> recv_bytes, send_bytes;  // packed bytes per block
-  // For algorithms that forward (needs_matrix): every edge of the communicator, sorted by
-  // (source, destination, key), with its packed size; and the node map (needs_locality).
+  // For algorithms that forward (needs_peer_sizes): the edges of the communicator that pass
+  // through this rank (all of them will do too), sorted by (source, destination, key), with
+  // their packed sizes; and the node map (needs_locality).
   struct Edge {
     int src = 0, dst = 0, key = 0;
     std::int64_t bytes = 0;
@@ -46,7 +47,15 @@ Schedule build_neighbor_direct(const NeighborShape& shape);
 // Node-aware: an edge within a node goes straight to its destination; an edge between nodes
 // A and B goes (round 0) to A's gateway for B, (round 1) in the single message from that
 // gateway to B's gateway for A, (round 2) to its destination. Gateways spread the node pairs
-// over the ranks of each node (A's gateway for B: local rank B mod |A|).
+// over the ranks of each node (A's gateway for B: local rank B mod |A|). It uses the edges that
+// pass through this rank: its own, and as a gateway those between its node and the nodes it
+// is the gateway for -- all edges with every rank sharing a (source, destination) pair.
 Schedule build_neighbor_locality(const NeighborShape& shape);
+
+// The rank of node on_node through which node-aware traffic to node towards_node passes.
+int neighbor_gateway(const NodeMap& nodes, int on_node, int towards_node);
+// Whether node-aware routing takes an edge from src to dst through rank me (as its source, its
+// destination, or a gateway on the way): the edges build_neighbor_locality needs on rank me.
+bool neighbor_edge_passes(const NodeMap& nodes, int me, int src, int dst);
 
 }  // namespace mpia
