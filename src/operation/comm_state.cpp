@@ -78,7 +78,10 @@ int at_finalize(MPI_Comm, int, void*, void*) {
   std::vector<MPI_Comm> alive;
   {
     std::lock_guard<std::mutex> lock(g_states_mutex);
-    for (CommState* s : g_states) alive.push_back(s->user);
+    // MPI_COMM_SELF's own state goes with MPI_COMM_SELF's attributes, which MPI is deleting
+    // now (newest first: it was set after this callback's).
+    for (CommState* s : g_states)
+      if (s->user != MPI_COMM_SELF) alive.push_back(s->user);
   }
   for (MPI_Comm c : alive) MPI_Comm_delete_attr(c, g_keyval);
   free_protocol();
