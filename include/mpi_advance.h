@@ -16,10 +16,49 @@
  * calls Open MPI's. Define MPIA_NO_MPIX_NAMES before including to get only the MPIA_ names.
  *
  * Algorithm selection. One syntax everywhere: name[:key=value[,key=value...]], e.g.
- * "tra:radix=4". Per call with the MPI_Info key "mpix_algorithm"; process-wide with the
- * environment variable MPIX_ALLTOALL. Per-call info wins over the environment. A bad value in
- * info is an error (MPI_ERR_INFO_VALUE); a bad value in the environment is reported once on
- * stderr and ignored (the call then runs "auto").
+ * "tra:radix=4". Per call with the MPI_Info key "mpix_algorithm"; per communicator with
+ * MPIX_Comm_set_algorithm; process-wide with the environment variable MPIX_ALLTOALL (and
+ * MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV). Info wins over the communicator's choice, which
+ * wins over the environment. A bad value in info is an error (MPI_ERR_INFO_VALUE); a bad value
+ * in the environment is reported once on stderr and ignored (the call then runs "auto").
+ *
+ * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
+ * MPIX_COST_MODEL, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_PROGRESS) are read once per
+ * process, the first time the library needs one; changing them later has no effect. All but
+ * MPIX_PROGRESS must be the same on every rank: the first call on each communicator compares
+ * them, and if they differ every call on that communicator fails with MPI_ERR_ARG on every
+ * rank (no rank runs a schedule its peers do not).
+ *
+ * Threads. The library needs no more than the thread level the application asked MPI for: it
+ * makes MPI calls only from the calling thread, except for the optional progress thread, which
+ * needs MPI_THREAD_MULTIPLE. Under MPI_THREAD_MULTIPLE, any thread may call any function
+ * concurrently, with MPI's rules for collectives: calls that are collective over a
+ * communicator (blocking calls, inits, MPIX_Comm_set_algorithm, locality) must not run
+ * concurrently on the same communicator; Start/Wait/Test/Request_free of different requests
+ * may, on any communicators. A request is used by one thread at a time (as an MPI_Request).
+ *
+ * Progress. A request moves whenever some thread is inside a library call: MPIX_Wait, MPIX_Test
+ * (of any request), and every wait inside the library (inits, agreements, locality, blocking
+ * calls, the first call on a communicator) drive every running request of the process, so any
+ * order of starts, waits and library collectives that is legal MPI completes. A rank blocked in
+ * another MPI call (e.g. MPI_Barrier) drives nothing: with the progress thread
+ * (info "mpix_progress" = "thread" at init for one request, or MPIX_PROGRESS=thread for all;
+ * needs MPI_THREAD_MULTIPLE, else a warning and no thread) requests also move while the user
+ * computes or sits in another MPI call.
+ *
+ * Errors. Argument errors of collective calls are agreed: every rank fails with the same
+ * class (a persistent init never leaves some ranks with a request and others without).
+ * Blocking calls check only locally, as MPI does (MPIX_DEBUG=1 agrees on every call). A
+ * request's communication errors (e.g. MPI_ERR_TRUNCATE) are its own: reported, with their
+ * real class, only by its own MPIX_Wait/MPIX_Test (MPIX_Waitall: MPI_ERR_IN_STATUS, each
+ * status's MPI_ERROR the request's code); the schedule runs to its end first, so the request
+ * is then inactive with nothing posted, and can be started again or freed.
+ *
+ * Tags. The library's messages travel on a private duplicate of each communicator, so they
+ * never match the application's. Every live persistent request holds a tag of its own,
+ * agreed at init and released by MPIX_Request_free; blocking calls use tag 0. With more live
+ * requests on one communicator than tags (MPI_TAG_UB, or MPIX_TAG_UB=N, a test/debug cap),
+ * init fails with MPI_ERR_OTHER on every rank.
  *
  * Alltoall algorithms: pairwise, linear, bruck, modified_bruck, zero_copy_bruck,
  * tra (key radix, 2..max(2,P), default ceil(sqrt(P))), tra2 (two-level TRA over nodes: keys
@@ -88,7 +127,10 @@ typedef struct mpia_request *MPIX_Request;
  * same algorithm. All schedule building, datatype creation and allocation happen here; the
  * buffers are bound to the request and read/written by each MPIX_Start..MPIX_Wait cycle.
  * sendbuf may be MPI_IN_PLACE (then sendcount/sendtype are ignored and the data is taken from
- * recvbuf at each start). The request is created inactive.
+ * recvbuf at each start). The request is created inactive. Info keys: "mpix_algorithm" (see
+ * above) and "mpix_progress" ("thread": this request is also driven by the progress thread;
+ * "calls": it is not, whatever MPIX_PROGRESS says); the same for every init below. Datatypes
+ * must be committed (MPI_ERR_TYPE); sizes are MPI_Count, so one element may exceed 2 GiB.
  */
 int MPIA_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -103,13 +145,15 @@ int MPIA_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
  * info and the request. Collective; everything is agreed and built here: one MPI_Alltoall of
  * the byte counts checks that every pair agrees (MPI_ERR_TRUNCATE on every rank otherwise),
  * one allreduce agrees on the algorithm. The count and displacement arrays are read only
- * here. sendbuf may be MPI_IN_PLACE (data taken from recvbuf with recvcounts/rdispls).
+ * here. Displacements may be negative (a base address inside or at the end of the buffer), as
+ * in MPI. sendbuf may be MPI_IN_PLACE (data taken from recvbuf with recvcounts/rdispls).
  *
  * Alltoallv algorithms (info "mpix_algorithm", environment MPIX_ALLTOALLV): pairwise, linear,
  * multipair_waitall, multipair_waitany, multipair_testany (key window >= 1, default 8: the
- * exchanges in flight at once), bruck (key radix, default 2; gathers the P x P size matrix at
- * init), locality (node-aware: blocks for one remote node gathered within the node and sent as
- * one message per node pair and port; sizes gathered at init), system, auto. No algorithm
+ * exchanges in flight at once), bruck (key radix, default 2; at init it runs its rounds on the
+ * blocks' sizes: K messages, O(P log P) memory), locality (node-aware: blocks for one remote
+ * node gathered within the node and sent as one message per node pair and port; at init the
+ * sizes a port forwards are gathered within its node: O(P) memory), system, auto. No algorithm
  * posts a zero-byte message.
  */
 int MPIA_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -123,15 +167,19 @@ int MPIA_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
-/* Start an inactive request (MPI_ERR_REQUEST if it is active or null). Allocates nothing. */
+/* Start an inactive request (MPI_ERR_REQUEST if it is active or null). Allocates nothing.
+ * MPIX_Startall checks every request first (null, active, or the same one twice is
+ * MPI_ERR_REQUEST) and then starts none or all. */
 int MPIA_Start(MPIX_Request *request);
 int MPIA_Startall(int count, MPIX_Request requests[]);
 
 /*
  * Complete an active request; it then becomes inactive and may be started again. Waiting on
- * MPIX_REQUEST_NULL or on an inactive request returns at once with an empty status. Waiting
- * progresses every active mpi-advance request of the process, so requests may be completed
- * in any order. status may be MPI_STATUS_IGNORE; statuses may be MPI_STATUSES_IGNORE.
+ * MPIX_REQUEST_NULL or on an inactive request returns at once with an empty status. The
+ * request's own error, if its execution had one, is returned (with its class) after it
+ * completed. Waiting progresses every active mpi-advance request of the process, so requests
+ * may be completed in any order. status may be MPI_STATUS_IGNORE; statuses may be
+ * MPI_STATUSES_IGNORE. MPIX_Waitall completes every request even when some fail.
  */
 int MPIA_Wait(MPIX_Request *request, MPI_Status *status);
 int MPIA_Waitall(int count, MPIX_Request requests[], MPI_Status statuses[]);

@@ -118,10 +118,6 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
         [&](MPI_Request* r) {
           return MPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
                                a.recvtype, c, r);
-        },
-        [&] {
-          return MPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
-                              a.recvtype, c);
         });
     return;
   }

@@ -260,10 +260,6 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
         [&](MPI_Request* r) {
           return MPI_Ialltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
                                 a.recvcounts, a.rdispls, a.recvtype, c, r);
-        },
-        [&] {
-          return MPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
-                               a.recvcounts, a.rdispls, a.recvtype, c);
         });
     return;
   }

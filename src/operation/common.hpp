@@ -101,14 +101,12 @@ void run_blocking(CommState& st, bool cacheable, Build&& build) {
   }
 }
 
-// A blocking call handed to the MPI library: the blocking form when nothing of ours runs, else
-// the nonblocking one completed while driving what runs.
-template <class Nonblocking, class Blocking>
-void run_system(Nonblocking&& start, Blocking&& blocking) {
-  if (!any_running()) {
-    MPIA_CHECK(blocking());
-    return;
-  }
+// A blocking call handed to the MPI library: its nonblocking form, completed while driving
+// what runs. Always that form, on every rank: a blocking collective does not match a
+// nonblocking one, so the choice must not depend on what runs locally; and a rank in the
+// blocking form could not drive a request its peers wait on before they arrive.
+template <class Nonblocking>
+void run_system(Nonblocking&& start) {
   MPI_Request r;
   MPIA_CHECK(start(&r));
   complete(r, "the MPI library's collective");

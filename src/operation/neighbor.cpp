@@ -323,10 +323,6 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
           [&](MPI_Request* r) {
             return MPI_Ineighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf,
                                           a.recvcount, a.recvtype, c, r);
-          },
-          [&] {
-            return MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf,
-                                         a.recvcount, a.recvtype, c);
           });
       return;
     }
@@ -340,10 +336,6 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
         [&](MPI_Request* r) {
           return MPI_Ineighbor_alltoallv(a.sendbuf, sc, sd, a.sendtype, a.recvbuf, rc, rd,
                                          a.recvtype, c, r);
-        },
-        [&] {
-          return MPI_Neighbor_alltoallv(a.sendbuf, sc, sd, a.sendtype, a.recvbuf, rc, rd,
-                                        a.recvtype, c);
         });
     return;
   }

@@ -102,19 +102,6 @@ bool any_running();
 // message) while driving the running operations: the way the library waits inside its own
 // blocking calls. Throws the request's error.
 void complete(MPI_Request& request, const char* what);
-// Runs a blocking MPI collective on comm without risking a deadlock with running operations:
-// a nonblocking barrier, completed while driving them, first -- once every rank has entered,
-// the collective itself cannot wait on anything this rank still owes its peers.
-template <class F>
-void after_everyone_arrived(MPI_Comm comm, F&& collective) {
-  if (any_running()) {
-    MPI_Request r;
-    MPIA_CHECK(MPI_Ibarrier(comm, &r));
-    complete(r, "MPI_Ibarrier");
-  }
-  collective();
-}
-
 // The optional progress thread (needs MPI_THREAD_MULTIPLE): it drives the running operations
 // that are threaded while the user computes or sits in another MPI call. Started by the first
 // threaded request's init (every request is threaded under MPIX_PROGRESS=thread), stopped at
