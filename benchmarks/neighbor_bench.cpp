@@ -37,9 +37,9 @@
  *   <name>                       every algorithm of mpi-advance's "neighbor_alltoallv"
  *                                registry as a persistent request (init once, Start + Wait)
  *   blk:<name>                   the same algorithm through the blocking
- *                                MPIX_Neighbor_alltoallv (MPIX_NEIGHBOR_ALLTOALLV=<name> set
- *                                before each call; each on its own duplicate of the topology
- *                                communicator, so that each keeps its cached blocking plan)
+ *                                MPIX_Neighbor_alltoallv (each on its own duplicate of the
+ *                                topology communicator, whose algorithm MPIX_Comm_set_algorithm
+ *                                sets to <name>, so that each keeps its cached blocking plan)
  *
  * Method: per pattern and size the topology is built, MPIX_Comm_locality is called on it (so
  * that the requests know the inter-node traffic), the system blocking call runs once and its
@@ -225,7 +225,7 @@ enum class Kind { SystemBlocking, SystemPersistent, OursBlocking, OursPersistent
 struct Variant {
     std::string name;
     Kind kind;
-    std::string selection;  // OursPersistent: the "mpix_algorithm" info value
+    std::string selection;  // ours: info "mpix_algorithm" / MPIX_Comm_set_algorithm (blocking)
     std::string description;
 };
 
@@ -265,7 +265,7 @@ std::vector<Variant> build_variants(const Options &o)
     for (const auto &a : algs)
         if (selected(o, "blk:" + a.first))
             v.push_back({"blk:" + a.first, Kind::OursBlocking, a.first,
-                         "blocking MPIX_Neighbor_alltoallv with MPIX_NEIGHBOR_ALLTOALLV=" +
+                         "blocking MPIX_Neighbor_alltoallv, MPIX_Comm_set_algorithm " +
                              a.first + " (on its own duplicate of the topology communicator)"});
     return v;
 }
@@ -690,10 +690,12 @@ void setup_slot(const Ctx &c, Topo &t, Slot &s)
     case Kind::OursBlocking: {
         // Each blocking variant runs on its own duplicate of the topology communicator: the
         // library keeps one blocking plan per communicator, which interleaved variants sharing
-        // one would rebuild at every call. The algorithm comes from MPIX_NEIGHBOR_ALLTOALLV,
-        // set before every call (see run_once).
+        // one would rebuild at every call. The algorithm is the duplicate's own, chosen once
+        // with MPIX_Comm_set_algorithm (collective; the environment is read once per process).
         check_rc(c, MPI_Comm_dup(t.comm, &s.comm), "MPI_Comm_dup", where);
         MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
+        check_rc(c, MPIX_Comm_set_algorithm(s.comm, "neighbor_alltoallv", v.selection.c_str()),
+                 "MPIX_Comm_set_algorithm", where);
         int node = 0, nnodes = 0, lrank = 0, lsize = 0;
         check_rc(c, MPIX_Comm_locality(s.comm, &node, &nnodes, &lrank, &lsize),
                  "MPIX_Comm_locality", where);
@@ -733,14 +735,6 @@ void setup_slot(const Ctx &c, Topo &t, Slot &s)
         break;
     }
     }
-}
-
-// The blocking variants select their algorithm through the environment, which the library
-// reads at every call: set it outside the timed region.
-void prepare(const Slot &s)
-{
-    if (s.v->kind == Kind::OursBlocking)
-        setenv("MPIX_NEIGHBOR_ALLTOALLV", s.v->selection.c_str(), 1);
 }
 
 void run_once(const Ctx &c, Topo &t, Slot &s)
@@ -1073,7 +1067,6 @@ Case run_case(const Ctx &c, const std::vector<Variant> &variants, const std::str
     for (Slot &s : slots) {
         if (s.skipped) continue;
         g_watchdog.set_phase(where_str(c, t, s.v->name) + ", first run");
-        prepare(s);
         MPI_Barrier(c.comm);
         run_once(c, t, s);
         g_watchdog.poke();
@@ -1089,7 +1082,6 @@ Case run_case(const Ctx &c, const std::vector<Variant> &variants, const std::str
         for (int j = 0; j < nv; ++j) {
             Slot &s = slots[static_cast<std::size_t>((j + it) % nv)];
             if (s.skipped) continue;
-            prepare(s);
             MPI_Barrier(c.comm);
             const double t0 = MPI_Wtime();
             run_once(c, t, s);

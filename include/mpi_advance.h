@@ -19,8 +19,10 @@
  * "tra:radix=4". Per call with the MPI_Info key "mpix_algorithm"; per communicator with
  * MPIX_Comm_set_algorithm; process-wide with the environment variable MPIX_ALLTOALL (and
  * MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV). Info wins over the communicator's choice, which
- * wins over the environment. A bad value in info is an error (MPI_ERR_INFO_VALUE); a bad value
- * in the environment is reported once on stderr and ignored (the call then runs "auto").
+ * wins over the environment. A bad value in info is an error (MPI_ERR_INFO_VALUE); in the
+ * environment, an unknown name or malformed value is reported once on stderr and ignored (the
+ * call then runs "auto"), and a parameter out of the communicator's range is clamped into it,
+ * with a note on stderr.
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
  * MPIX_COST_MODEL, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_PROGRESS) are read once per

@@ -278,9 +278,6 @@ MPIA_API int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, cons
   return guard(comm, [&] {
     CommState& st = state_of(comm);
     st.check_settings();
-    // Locality first on every rank: parsing a locality-aware algorithm's parameters needs it,
-    // and only some ranks may name one.
-    comm_locality(st);
     const std::string text = selection ? selection : "";
     Collective c = Collective::Alltoall;
     Proposal p;
@@ -288,10 +285,13 @@ MPIA_API int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, cons
       if (!collective || !collective_from_name(collective, c))
         fail(MPI_ERR_ARG, std::string("mpi-advance: MPIX_Comm_set_algorithm: unknown collective '") +
                               (collective ? collective : "(null)") + "'");
-      if (!text.empty()) parse_selection(c, text, extent_of(st), true);
+      if (!text.empty()) check_selection_syntax(c, text);
       p.choice = std::string(collective) + "=" + text;
     });
     agree(st, p);
+    // Every rank has the same text now: the parameter ranges (which may need the locality of
+    // the communicator, a collective) are checked identically everywhere.
+    if (!text.empty()) parse_selection(c, text, extent_of(st), true);
     st.algorithm[int(c)] = text;
     st.memo.collective = -1;
   });

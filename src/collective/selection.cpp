@@ -42,8 +42,10 @@ Selection parse_selection(Collective c, std::string_view text, const Extent& ext
   return parse_selection(c, text, [&extent](const AlgorithmSpec&) { return extent; }, strict);
 }
 
-Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent_of,
-                          bool strict) {
+namespace {
+
+// The name and the key=value pairs (no range checks: they need the communicator's extent).
+Selection parse_names(Collective c, std::string_view text, std::vector<bool>& given) {
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   Selection sel;
@@ -57,7 +59,7 @@ Selection parse_selection(Collective c, std::string_view text, const ExtentOf& e
   }
   const auto& specs = sel.algorithm->params;
   sel.values.resize(specs.size());
-  std::vector<bool> given(specs.size(), false);
+  given.assign(specs.size(), false);
   if (colon != std::string_view::npos) {
     std::string_view rest = text.substr(colon + 1);
     while (true) {
@@ -78,6 +80,21 @@ Selection parse_selection(Collective c, std::string_view text, const ExtentOf& e
       rest = rest.substr(comma + 1);
     }
   }
+  return sel;
+}
+
+}  // namespace
+
+void check_selection_syntax(Collective c, std::string_view text) {
+  std::vector<bool> given;
+  parse_names(c, text, given);
+}
+
+Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent_of,
+                          bool strict) {
+  std::vector<bool> given;
+  Selection sel = parse_names(c, text, given);
+  const auto& specs = sel.algorithm->params;
   const Extent extent = specs.empty() ? Extent{} : extent_of(*sel.algorithm);
   const int nranks = extent.nranks;
   for (std::size_t i = 0; i < specs.size(); ++i) {

@@ -1,7 +1,9 @@
 /*
- * Pure C99 use of the mpi-advance C ABI: one persistent all-to-all with each of two
- * algorithms (three cycles each, new data every cycle), the blocking call, and the registry.
- * Exit status 0 on every rank when every rank passed.
+ * Pure C99 use of the mpi-advance C ABI: one persistent all-to-all with each of three
+ * algorithms (three cycles each, new data every cycle), the blocking call with the algorithm
+ * chosen for the communicator (MPIX_Comm_set_algorithm), the environment's choice
+ * (MPIX_ALLTOALL, which the c.api_env registration sets before the program starts: the library
+ * reads it once), and the registry. Exit status 0 on every rank when every rank passed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,54 @@ static int run(MPI_Comm comm, const char *algorithm, int iter0) {
   return errors;
 }
 
+/* One blocking MPIX_Alltoall of one int per rank, checked. */
+static int blocking(MPI_Comm comm, int iter, const char *what) {
+  int me, np, errors = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+  int *s = malloc(sizeof(int) * (size_t)np), *r = malloc(sizeof(int) * (size_t)np);
+  for (int d = 0; d < np; ++d) {
+    s[d] = value(me, d, 0, iter);
+    r[d] = -1;
+  }
+  int rc = MPIX_Alltoall(s, 1, MPI_INT, r, 1, MPI_INT, comm);
+  if (rc != MPI_SUCCESS) {
+    fprintf(stderr, "[rank %d] %s: MPIX_Alltoall failed (%d)\n", me, what, rc);
+    ++errors;
+  }
+  for (int d = 0; d < np; ++d) {
+    if (r[d] != value(d, me, 0, iter)) {
+      fprintf(stderr, "[rank %d] %s: from %d got %d\n", me, what, d, r[d]);
+      ++errors;
+    }
+  }
+  free(s);
+  free(r);
+  return errors;
+}
+
+/* What an init without info reports (the communicator's choice, else the environment's, else
+ * what auto chose) into name; non-zero on failure. */
+static int reported_without_info(MPI_Comm comm, char name[MPIX_MAX_ALGORITHM_STRING]) {
+  int np, len = 0;
+  MPI_Comm_size(comm, &np);
+  name[0] = '\0';
+  int *s = malloc(sizeof(int) * (size_t)np), *r = malloc(sizeof(int) * (size_t)np);
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  int rc = MPIX_Alltoall_init(s, 1, MPI_INT, r, 1, MPI_INT, comm, MPI_INFO_NULL, &req);
+  if (rc == MPI_SUCCESS) rc = MPIX_Request_get_algorithm(req, name, &len);
+  if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
+  free(s);
+  free(r);
+  return rc != MPI_SUCCESS;
+}
+
+static int error_class_of(int code) {
+  int cls = -1;
+  MPI_Error_class(code, &cls);
+  return cls;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int me, np, errors = 0;
@@ -77,21 +127,50 @@ int main(int argc, char **argv) {
   errors += run(MPI_COMM_WORLD, "tra", 10);
   errors += run(MPI_COMM_WORLD, "bruck", 20);
 
-  /* Blocking, selected through the environment. */
+  /* Blocking, with the algorithm chosen for the communicator. */
   {
-    int *s = malloc(sizeof(int) * (size_t)np), *r = malloc(sizeof(int) * (size_t)np);
-    for (int d = 0; d < np; ++d) s[d] = value(me, d, 0, 99);
-    setenv("MPIX_ALLTOALL", "modified_bruck", 1);
-    if (MPIX_Alltoall(s, 1, MPI_INT, r, 1, MPI_INT, MPI_COMM_WORLD) != MPI_SUCCESS) ++errors;
-    unsetenv("MPIX_ALLTOALL");
-    for (int d = 0; d < np; ++d) {
-      if (r[d] != value(d, me, 0, 99)) {
-        fprintf(stderr, "[rank %d] blocking: from %d got %d\n", me, d, r[d]);
-        ++errors;
-      }
+    char name[MPIX_MAX_ALGORITHM_STRING];
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", "modified_bruck");
+    if (rc != MPI_SUCCESS) {
+      fprintf(stderr, "[rank %d] MPIX_Comm_set_algorithm(modified_bruck) failed (%d)\n", me, rc);
+      ++errors;
     }
-    free(s);
-    free(r);
+    errors += blocking(MPI_COMM_WORLD, 99, "blocking, modified_bruck");
+    if (reported_without_info(MPI_COMM_WORLD, name) || strcmp(name, "modified_bruck") != 0) {
+      fprintf(stderr, "[rank %d] init without info after choosing modified_bruck: '%s'\n", me,
+              name);
+      ++errors;
+    }
+    /* A bad selection is an error and the choice stays. */
+    rc = MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", "no_such_algorithm");
+    if (error_class_of(rc) != MPI_ERR_INFO_VALUE) {
+      fprintf(stderr, "[rank %d] MPIX_Comm_set_algorithm(no_such_algorithm) returned %d\n", me,
+              rc);
+      ++errors;
+    }
+    if (reported_without_info(MPI_COMM_WORLD, name) || strcmp(name, "modified_bruck") != 0) {
+      fprintf(stderr, "[rank %d] after a bad selection: '%s'\n", me, name);
+      ++errors;
+    }
+    /* NULL: back to the environment's choice. */
+    rc = MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", NULL);
+    if (rc != MPI_SUCCESS) {
+      fprintf(stderr, "[rank %d] MPIX_Comm_set_algorithm(NULL) failed (%d)\n", me, rc);
+      ++errors;
+    }
+    errors += blocking(MPI_COMM_WORLD, 98, "blocking, the default");
+    /* The environment's choice (c.api_env sets MPIX_ALLTOALL to a canonical selection). */
+    const char *env = getenv("MPIX_ALLTOALL");
+    if (reported_without_info(MPI_COMM_WORLD, name)) {
+      fprintf(stderr, "[rank %d] init without info failed\n", me);
+      ++errors;
+    } else if (env ? strcmp(name, env) != 0 : strcmp(name, "auto") == 0 || name[0] == '\0') {
+      fprintf(stderr, "[rank %d] init without info reports '%s' (MPIX_ALLTOALL %s)\n", me, name,
+              env ? env : "unset");
+      ++errors;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   }
 
   /* The registry from C. */

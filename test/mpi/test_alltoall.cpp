@@ -1,8 +1,9 @@
 // Correctness of every registered all-to-all algorithm over a matrix of datatypes and block
 // sizes, through the persistent (MPIX_Alltoall_init + 5 x Start/complete with new data each
-// time) and the blocking (MPIX_Alltoall, selected by MPIX_ALLTOALL) paths. Every received
-// element is compared with value_hash(source, destination, element, iteration) on every rank,
-// and every byte outside the receive type map (gaps, padding, guards) must keep its sentinel.
+// time) and the blocking (MPIX_Alltoall, algorithm chosen with MPIX_Comm_set_algorithm) paths.
+// Every received element is compared with value_hash(source, destination, element, iteration)
+// on every rank, and every byte outside the receive type map (gaps, padding, guards) must keep
+// its sentinel.
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -117,7 +118,7 @@ TEST_P(AlltoallMatrix, EveryAlgorithm) {
   const MPI_Comm comm = MPI_COMM_WORLD;
   std::vector<std::string> specs = registered_algorithms();
   ASSERT_FALSE(specs.empty()) << "the alltoall registry is empty";
-  specs.emplace_back("");  // no info / MPIX_ALLTOALL unset: the default selection
+  specs.emplace_back("");  // no info / no MPIX_Comm_set_algorithm: the default
 
   Layout send = tc.send();
   Layout recv = tc.recv();
@@ -160,7 +161,7 @@ TEST(AlltoallEdge, ZeroCountNullBuffers) {
       }
       EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
     }
-    ScopedAlgorithmEnv env(spec);
+    ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoall", spec);
     rc = MPIX_Alltoall(nullptr, 0, MPI_INT, nullptr, 0, MPI_INT, MPI_COMM_WORLD);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
   }
@@ -213,7 +214,7 @@ TEST(AlltoallEdge, InPlaceIgnoresSendArguments) {
 
     rbuf.fill(me, 2000, true);
     {
-      ScopedAlgorithmEnv env(specs[a]);
+      ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoall", specs[a]);
       rc = MPIX_Alltoall(MPI_IN_PLACE, -7, MPI_DATATYPE_NULL, rbuf.ptr(), 2, MPI_INT,
                          MPI_COMM_WORLD);
     }
@@ -255,7 +256,7 @@ TEST(AlltoallEdge, BlockingRepeatedOnSameBuffers) {
   for (std::size_t a = 0; a < specs.size(); ++a) {
     if ((a + 1) % static_cast<std::size_t>(stride) != 0 && stride > 1) continue;
     SCOPED_TRACE("algorithm " + specs[a]);
-    ScopedAlgorithmEnv env(specs[a]);
+    ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoall", specs[a]);
     for (int i = 0; i < 3; ++i) {
       const int iter = 5000 + 10 * static_cast<int>(a) + i;
       sbuf.fill(me, iter, true);

@@ -1,12 +1,13 @@
 // Correctness of every registered all-to-all-v algorithm: MPIX_Alltoallv_init (info
 // "mpix_algorithm", >= 5 Start/complete cycles with new data each time) and MPIX_Alltoallv
-// (environment MPIX_ALLTOALLV), over count patterns (uniform, random, zeros, silent ranks, one
-// huge block, power law, sparse, banded), displacement orders (ascending, reverse with gaps,
-// shuffled with gaps), datatypes (holes, non-zero lb, negative stride, different send and
-// receive types with equal signatures) and MPI_IN_PLACE. Every rank computes every count from
-// a formula of (source, destination), so both sides of a pair agree; every received element
-// is compared with value_hash(source, destination, element, iteration), and every byte outside
-// the received blocks must keep its sentinel.
+// (algorithm chosen with MPIX_Comm_set_algorithm), over count patterns (uniform, random, zeros,
+// silent ranks, one huge block, power law, sparse, banded), displacement orders (ascending, reverse
+// with gaps, shuffled with gaps; negative ones, with the base pointer at the end or in the middle
+// of the buffer, in a test of their own), datatypes (holes, non-zero lb, negative stride, different
+// send and receive types with equal signatures) and MPI_IN_PLACE. Every rank computes every count
+// from a formula of (source, destination), so both sides of a pair agree; every received element is
+// compared with value_hash(source, destination, element, iteration), and every byte outside the
+// received blocks must keep its sentinel.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -96,24 +97,43 @@ int units(Pattern p, int s, int d, int P, int huge) {
 // ------------------------------------------------------------------------------------------
 // Displacements (in extents of the datatype) of the blocks of one buffer.
 // ------------------------------------------------------------------------------------------
-enum class Displ { Ascending, ReverseGaps, ShuffledGaps };
+// The first three are the matrix's; the negative ones (legal MPI: the base pointer is not the
+// start of the buffer) have a test of their own.
+enum class Displ {
+  Ascending,
+  ReverseGaps,
+  ShuffledGaps,
+  NegativeEnd,     // reverse order with gaps, every displacement < 0: the base is the buffer's end
+  NegativeMiddle,  // shuffled with gaps, the base in the middle: displacements of both signs
+};
 
 const char *displ_name(Displ d) {
   switch (d) {
     case Displ::Ascending: return "ascending";
     case Displ::ReverseGaps: return "reverse_gaps";
     case Displ::ShuffledGaps: return "shuffled_gaps";
+    case Displ::NegativeEnd: return "negative_base_at_end";
+    case Displ::NegativeMiddle: return "negative_base_in_middle";
   }
   return "?";
+}
+
+// The receive side's order for a send side's (a different one, of the same sign).
+Displ other_displ(Displ d) {
+  switch (d) {
+    case Displ::NegativeEnd: return Displ::NegativeMiddle;
+    case Displ::NegativeMiddle: return Displ::NegativeEnd;
+    default: return static_cast<Displ>((static_cast<int>(d) + 1) % 3);
+  }
 }
 
 std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, int salt) {
   const int P = static_cast<int>(counts.size());
   std::vector<int> order(static_cast<std::size_t>(P));
   std::iota(order.begin(), order.end(), 0);
-  if (mode == Displ::ReverseGaps) {
+  if (mode == Displ::ReverseGaps || mode == Displ::NegativeEnd) {
     std::reverse(order.begin(), order.end());
-  } else if (mode == Displ::ShuffledGaps) {
+  } else if (mode == Displ::ShuffledGaps || mode == Displ::NegativeMiddle) {
     std::stable_sort(order.begin(), order.end(), [salt](int a, int b) {
       return pair_hash(a, salt, 3) < pair_hash(b, salt, 3);
     });
@@ -124,6 +144,11 @@ std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, int sal
     displs[static_cast<std::size_t>(b)] = pos;
     pos += counts[static_cast<std::size_t>(b)];
     if (mode != Displ::Ascending) pos += 1 + b % 3;
+  }
+  // pos is now the end of the last block (plus its gap).
+  if (mode == Displ::NegativeEnd || mode == Displ::NegativeMiddle) {
+    const int base = mode == Displ::NegativeEnd ? pos : pos / 2;
+    for (int &d : displs) d -= base;
   }
   return displs;
 }
@@ -239,37 +264,8 @@ class VBuffer {
 };
 
 // ------------------------------------------------------------------------------------------
-// Environment, registry, specs.
+// Registry, specs.
 // ------------------------------------------------------------------------------------------
-class ScopedEnvV {
- public:
-  explicit ScopedEnvV(const std::string &value) {
-    const char *old = std::getenv("MPIX_ALLTOALLV");
-    if (old) {
-      had_ = true;
-      old_ = old;
-    }
-    if (value.empty()) {
-      unsetenv("MPIX_ALLTOALLV");
-    } else {
-      setenv("MPIX_ALLTOALLV", value.c_str(), 1);
-    }
-  }
-  ~ScopedEnvV() {
-    if (had_) {
-      setenv("MPIX_ALLTOALLV", old_.c_str(), 1);
-    } else {
-      unsetenv("MPIX_ALLTOALLV");
-    }
-  }
-  ScopedEnvV(const ScopedEnvV &) = delete;
-  ScopedEnvV &operator=(const ScopedEnvV &) = delete;
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
-
 const std::vector<std::string> &registry_v() {
   static const std::vector<std::string> names = registered_algorithms("alltoallv");
   return names;
@@ -277,7 +273,7 @@ const std::vector<std::string> &registry_v() {
 
 bool is_multipair(const std::string &name) { return name.rfind("multipair_", 0) == 0; }
 
-// Every algorithm by name alone, plus "" (no info / no environment: the default).
+// Every algorithm by name alone, plus "" (no info / no MPIX_Comm_set_algorithm: the default).
 std::vector<std::string> base_specs() {
   std::vector<std::string> specs = registry_v();
   specs.emplace_back("");
@@ -368,7 +364,7 @@ void make_buffers(const Config &c, int me, int P, Buffers *out) {
     sc[static_cast<std::size_t>(p)] = units(c.pattern, me, p, P, huge) * tc.send_mult;
     rc[static_cast<std::size_t>(p)] = units(c.pattern, p, me, P, huge) * tc.recv_mult;
   }
-  const Displ rmode = c.in_place ? c.displ : static_cast<Displ>((static_cast<int>(c.displ) + 1) % 3);
+  const Displ rmode = c.in_place ? c.displ : other_displ(c.displ);
   out->store.reserve(2);
   out->store.emplace_back(out->rlay, rc, make_displs(rc, rmode, me + 17), 0xA5);
   out->rbuf = &out->store.back();
@@ -410,7 +406,6 @@ void run_v_persistent(MPI_Comm comm, const std::string &spec, const Config &c,
   SCOPED_TRACE(describe("persistent", spec, c));
   Buffers b;
   make_buffers(c, me, P, &b);
-  ScopedEnvV no_env("");
   MPI_Info info = MPI_INFO_NULL;
   if (!spec.empty()) {
     MPI_Info_create(&info);
@@ -471,7 +466,7 @@ void run_v_blocking(MPI_Comm comm, const std::string &spec, const Config &c, int
   SCOPED_TRACE(describe("blocking", spec, c));
   Buffers b;
   make_buffers(c, me, P, &b);
-  ScopedEnvV env(spec);
+  ScopedCommAlgorithm sel(comm, "alltoallv", spec);
   for (int i = 0; i < calls; ++i) {
     const int iter = next_iter();
     std::vector<unsigned char> snap;
@@ -673,7 +668,7 @@ TEST(AlltoallvEdge, BlockingRepeatedOnSameBuffers) {
       continue;
     }
     SCOPED_TRACE("algorithm '" + specs[a] + "'");
-    ScopedEnvV env(specs[a]);
+    ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoallv", specs[a]);
     for (int i = 0; i < 6; ++i) {
       const Pattern pat = pats[i];
       std::vector<int> sc(static_cast<std::size_t>(P)), rc(sc.size()), sd(sc.size()), rd(sc.size());
@@ -754,7 +749,7 @@ TEST(AlltoallvEdge, ZeroCountsNullBuffers) {
       }
       EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
     }
-    ScopedEnvV env(spec);
+    ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoallv", spec);
     rc = MPIX_Alltoallv(nullptr, zeros.data(), zeros.data(), MPI_INT, &dummy, zeros.data(),
                         zeros.data(), MPI_INT, MPI_COMM_WORLD);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
@@ -768,31 +763,112 @@ TEST(AlltoallvEdge, ZeroCountsNullBuffers) {
 
 namespace {
 
-// The header: blocking "auto" is multipair_waitany because the direct variants (pairwise,
-// linear, multipair with any window) interoperate and need no agreement. So ranks may select
-// different direct variants through their own MPIX_ALLTOALLV and still exchange correctly.
-TEST(AlltoallvEdge, BlockingDirectVariantsInteroperate) {
-  const int me = comm_rank(MPI_COMM_WORLD);
+// Negative displacements are legal MPI: the base pointer may be the end of the buffer (every
+// block before it) or its middle. Every algorithm and the default, persistent and blocking,
+// MPI_IN_PLACE too, against the reference values, with the bytes around every block (and
+// before and after the whole buffer) checked untouched.
+TEST(AlltoallvEdge, NegativeDisplacements) {
+  const std::vector<std::string> specs = base_specs();
+  // make_buffers gives the receive side the other negative order (send at the end, receive in
+  // the middle, and the reverse); in place, both are the same.
+  const Config configs[] = {
+      {&kTypes[kInt], Pattern::Random, Displ::NegativeEnd, false},
+      {&kTypes[kStructToPacked], Pattern::Sparse, Displ::NegativeMiddle, false},
+      {&kTypes[kNegStride], Pattern::Silent, Displ::NegativeEnd, false},
+      {&kTypes[kDouble], Pattern::SymRandom, Displ::NegativeMiddle, true},
+      {&kTypes[kVectorGaps], Pattern::Banded, Displ::NegativeEnd, true},
+  };
+  const long nconfigs = static_cast<long>(sizeof configs / sizeof configs[0]);
+  const long nspecs = static_cast<long>(specs.size());
+  const int stride = sample_stride(nspecs * nconfigs * 2, 4.0);
+  for (long a = 0; a < nspecs; ++a) {
+    const std::string &spec = specs[static_cast<std::size_t>(a)];
+    for (long c = 0; c < nconfigs; ++c) {
+      const long combo = (a * nconfigs + c) * 2 + 700000;
+      // When sampling, every algorithm still runs once persistent (rotating over the
+      // configurations) and once blocking in place.
+      if (c == a % nconfigs || sampled(combo, stride)) {
+        run_v_persistent(MPI_COMM_WORLD, spec, configs[c], 3);
+      }
+      if (c == 3 + a % 2 || sampled(combo + 1, stride)) {
+        run_v_blocking(MPI_COMM_WORLD, spec, configs[c], 2);
+      }
+    }
+  }
+}
+
+// The displacements of make_displs really are what the test above claims.
+TEST(AlltoallvEdge, NegativeDisplacementsAreNegative) {
+  const std::vector<int> counts = {3, 0, 2, 5, 1};
+  const std::vector<int> end = make_displs(counts, Displ::NegativeEnd, 1);
+  const std::vector<int> middle = make_displs(counts, Displ::NegativeMiddle, 1);
+  int end_max = -1000, mid_min = 1000, mid_max = -1000;
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    end_max = std::max(end_max, end[b] + counts[b]);
+    mid_min = std::min(mid_min, middle[b]);
+    mid_max = std::max(mid_max, middle[b]);
+  }
+  EXPECT_LE(end_max, 0) << "every block ends at or before the base";
+  EXPECT_LT(mid_min, 0);
+  EXPECT_GT(mid_max, 0);
+}
+
+// Choosing different algorithms for the communicator on different ranks is MPI_ERR_ARG on every
+// rank, even among the direct variants, which could exchange with one another (before the
+// choice was agreed, each rank's own MPIX_ALLTOALLV could differ, and blocking calls
+// interoperated): the previous choice stays in force and the blocking call runs it.
+TEST(AlltoallvEdge, DifferentChoicesOnRanksAreRejected) {
+  const int me = comm_rank(MPI_COMM_WORLD), P = comm_size(MPI_COMM_WORLD);
   std::vector<std::string> direct;
   for (const std::string &name : registry_v()) {
-    if (name == "pairwise" || name == "linear") direct.push_back(name);
+    if (name == "pairwise") direct.push_back(name);
     if (is_multipair(name)) {
       direct.push_back(name + ":window=1");
       direct.push_back(name + ":window=3");
       direct.push_back(name);
     }
   }
-  direct.emplace_back("");  // auto
+  direct.emplace_back("");  // back to the default
   const int n = static_cast<int>(direct.size());
   const Config configs[] = {
       {&kTypes[kInt], Pattern::Random, Displ::ReverseGaps, false},
       {&kTypes[kVectorToInt], Pattern::Sparse, Displ::ShuffledGaps, false},
       {&kTypes[kDouble], Pattern::Banded, Displ::Ascending, true},
   };
+  ScopedCommAlgorithm previous(MPI_COMM_WORLD, "alltoallv", "linear");
+  std::vector<int> one(static_cast<std::size_t>(P), 1), displs(one.size());
+  for (int p = 0; p < P; ++p) displs[static_cast<std::size_t>(p)] = p;
+  std::vector<int> sbuf(one.size()), rbuf(one.size());
   for (int shift = 0; shift < 3; ++shift) {
-    const std::string &mine = direct[static_cast<std::size_t>((me * 5 + shift) % n)];
-    run_v_blocking(MPI_COMM_WORLD, mine, configs[shift], 2);
+    const int mine = (me * 5 + shift) % n;
+    int lo = 0, hi = 0;
+    MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    const std::string &choice = direct[static_cast<std::size_t>(mine)];
+    SCOPED_TRACE("this rank chooses '" + choice + "'" + (lo == hi ? " like every rank" : ""));
+    const int rc = set_comm_algorithm(MPI_COMM_WORLD, "alltoallv", choice.c_str());
+    if (lo == hi) {
+      EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
+    } else {
+      EXPECT_EQ(error_class(rc), MPI_ERR_ARG) << error_string(rc);
+      // Still "linear": an init without info says so.
+      MPIX_Request req = MPIX_REQUEST_NULL;
+      const int code = MPIX_Alltoallv_init(sbuf.data(), one.data(), displs.data(), MPI_INT,
+                                           rbuf.data(), one.data(), displs.data(), MPI_INT,
+                                           MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+      EXPECT_EQ(code, MPI_SUCCESS) << error_string(code);
+      if (code == MPI_SUCCESS) {
+        char name[MPIX_MAX_ALGORITHM_STRING];
+        int len = 0;
+        EXPECT_EQ(MPIX_Request_get_algorithm(req, name, &len), MPI_SUCCESS);
+        EXPECT_STREQ(name, "linear") << "the previous choice must stay";
+        EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
+      }
+    }
+    run_v_blocking(MPI_COMM_WORLD, "", configs[shift], 2);  // whatever is in force now
+    if (lo == hi) {
+      EXPECT_EQ(set_comm_algorithm(MPI_COMM_WORLD, "alltoallv", "linear"), MPI_SUCCESS);
+    }
   }
 }
-
 }  // namespace

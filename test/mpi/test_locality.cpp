@@ -528,21 +528,31 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
     EXPECT_EQ(req, MPIX_REQUEST_NULL);
     if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
   }
-  // Through the environment, a selection that cannot be honoured is a warning and the call
-  // runs "auto" (mpi_advance.h); failing with MPI_ERR_ARG is acceptable too. Either way every
-  // rank does the same, and a success delivers the data.
+  // Chosen for the communicator (MPIX_Comm_set_algorithm, strict): MPI_ERR_ARG everywhere.
   for (const char *spec : {"tra2", "tra2:radix_intra=2,radix_inter=2"}) {
-    SCOPED_TRACE(std::string("blocking MPIX_Alltoall with MPIX_ALLTOALL=") + spec);
+    const int rc2 = set_comm_algorithm(MPI_COMM_WORLD, "alltoall", spec);
+    expect_err_arg_everywhere(rc2, MPI_COMM_WORLD,
+                              std::string("MPIX_Comm_set_algorithm(alltoall, ") + spec + ")");
+    if (rc2 == MPI_SUCCESS) set_comm_algorithm(MPI_COMM_WORLD, "alltoall", "");
+  }
+  // Through the environment (environment.cmake runs this test with MPIX_ALLTOALL set, too): a
+  // locality-aware selection that cannot be honoured is a warning and the call runs "auto"
+  // (mpi_advance.h), or fails with MPI_ERR_ARG; either way every rank does the same, and a
+  // success delivers the data. One that needs no locality (pairwise) must work.
+  if (const char *env = std::getenv("MPIX_ALLTOALL")) {
+    SCOPED_TRACE(std::string("blocking MPIX_Alltoall with MPIX_ALLTOALL=") + env);
+    const bool needs_locality = std::string(env).rfind("tra2", 0) == 0;
     std::fill(rbuf.begin(), rbuf.end(), -1);
-    int rc2;
-    {
-      ScopedAlgorithmEnv env(spec);
-      rc2 = MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
-    }
+    const int rc2 =
+        MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
     int ok = rc2 == MPI_SUCCESS ? 1 : 0, lo = 0, hi = 0;
     MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_EQ(lo, hi) << "some ranks succeeded, some failed";
+    if (!needs_locality) {
+      EXPECT_EQ(rc2, MPI_SUCCESS) << "blocking " << env << " needs no locality: "
+                                  << error_string(rc2);
+    }
     if (rc2 == MPI_SUCCESS) {
       for (int p = 0; p < P; ++p) {
         EXPECT_EQ(rbuf[static_cast<std::size_t>(2 * p)], 1000 * p + me) << "from rank " << p;
@@ -569,8 +579,7 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
   }
   // pairwise does not need locality. The library's persistent init computes locality first
   // on every rank (so that no rank skips a collective its peers are in), so it may fail with
-  // MPI_ERR_ARG too; either way identically on every rank, and the blocking call (no
-  // persistent init) must work.
+  // MPI_ERR_ARG too; either way identically on every rank.
   {
     MPI_Info info;
     MPI_Info_create(&info);
@@ -600,17 +609,30 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
       EXPECT_EQ(error_class(rc2), MPI_ERR_ARG) << "pairwise init: " << error_string(rc2);
       EXPECT_EQ(req, MPIX_REQUEST_NULL);
     }
-    std::fill(rbuf.begin(), rbuf.end(), -1);
-    int rc3;
-    {
-      ScopedAlgorithmEnv env("pairwise");
-      rc3 = MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
-    }
-    EXPECT_EQ(rc3, MPI_SUCCESS) << "blocking pairwise needs no locality: " << error_string(rc3);
+    // Choosing pairwise for the communicator: MPIX_Comm_set_algorithm computes locality
+    // first (on every rank, as persistent init does), so it may fail with MPI_ERR_ARG too;
+    // either way identically on every rank. If it succeeds, the blocking pairwise call (which
+    // needs no locality) must work. (The registration with MPIX_ALLTOALL=pairwise checks the
+    // blocking call without MPIX_Comm_set_algorithm, above.)
+    const int rc3 = set_comm_algorithm(MPI_COMM_WORLD, "alltoall", "pairwise");
+    ok = rc3 == MPI_SUCCESS ? 1 : 0;
+    MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(lo, hi) << "MPIX_Comm_set_algorithm pairwise: some ranks succeeded, some failed";
     if (rc3 == MPI_SUCCESS) {
-      for (int p = 0; p < P; ++p) {
-        EXPECT_EQ(rbuf[static_cast<std::size_t>(2 * p)], 1000 * p + me) << "from rank " << p;
+      std::fill(rbuf.begin(), rbuf.end(), -1);
+      const int rc4 =
+          MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
+      EXPECT_EQ(rc4, MPI_SUCCESS) << "blocking pairwise needs no locality: " << error_string(rc4);
+      if (rc4 == MPI_SUCCESS) {
+        for (int p = 0; p < P; ++p) {
+          EXPECT_EQ(rbuf[static_cast<std::size_t>(2 * p)], 1000 * p + me) << "from rank " << p;
+        }
       }
+      EXPECT_EQ(set_comm_algorithm(MPI_COMM_WORLD, "alltoall", ""), MPI_SUCCESS);
+    } else {
+      EXPECT_EQ(error_class(rc3), MPI_ERR_ARG) << "MPIX_Comm_set_algorithm pairwise: "
+                                               << error_string(rc3);
     }
   }
   // Still failing afterwards, and MPI_COMM_WORLD still usable.

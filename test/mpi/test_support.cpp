@@ -508,7 +508,6 @@ void run_persistent(MPI_Comm comm, const std::string &spec, const Layout &send, 
   Buffer sbuf(send, opt.in_place ? 0 : scount, nprocs, 0xC3);
   Buffer rbuf(recv, rcount, nprocs, 0xA5);
 
-  ScopedAlgorithmEnv no_env("");  // selection comes from info alone
   MPI_Info info = MPI_INFO_NULL;
   if (!spec.empty()) {
     MPI_Info_create(&info);
@@ -599,7 +598,7 @@ void run_blocking(MPI_Comm comm, const std::string &spec, const Layout &send, in
   const std::vector<unsigned char> snap = sbuf.snapshot();
   int rc;
   {
-    ScopedAlgorithmEnv env(spec);
+    ScopedCommAlgorithm sel(comm, "alltoall", spec);
     rc = MPIX_Alltoall(in_place ? MPI_IN_PLACE : sbuf.ptr(), scount, send.type(), rbuf.ptr(),
                        rcount, recv.type(), comm);
   }
@@ -608,25 +607,53 @@ void run_blocking(MPI_Comm comm, const std::string &spec, const Layout &send, in
   if (!in_place) sbuf.compare(snap, "send buffer was modified");
 }
 
-ScopedAlgorithmEnv::ScopedAlgorithmEnv(const std::string &value) {
-  const char *old = std::getenv("MPIX_ALLTOALL");
-  if (old) {
-    had_old_ = true;
-    old_ = old;
-  }
-  if (value.empty()) {
-    unsetenv("MPIX_ALLTOALL");
-  } else {
-    setenv("MPIX_ALLTOALL", value.c_str(), 1);
-  }
+int set_comm_algorithm(MPI_Comm comm, const char *collective, const char *selection) {
+  ScopedErrhandler eh(comm, MPI_ERRORS_RETURN);
+  return MPIX_Comm_set_algorithm(comm, collective, selection);
 }
 
-ScopedAlgorithmEnv::~ScopedAlgorithmEnv() {
-  if (had_old_) {
-    setenv("MPIX_ALLTOALL", old_.c_str(), 1);
-  } else {
-    unsetenv("MPIX_ALLTOALL");
+ScopedCommAlgorithm::ScopedCommAlgorithm(MPI_Comm comm, const char *collective,
+                                         const std::string &selection)
+    : comm_(comm), collective_(collective), selection_(selection) {
+  if (selection_.empty()) return;
+  const int rc = set_comm_algorithm(comm_, collective_.c_str(), selection_.c_str());
+  EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Comm_set_algorithm(" << collective_ << ", '" << selection_
+                             << "'): " << error_string(rc);
+  set_ = true;  // reset even after a failure: a failure keeps the previous choice anyway
+  ok_ = rc == MPI_SUCCESS;
+}
+
+ScopedCommAlgorithm::~ScopedCommAlgorithm() {
+  if (!set_) return;
+  const int rc = set_comm_algorithm(comm_, collective_.c_str(), "");
+  EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Comm_set_algorithm(" << collective_
+                             << ", '') after '" << selection_ << "': " << error_string(rc);
+}
+
+std::string capture_stderr(const std::function<void()> &call) {
+  std::fflush(stderr);
+  std::FILE *tmp = std::tmpfile();
+  const int saved = dup(2);
+  if (tmp == nullptr || saved < 0 || dup2(fileno(tmp), 2) < 0) {
+    ADD_FAILURE() << "capture_stderr: cannot redirect stderr";
+    if (saved >= 0) close(saved);
+    if (tmp) std::fclose(tmp);
+    call();
+    return std::string();
   }
+  call();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::string text;
+  std::rewind(tmp);
+  char chunk[512];
+  std::size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, tmp)) > 0) text.append(chunk, n);
+  std::fclose(tmp);
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+  return text;
 }
 
 ScopedErrhandler::ScopedErrhandler(MPI_Comm comm, MPI_Errhandler eh) : comm_(comm) {

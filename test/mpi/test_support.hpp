@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -162,23 +163,42 @@ void run_persistent(MPI_Comm comm, const std::string &spec, const TypeCase &tc, 
 void run_persistent(MPI_Comm comm, const std::string &spec, const Layout &send, int scount,
                     const Layout &recv, int rcount, const RunOptions &opt);
 
-// Blocking: MPIX_Alltoall with the environment variable MPIX_ALLTOALL = spec (unset when spec
-// is empty), with new data.
+// Blocking: MPIX_Alltoall with comm's alltoall algorithm set to spec for the call
+// (ScopedCommAlgorithm; nothing is set when spec is empty: the default runs), with new data.
 void run_blocking(MPI_Comm comm, const std::string &spec, const Layout &send, int scount,
                   const Layout &recv, int rcount, bool in_place);
 
-// Sets (or with an empty value, unsets) MPIX_ALLTOALL for the lifetime of the object.
-class ScopedAlgorithmEnv {
+// MPIX_Comm_set_algorithm(comm, collective, selection) under MPI_ERRORS_RETURN (comm's own
+// handler is restored afterwards); returns its code. selection nullptr is passed as NULL.
+int set_comm_algorithm(MPI_Comm comm, const char *collective, const char *selection);
+
+// Chooses comm's algorithm for `collective` ("alltoall", "alltoallv" or "neighbor_alltoallv")
+// with MPIX_Comm_set_algorithm for the lifetime of the object: it applies to the blocking calls
+// on comm and to persistent inits without the info key. The destructor returns to the
+// environment's choice (selection ""). Both are collective: every rank of comm constructs and
+// destroys the object in the same order, with the same selection. An empty selection sets
+// nothing (no call: the default stays). Every failure (a wrong name, a parameter out of range,
+// ranks that disagree) is a test failure.
+class ScopedCommAlgorithm {
  public:
-  explicit ScopedAlgorithmEnv(const std::string &value);
-  ~ScopedAlgorithmEnv();
-  ScopedAlgorithmEnv(const ScopedAlgorithmEnv &) = delete;
-  ScopedAlgorithmEnv &operator=(const ScopedAlgorithmEnv &) = delete;
+  ScopedCommAlgorithm(MPI_Comm comm, const char *collective, const std::string &selection);
+  ~ScopedCommAlgorithm();
+  ScopedCommAlgorithm(const ScopedCommAlgorithm &) = delete;
+  ScopedCommAlgorithm &operator=(const ScopedCommAlgorithm &) = delete;
+  // Whether the selection is in force (set successfully, or empty).
+  bool ok() const { return ok_; }
 
  private:
-  bool had_old_ = false;
-  std::string old_;
+  MPI_Comm comm_;
+  std::string collective_;
+  std::string selection_;
+  bool set_ = false;
+  bool ok_ = true;
 };
+
+// Runs `call` with the process's stderr (file descriptor 2) redirected into a temporary file
+// and returns what was written there; the text is copied to the real stderr afterwards.
+std::string capture_stderr(const std::function<void()> &call);
 
 // Sets an error handler on a communicator for the lifetime of the object.
 class ScopedErrhandler {

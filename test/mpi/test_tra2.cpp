@@ -2,15 +2,15 @@
 // radix_intra within nodes, radix_inter across nodes) and alltoallv "locality" (blocks for one
 // remote node gathered within the node, one message per node pair and port).
 //
-// Run under several MPIX_LOCALITY layouts (see locality.cmake): every received element is
-// compared with value_hash(source, destination, element, iteration) on every rank, through
-// persistent requests (>= 5 Start/complete cycles with new data each time) and the blocking
-// calls (MPIX_ALLTOALL / MPIX_ALLTOALLV), with MPI_IN_PLACE, datatypes with holes and non-zero
-// lower bounds, zero counts and sub-communicators. MPIX_Request_get_traffic is checked against
-// closed forms: tra2 sends K(N, radix_inter) inter-node messages per rank on uniform nodes
-// (K(P, r) = the rounds of the radix-r exchange over P ranks, counted here digit by digit),
-// "locality" at most (N-1) * ceil(maxQ / Q) per rank, and both are compared with TRA and the
-// direct "linear" algorithm, whose inter-node traffic the test computes from their peers.
+// Run under several MPIX_LOCALITY layouts (see locality.cmake): every received element is compared
+// with value_hash(source, destination, element, iteration) on every rank, through persistent
+// requests (>= 5 Start/complete cycles with new data each time) and the blocking calls (algorithm
+// chosen with MPIX_Comm_set_algorithm), with MPI_IN_PLACE, datatypes with holes and non-zero lower
+// bounds, zero counts and sub-communicators. MPIX_Request_get_traffic is checked against closed
+// forms: tra2 sends K(N, radix_inter) inter-node messages per rank on uniform nodes (K(P, r) = the
+// rounds of the radix-r exchange over P ranks, counted here digit by digit), "locality" at most
+// (N-1) * ceil(maxQ / Q) per rank, and both are compared with TRA and the direct "linear"
+// algorithm, whose inter-node traffic the test computes from their peers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -594,7 +594,7 @@ TEST(Tra2, ZeroCountNullBuffers) {
       EXPECT_EQ(t.inter_bytes, 0);
       EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
     }
-    ScopedAlgorithmEnv env(spec);
+    ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoall", spec);
     rc = MPIX_Alltoall(nullptr, 0, MPI_INT, nullptr, 0, MPI_INT, MPI_COMM_WORLD);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
   }
@@ -620,7 +620,7 @@ TEST(Tra2, ManyCyclesAndRepeatedBlocking) {
   if (!slow) run_persistent(MPI_COMM_WORLD, tra2_spec(max_intra(L), 2), ld, 9, ld, 9, opt);
   Layout li = layout_int();
   Buffer sbuf(li, 5, L.P, 0xC3), rbuf(li, 5, L.P, 0xA5);
-  ScopedAlgorithmEnv env(tra2_spec(2, max_inter(L)));
+  ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoall", tra2_spec(2, max_inter(L)));
   for (int i = 0; i < (slow ? 2 : 4); ++i) {
     const int iter = 90000 + i;
     sbuf.fill(L.me, iter, true);
@@ -856,35 +856,6 @@ class VBuffer {
   unsigned char sentinel_;
 };
 
-class ScopedEnvV {
- public:
-  explicit ScopedEnvV(const std::string &value) {
-    const char *old = std::getenv("MPIX_ALLTOALLV");
-    if (old) {
-      had_ = true;
-      old_ = old;
-    }
-    if (value.empty()) {
-      unsetenv("MPIX_ALLTOALLV");
-    } else {
-      setenv("MPIX_ALLTOALLV", value.c_str(), 1);
-    }
-  }
-  ~ScopedEnvV() {
-    if (had_) {
-      setenv("MPIX_ALLTOALLV", old_.c_str(), 1);
-    } else {
-      unsetenv("MPIX_ALLTOALLV");
-    }
-  }
-  ScopedEnvV(const ScopedEnvV &) = delete;
-  ScopedEnvV &operator=(const ScopedEnvV &) = delete;
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
-
 struct VConfig {
   const TypeCase *tc;
   Pattern pattern;
@@ -950,7 +921,6 @@ void run_v_persistent(MPI_Comm comm, const std::string &spec, const VConfig &c,
   SCOPED_TRACE(describe_v("persistent", spec, c));
   VBuffers b;
   make_vbuffers(c, L, &b);
-  ScopedEnvV no_env("");
   int rc = 0;
   MPIX_Request req = init_v(comm, spec, b, c.in_place, &rc);
   EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Alltoallv_init: " << error_string(rc);
@@ -997,7 +967,7 @@ void run_v_blocking(MPI_Comm comm, const std::string &spec, const VConfig &c, in
   SCOPED_TRACE(describe_v("blocking", spec, c));
   VBuffers b;
   make_vbuffers(c, L, &b);
-  ScopedEnvV env(spec);
+  ScopedCommAlgorithm sel(comm, "alltoallv", spec);
   for (int i = 0; i < calls; ++i) {
     const int iter = next_iter();
     int rc;
@@ -1143,7 +1113,7 @@ TEST(LocalityV, ZeroCountsNullBuffers) {
     EXPECT_EQ(t.bytes, 0);
     EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
   }
-  ScopedEnvV env("locality");
+  ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoallv", "locality");
   rc = MPIX_Alltoallv(nullptr, zeros.data(), zeros.data(), MPI_INT, &dummy, zeros.data(),
                       zeros.data(), MPI_INT, MPI_COMM_WORLD);
   EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
