@@ -85,11 +85,6 @@ Selection parse_names(Collective c, std::string_view text, std::vector<bool>& gi
 
 }  // namespace
 
-void check_selection_syntax(Collective c, std::string_view text) {
-  std::vector<bool> given;
-  parse_names(c, text, given);
-}
-
 Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent_of,
                           bool strict) {
   std::vector<bool> given;

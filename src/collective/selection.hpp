@@ -25,10 +25,6 @@ Selection parse_selection(Collective c, std::string_view text, const Extent& ext
 using ExtentOf = std::function<Extent(const AlgorithmSpec&)>;
 Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent, bool strict);
 
-// The checks of parse_selection that need no communicator (name, keys, integers): throws
-// mpia::Error(MPI_ERR_INFO_VALUE).
-void check_selection_syntax(Collective c, std::string_view text);
-
 // Per-call info, then fallback (the communicator's default text, "" for none; lenient), then
 // auto (still unresolved: kind Auto).
 Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
