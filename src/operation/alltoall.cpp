@@ -114,11 +114,10 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   if (debug) debug_agree(st, std::move(local), sel, bytes);
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
-    run_system(
-        [&](MPI_Request* r) {
-          return MPI_Ialltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
-                               a.recvtype, c, r);
-        });
+    run_system(c, [&] {
+      return MPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
+                          c);
+    });
     return;
   }
   const bool cacheable = predefined(a.recvtype) && (a.in_place() || predefined(a.sendtype));

@@ -256,11 +256,10 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
   if (debug) debug_agree(st, std::move(local), sel, 0);
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
-    run_system(
-        [&](MPI_Request* r) {
-          return MPI_Ialltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
-                                a.recvcounts, a.rdispls, a.recvtype, c, r);
-        });
+    run_system(c, [&] {
+      return MPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
+                           a.recvcounts, a.rdispls, a.recvtype, c);
+    });
     return;
   }
   // A plan is reused while this rank's own arguments repeat; algorithms that depend on other

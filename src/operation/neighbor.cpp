@@ -319,11 +319,10 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
     if (a.regular) {
-      run_system(
-          [&](MPI_Request* r) {
-            return MPI_Ineighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf,
-                                          a.recvcount, a.recvtype, c, r);
-          });
+      run_system(c, [&] {
+        return MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
+                                     a.recvtype, c);
+      });
       return;
     }
     // MPI wants arrays even for a zero degree.
@@ -332,11 +331,10 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
     const int* sd = outdeg ? a.sdispls : &none;
     const int* rc = indeg ? a.recvcounts : &none;
     const int* rd = indeg ? a.rdispls : &none;
-    run_system(
-        [&](MPI_Request* r) {
-          return MPI_Ineighbor_alltoallv(a.sendbuf, sc, sd, a.sendtype, a.recvbuf, rc, rd,
-                                         a.recvtype, c, r);
-        });
+    run_system(c, [&] {
+      return MPI_Neighbor_alltoallv(a.sendbuf, sc, sd, a.sendtype, a.recvbuf, rc, rd, a.recvtype,
+                                    c);
+    });
     return;
   }
   const bool cacheable =

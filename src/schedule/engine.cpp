@@ -154,6 +154,8 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
       for (const Exchange& x : r.exchanges) {
         lr.send.push_back(MPI_REQUEST_NULL);
         lr.recv.push_back(MPI_REQUEST_NULL);
+        lr.send_recipe.emplace_back();
+        lr.recv_recipe.emplace_back();
         if (x.send.active() && x.send.bytes() > 0) lower_transfer(x.send, true, lr, staging_at);
         if (x.recv.active() && x.recv.bytes() > 0) lower_transfer(x.recv, false, lr, staging_at);
       }
@@ -163,6 +165,7 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
     std::size_t slots = policy_.window > 0 ? std::min<std::size_t>(policy_.window, widest) : widest;
     window_.assign(2 * slots, MPI_REQUEST_NULL);
     pending_.assign(slots, 0);
+    exchange_.assign(slots, 0);
     indices_.assign(2 * slots, 0);
     statuses_.resize(2 * slots);
   } catch (...) {
@@ -287,6 +290,8 @@ void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRou
     count = 1;
   }
   MPI_Request& req = is_send ? round.send.back() : round.recv.back();
+  Recipe& recipe = is_send ? round.send_recipe.back() : round.recv_recipe.back();
+  recipe = Recipe{addr, count, type, t.peer};
   if (is_send)
     MPIA_CHECK(MPI_Send_init(addr, count, type, t.peer, tag_, comm_, &req));
   else
@@ -399,6 +404,7 @@ void LoweredSchedule::fill(std::size_t slot) {
   LoweredRound& r = rounds_[round_];
   while (next_ < r.send.size()) {
     const std::size_t e = next_++;
+    exchange_[slot] = e;
     window_[2 * slot] = r.send[e];
     window_[2 * slot + 1] = r.recv[e];
     pending_[slot] = 0;
@@ -434,6 +440,30 @@ void LoweredSchedule::complete(int index) {
   }
 }
 
+// Window entry index completed with error (MPI_SUCCESS: without). A persistent request that
+// failed may have been freed by MPI (Open MPI does, and nulls the handle it was completed
+// through): then the copy in rounds_ is stale, and it is made again from its recipe, so that
+// the next start and the final free see a live request.
+void LoweredSchedule::finished(int index, int error) {
+  if (error != MPI_SUCCESS) {
+    errors_->note(error, "a transfer");
+    if (window_[std::size_t(index)] == MPI_REQUEST_NULL) {
+      const std::size_t slot = std::size_t(index) / 2, e = exchange_[slot];
+      const bool is_send = index % 2 == 0;
+      LoweredRound& r = rounds_[round_];
+      MPI_Request& req = is_send ? r.send[e] : r.recv[e];
+      const Recipe& c = is_send ? r.send_recipe[e] : r.recv_recipe[e];
+      const int rc = is_send ? MPI_Send_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req)
+                             : MPI_Recv_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req);
+      if (rc != MPI_SUCCESS) {
+        errors_->note(rc, is_send ? "MPI_Send_init (again)" : "MPI_Recv_init (again)");
+        req = MPI_REQUEST_NULL;
+      }
+    }
+  }
+  complete(index);
+}
+
 // The completion call itself failed (not one of its requests): MPI gives no way to know which
 // requests are still posted, so the execution stops tracking the window. Only for errors that
 // are MPI's or ours, never the user's data.
@@ -444,58 +474,69 @@ void LoweredSchedule::abandon_window() {
   next_ = rounds_[round_].send.size();
 }
 
+// MPICH (and the libraries built on it) raise an error of a multiple-completion call
+// (MPI_Waitsome, MPI_Testany, ...) on MPI_COMM_WORLD's error handler -- fatal by default --
+// instead of the request's communicator, whose handler returns. Its requests are therefore
+// completed one at a time (MPI_Test, MPI_Wait), whose errors come back. Open MPI raises them on
+// the request's communicator: one MPI_Waitsome / MPI_Testsome call covers the window.
+#if defined(MPICH_VERSION)
+constexpr bool kCompleteEach = true;
+#else
+constexpr bool kCompleteEach = false;
+#endif
+
 // Completes at least one request (or, without block, as many as are done now) and refills the
-// window per the policy. Returns false when nothing completed. The real class of a failed
-// request comes back from MPI_Waitany/Testany's return code or from its status.
+// window per the policy. Returns false when nothing completed. Each request's error, with its
+// real class, comes from its status (never MPI_ERR_IN_STATUS). Waitany and testany are refill
+// policies here, carried out with MPI_Waitsome / MPI_Testsome: Open MPI's MPI_Testany drops the
+// error of a failed persistent request.
 bool LoweredSchedule::complete_some(bool block) {
+  if (kCompleteEach) return complete_each(block);
   const int n = int(window_.size());
-  if (policy_.completion == Completion::Waitall) {
-    int count = 0;
-    const int rc = block ? MPI_Waitsome(n, window_.data(), &count, indices_.data(), statuses_.data())
-                         : MPI_Testsome(n, window_.data(), &count, indices_.data(), statuses_.data());
-    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-      errors_->note(rc, block ? "MPI_Waitsome" : "MPI_Testsome");
-      abandon_window();
-      return true;
-    }
-    if (count == MPI_UNDEFINED) {  // nothing active: cannot happen while inflight_ > 0
-      errors_->note(MPI_ERR_INTERN, "the engine's window");
-      abandon_window();
-      return true;
-    }
-    for (int k = 0; k < count; ++k) {
-      if (rc == MPI_ERR_IN_STATUS) errors_->note(statuses_[k].MPI_ERROR, "a transfer");
-      complete(indices_[k]);
-    }
-    if (inflight_ == 0) fill_window();
-    return count > 0;
+  const bool wait = block && policy_.completion != Completion::Testany;
+  int count = 0;
+  int rc;
+  do {
+    rc = wait ? MPI_Waitsome(n, window_.data(), &count, indices_.data(), statuses_.data())
+              : MPI_Testsome(n, window_.data(), &count, indices_.data(), statuses_.data());
+  } while (block && !wait && rc == MPI_SUCCESS && count == 0);
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+    errors_->note(rc, wait ? "MPI_Waitsome" : "MPI_Testsome");
+    abandon_window();
+    return true;
   }
-  int index = MPI_UNDEFINED, flag = 0, rc = MPI_SUCCESS;
-  if (policy_.completion == Completion::Waitany && block) {
-    rc = MPI_Waitany(n, window_.data(), &index, MPI_STATUS_IGNORE);
-    flag = 1;
-  } else {
-    // Testany never blocks inside MPI: with block it polls until something completes.
-    do {
-      rc = MPI_Testany(n, window_.data(), &index, &flag, MPI_STATUS_IGNORE);
-    } while (rc == MPI_SUCCESS && block && !flag);
-  }
-  if (rc != MPI_SUCCESS) {
-    errors_->note(rc, "a transfer");
-    if (index == MPI_UNDEFINED || index < 0 || index >= n) {
-      abandon_window();
-      return true;
-    }
-    flag = 1;
-  }
-  if (!flag) return false;
-  if (index == MPI_UNDEFINED) {
+  if (count == MPI_UNDEFINED) {  // nothing active: cannot happen while inflight_ > 0
     errors_->note(MPI_ERR_INTERN, "the engine's window");
     abandon_window();
     return true;
   }
-  complete(index);
-  return true;
+  for (int k = 0; k < count; ++k)
+    finished(indices_[k], rc == MPI_ERR_IN_STATUS ? statuses_[k].MPI_ERROR : MPI_SUCCESS);
+  if (inflight_ == 0) fill_window();
+  return count > 0;
+}
+
+// One request at a time (see kCompleteEach): with block and the waitall policy, waits for the
+// first pending one; otherwise tests each pending one (polling until one completes, with block).
+bool LoweredSchedule::complete_each(bool block) {
+  const int n = int(window_.size());
+  bool any = false;
+  for (;;) {
+    for (int i = 0; i < n && !(any && block); ++i) {
+      MPI_Request& q = window_[std::size_t(i)];
+      if (q == MPI_REQUEST_NULL) continue;
+      int flag = 1;
+      const int rc = block && policy_.completion == Completion::Waitall
+                         ? MPI_Wait(&q, MPI_STATUS_IGNORE)
+                         : MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+      if (!flag && rc == MPI_SUCCESS) continue;  // an error completes the request
+      finished(i, rc);
+      any = true;
+    }
+    if (any || !block) break;
+  }
+  if (inflight_ == 0) fill_window();
+  return any;
 }
 
 bool LoweredSchedule::progress(bool block) {

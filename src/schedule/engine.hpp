@@ -68,10 +68,19 @@ class LoweredSchedule {
   struct LocalStep {
     Region from, to;
   };
+  // How a persistent request was made, to make it again: Open MPI frees a persistent
+  // request that completes with an error (and nulls the handle it was completed through).
+  struct Recipe {
+    void* addr = nullptr;
+    int count = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    int peer = MPI_PROC_NULL;
+  };
   struct LoweredRound {
     std::vector<LocalStep> before;  // copies, then packing of outgoing transfers
     std::vector<LocalStep> after;   // unpacking of incoming transfers
     std::vector<MPI_Request> send, recv;  // per exchange; MPI_REQUEST_NULL when absent
+    std::vector<Recipe> send_recipe, recv_recipe;
   };
 
   Region resolve(const Piece& p) const;
@@ -87,6 +96,8 @@ class LoweredSchedule {
   void fill(std::size_t slot);
   void fill_window();
   bool complete_some(bool block);
+  bool complete_each(bool block);
+  void finished(int index, int error);
   void complete(int index);
   void abandon_window();
   void free_all() noexcept;
@@ -108,6 +119,7 @@ class LoweredSchedule {
   std::size_t round_ = 0, next_ = 0, inflight_ = 0;
   std::vector<MPI_Request> window_;  // 2 per slot: send, receive
   std::vector<int> pending_;         // per slot: requests still to complete
+  std::vector<std::size_t> exchange_;  // per slot: its exchange in the round
   std::vector<int> indices_;         // for MPI_Waitsome / MPI_Testsome
   std::vector<MPI_Status> statuses_;
 };
