@@ -1,0 +1,268 @@
+// Datatypes larger than INT_MAX bytes (issue 9, item 8a): one element of a contiguous type of
+// 2^31 + 64 bytes must arrive intact with every algorithm (it used to "succeed" in no time and
+// move nothing). Alltoall at one rank (the block to itself), alltoallv at two ranks with only
+// the cross-rank block non-empty: each rank holds one 2 GiB + 64 send block and one receive
+// block. Sampled 8-byte words of the received block (the first and last MiB whole, one word per
+// 4 KiB page between) are poisoned before each run and checked against a formula after it. Skipped (on every rank alike) when /proc/meminfo's
+// MemAvailable is too low; MPIA_LARGE_ALGORITHMS=a,b,... restricts the algorithms.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hardening_util.hpp"
+#include "test_support.hpp"
+
+using namespace hardening;
+using namespace mpia_test;
+
+namespace {
+
+constexpr std::int64_t kChunk = 64;
+constexpr std::int64_t kChunks = (std::int64_t(1) << 25) + 1;  // x 64 = 2^31 + 64 bytes
+constexpr std::int64_t kBytes = kChunk * kChunks;
+constexpr std::int64_t kWords = kBytes / 8;
+
+std::int64_t mem_available_bytes() {
+  std::FILE *f = std::fopen("/proc/meminfo", "r");
+  if (!f) return -1;
+  char line[256];
+  std::int64_t kb = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    long long v = 0;
+    if (std::sscanf(line, "MemAvailable: %lld kB", &v) == 1) {
+      kb = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
+}
+
+// Skip unless every rank sees enough memory for the whole job (the ranks share the machine:
+// each needs `per_rank` bytes). Decided on the minimum over ranks, so identically everywhere.
+bool enough_memory(std::int64_t per_rank, std::string *why) {
+  const int P = comm_size(MPI_COMM_WORLD);
+  long long mine = mem_available_bytes(), least = 0;
+  MPI_Allreduce(&mine, &least, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  const long long need = (long long)per_rank * P + (2LL << 30);
+  if (least >= need) return true;
+  std::ostringstream s;
+  s << "MemAvailable " << (least >> 20) << " MiB < " << (need >> 20) << " MiB needed";
+  *why = s.str();
+  return false;
+}
+
+// The word at index i of the block rank src sends to rank dst.
+inline std::uint64_t word(int src, int dst, std::int64_t i) {
+  std::uint64_t x = std::uint64_t(i) * 0x9E3779B97F4A7C15ull;
+  x ^= (std::uint64_t(src) << 56) ^ (std::uint64_t(dst) << 48);
+  return x ^ (x >> 29);
+}
+
+// A buffer of one big block (plus a tail of guard words).
+struct Big {
+  std::unique_ptr<std::uint64_t[]> mem;
+  static constexpr std::int64_t kTail = 8;
+  Big() : mem(new std::uint64_t[std::size_t(kWords + kTail)]) {}
+  int filled_src = -1, filled_dst = -1;
+  void fill(int src, int dst) {
+    if (src == filled_src && dst == filled_dst) return;  // writing 2 GiB takes a while
+    filled_src = src;
+    filled_dst = dst;
+    std::uint64_t *p = mem.get();
+    for (std::int64_t i = 0; i < kWords; ++i) p[i] = word(src, dst, i);
+    for (std::int64_t i = 0; i < kTail; ++i) p[kWords + i] = 0x6A6A6A6A6A6A6A6Aull;
+  }
+  // The words checked: every word of the first and last MiB, and one word in every 4 KiB
+  // page in between (at an offset that moves from page to page). Only those are poisoned
+  // before a run, so a run that moves nothing, or only part of the block, leaves poison.
+  template <class F>
+  static void for_each_sample(F &&f) {
+    constexpr std::int64_t edge = (1 << 20) / 8, page = 4096 / 8;
+    for (std::int64_t i = 0; i < edge; ++i) f(i);
+    for (std::int64_t p = edge / page; (p + 1) * page <= kWords - edge; ++p)
+      f(p * page + (p * 37) % page);
+    for (std::int64_t i = kWords - edge; i < kWords; ++i) f(i);
+  }
+  void poison() {
+    std::uint64_t *p = mem.get();
+    for_each_sample([p](std::int64_t i) { p[i] = 0xA5A5A5A5A5A5A5A5ull; });
+    for (std::int64_t i = 0; i < kTail; ++i) p[kWords + i] = 0x6A6A6A6A6A6A6A6Aull;
+  }
+  // Number of wrong sampled words (the first and last reported).
+  std::int64_t check(int src, int dst, const std::string &what) const {
+    const std::uint64_t *p = mem.get();
+    std::int64_t bad = 0, first = -1, last = -1, samples = 0;
+    for_each_sample([&](std::int64_t i) {
+      ++samples;
+      if (p[i] != word(src, dst, i)) {
+        if (first < 0) first = i;
+        last = i;
+        ++bad;
+      }
+    });
+    for (std::int64_t i = 0; i < kTail; ++i)
+      if (p[kWords + i] != 0x6A6A6A6A6A6A6A6Aull) {
+        ADD_FAILURE() << what << ": written past the receive block";
+        break;
+      }
+    if (bad)
+      ADD_FAILURE() << what << ": " << bad << " of " << samples << " sampled words wrong (bytes "
+                    << first * 8 << " to " << last * 8 + 7 << "; e.g. word " << first << " is 0x"
+                    << std::hex << p[first] << ", expected 0x" << word(src, dst, first) << ")";
+    return bad;
+  }
+};
+
+// One send and one receive buffer for the whole program (touching 4 GiB of fresh pages is
+// slow): allocated by the first test that needs them.
+Big &send_buffer() {
+  static Big b;
+  return b;
+}
+Big &recv_buffer() {
+  static Big b;
+  return b;
+}
+
+MPI_Datatype big_type() {
+  MPI_Datatype chunk, big;
+  MPI_Type_contiguous(int(kChunk), MPI_BYTE, &chunk);
+  MPI_Type_contiguous(int(kChunks), chunk, &big);
+  MPI_Type_commit(&big);
+  MPI_Type_free(&chunk);
+  return big;
+}
+
+std::vector<std::string> algorithms(const char *collective) {
+  std::vector<std::string> all = registered_algorithms(collective);
+  const char *only = std::getenv("MPIA_LARGE_ALGORITHMS");
+  if (!only || !*only) return all;
+  std::vector<std::string> keep;
+  const std::string list = std::string(",") + only + ",";
+  for (const std::string &a : all)
+    if (list.find("," + a + ",") != std::string::npos) keep.push_back(a);
+  return keep;
+}
+
+double now() { return MPI_Wtime(); }
+
+void report(const std::string &what, double seconds) {
+  if (comm_rank(MPI_COMM_WORLD) == 0) {
+    std::printf("[   MPI    ] %-55s %6.2f s\n", what.c_str(), seconds);
+    std::fflush(stdout);
+  }
+}
+
+TEST(LargeType, TypeIsLargerThanIntMax) {
+  MPI_Datatype t = big_type();
+  MPI_Count size = 0;
+  MPI_Type_size_x(t, &size);
+  EXPECT_EQ(std::int64_t(size), kBytes);
+  EXPECT_GT(std::int64_t(size), std::int64_t(2147483647));
+  MPI_Type_free(&t);
+}
+
+// One rank: the block to itself, persistent and blocking, every alltoall algorithm.
+TEST(LargeType, AlltoallOneRank) {
+  if (comm_size(MPI_COMM_WORLD) != 1) GTEST_SKIP() << "runs at one rank";
+  std::string why;
+  if (!enough_memory(3 * kBytes, &why)) GTEST_SKIP() << why;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Datatype t = big_type();
+  Big &send = send_buffer(), &recv = recv_buffer();
+  send.fill(0, 0);
+  for (const std::string &alg : algorithms("alltoall")) {
+    // Persistent, twice (the second start reuses everything).
+    MPI_Info info = algorithm_info(alg);
+    MPIX_Request req = MPIX_REQUEST_NULL;
+    int rc = MPIX_Alltoall_init(send.mem.get(), 1, t, recv.mem.get(), 1, t, comm, info, &req);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
+    if (rc == MPI_SUCCESS) {
+      for (int it = 0; it < 2; ++it) {
+        recv.poison();
+        const double t0 = now();
+        EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS) << alg;
+        rc = MPIX_Wait(&req, MPI_STATUS_IGNORE);
+        report("alltoall P=1 persistent " + alg, now() - t0);
+        EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
+        recv.check(0, 0, "persistent alltoall, " + alg + ", start " + std::to_string(it));
+      }
+      MPIX_Request_free(&req);
+    }
+    // Blocking.
+    rc = MPIX_Comm_set_algorithm(comm, "alltoall", alg.c_str());
+    EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
+    recv.poison();
+    const double t0 = now();
+    rc = MPIX_Alltoall(send.mem.get(), 1, t, recv.mem.get(), 1, t, comm);
+    report("alltoall P=1 blocking " + alg, now() - t0);
+    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
+    recv.check(0, 0, "blocking alltoall, " + alg);
+    if (::testing::Test::HasFailure()) break;
+  }
+  MPI_Type_free(&t);
+  MPI_Comm_free(&comm);
+}
+
+// Alltoallv: at two ranks, each sends its one big block to the other and nothing to itself; at
+// one rank the block goes to itself. Every alltoallv algorithm, persistent and blocking.
+TEST(LargeType, AlltoallvCrossRankBlock) {
+  const int P = comm_size(MPI_COMM_WORLD);
+  if (P > 2) GTEST_SKIP() << "runs at one or two ranks";
+  std::string why;
+  if (!enough_memory(3 * kBytes, &why)) GTEST_SKIP() << why;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int me = comm_rank(comm), peer = (me + 1) % P;
+  MPI_Datatype t = big_type();
+  // Block for `peer` at displacement 0 of both buffers; every other count 0.
+  std::vector<int> sc(std::size_t(P), 0), rc_(std::size_t(P), 0), d(std::size_t(P), 0);
+  sc[std::size_t(peer)] = 1;
+  rc_[std::size_t(peer)] = 1;
+  Big &send = send_buffer(), &recv = recv_buffer();
+  send.fill(me, peer);
+  for (const std::string &alg : algorithms("alltoallv")) {
+    MPI_Info info = algorithm_info(alg);
+    MPIX_Request req = MPIX_REQUEST_NULL;
+    int rc = MPIX_Alltoallv_init(send.mem.get(), sc.data(), d.data(), t, recv.mem.get(),
+                                 rc_.data(), d.data(), t, comm, info, &req);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
+    if (rc == MPI_SUCCESS) {
+      recv.poison();
+      const double t0 = now();
+      EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS) << alg;
+      rc = MPIX_Wait(&req, MPI_STATUS_IGNORE);
+      report("alltoallv P=" + std::to_string(P) + " persistent " + alg, now() - t0);
+      EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
+      recv.check(peer, me, "persistent alltoallv, " + alg);
+      MPIX_Request_free(&req);
+    }
+    rc = MPIX_Comm_set_algorithm(comm, "alltoallv", alg.c_str());
+    EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
+    recv.poison();
+    const double t0 = now();
+    rc = MPIX_Alltoallv(send.mem.get(), sc.data(), d.data(), t, recv.mem.get(), rc_.data(),
+                        d.data(), t, comm);
+    report("alltoallv P=" + std::to_string(P) + " blocking " + alg, now() - t0);
+    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
+    recv.check(peer, me, "blocking alltoallv, " + alg);
+    if (!all_true(comm, !::testing::Test::HasFailure())) break;
+  }
+  MPI_Type_free(&t);
+  MPI_Comm_free(&comm);
+}
+
+}  // namespace
