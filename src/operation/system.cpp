@@ -19,10 +19,10 @@ namespace mpia {
 namespace {
 
 // A call handed to the MPI library: its persistent form when it has one (MPI-4, or Open MPI's
-// pcollreq extension), created by the subclass; else the nonblocking call at each start; or,
-// where the library's nonblocking form is wrong and its blocking one right (blocking_ set), a
-// nonblocking barrier at each start and the blocking call once it completed: every rank has then
-// arrived, so the blocking call cannot wait on a request a peer still owes.
+// pcollreq extension), created by the subclass; else the nonblocking call at each start. (Not
+// a barrier and then the blocking call, though where the nonblocking form is wrong that would
+// be right: two such requests of one communicator, driven in different orders on different
+// ranks, would enter their blocking calls in different orders.)
 class SystemOperation : public Operation {
  public:
   ~SystemOperation() override {
@@ -34,7 +34,6 @@ class SystemOperation : public Operation {
  protected:
   SystemOperation() { algorithm_ = "system"; }
   virtual int start_nonblocking() = 0;
-  virtual int run_blocking() { return MPI_ERR_INTERN; }
 
   // A failure to start or complete is the request's error; a failed MPI request counts as
   // complete.
@@ -44,20 +43,17 @@ class SystemOperation : public Operation {
   }
 
   bool do_progress(bool block) override {
-    bool done = true;
     if (block) {
       errors_.note(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
-    } else {
-      int flag = 0;
-      done = !errors_.note(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test") || flag;
+      return true;
     }
-    if (done && blocking_ && !errors_) errors_.note(run_blocking(), "the MPI library's collective");
-    return done;
+    int flag = 0;
+    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    return !errors_.note(rc, "MPI_Test") || flag != 0;
   }
 
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool persistent_ = false;
-  bool blocking_ = false;
 };
 
 class SystemAlltoall : public SystemOperation {
@@ -164,24 +160,21 @@ class SystemNeighbor : public SystemOperation {
                                              a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
                                              comm_->get(), MPI_INFO_NULL, &request_));
     persistent_ = true;
-#else
-    // Not Open MPI 4's MPIX_Neighbor_alltoall(v)_init: it fails with MPI_ERR_ARG on a rank
-    // without neighbors; and not MPI_Ineighbor_alltoall(v): Open MPI 4.1's swap the two
-    // directions of periodic dimensions of size 1 and 2, where its blocking calls are right.
-    // So a barrier, then the blocking call.
-    blocking_ = true;
 #endif
+    // Not Open MPI 4's MPIX_Neighbor_alltoall(v)_init: it fails with MPI_ERR_ARG on a rank
+    // without neighbors. Without MPI-4, the nonblocking call at each start instead (Open MPI
+    // 4.1's swaps the two directions of periodic dimensions of size 1 and 2, where its blocking
+    // call is right: "system" is the library's own nonblocking answer there).
   }
 
  protected:
-  int start_nonblocking() override { return MPI_Ibarrier(comm_->get(), &request_); }
-
-  int run_blocking() override {
+  int start_nonblocking() override {
     if (a_.regular)
-      return MPI_Neighbor_alltoall(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf,
-                                   a_.recvcount, a_.recvtype, comm_->get());
-    return MPI_Neighbor_alltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
-                                  a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get());
+      return MPI_Ineighbor_alltoall(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf,
+                                    a_.recvcount, a_.recvtype, comm_->get(), &request_);
+    return MPI_Ineighbor_alltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
+                                   a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
+                                   comm_->get(), &request_);
   }
 
  private:
