@@ -166,8 +166,6 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
     window_.assign(2 * slots, MPI_REQUEST_NULL);
     pending_.assign(slots, 0);
     exchange_.assign(slots, 0);
-    indices_.assign(2 * slots, 0);
-    statuses_.resize(2 * slots);
   } catch (...) {
     free_all();
     throw;
@@ -464,61 +462,19 @@ void LoweredSchedule::finished(int index, int error) {
   complete(index);
 }
 
-// The completion call itself failed (not one of its requests): MPI gives no way to know which
-// requests are still posted, so the execution stops tracking the window. Only for errors that
-// are MPI's or ours, never the user's data.
-void LoweredSchedule::abandon_window() {
-  std::fill(window_.begin(), window_.end(), MPI_REQUEST_NULL);
-  std::fill(pending_.begin(), pending_.end(), 0);
-  inflight_ = 0;
-  next_ = rounds_[round_].send.size();
-}
-
-// MPICH (and the libraries built on it) raise an error of a multiple-completion call
-// (MPI_Waitsome, MPI_Testany, ...) on MPI_COMM_WORLD's error handler -- fatal by default --
-// instead of the request's communicator, whose handler returns. Its requests are therefore
-// completed one at a time (MPI_Test, MPI_Wait), whose errors come back. Open MPI raises them on
-// the request's communicator: one MPI_Waitsome / MPI_Testsome call covers the window.
-#if defined(MPICH_VERSION)
-constexpr bool kCompleteEach = true;
-#else
-constexpr bool kCompleteEach = false;
-#endif
-
-// Completes at least one request (or, without block, as many as are done now) and refills the
-// window per the policy. Returns false when nothing completed. Each request's error, with its
-// real class, comes from its status (never MPI_ERR_IN_STATUS). Waitany and testany are refill
-// policies here, carried out with MPI_Waitsome / MPI_Testsome: Open MPI's MPI_Testany drops the
-// error of a failed persistent request.
+// Requests are completed one at a time (MPI_Test, MPI_Wait), never through a multiple-completion
+// call, so that an error comes back with its real class, on the request that failed, and
+// touches nothing else:
+//  - MPICH (and the libraries built on it) raise an error of MPI_Waitsome, MPI_Testany, ... on
+//    MPI_COMM_WORLD's error handler -- fatal by default -- not the request's communicator;
+//  - Open MPI, when any request of the array failed, frees every request of the array whose
+//    status holds an error -- and a pending request's status can still hold the error of an
+//    earlier use of its (recycled) memory: a request that never failed is freed while posted,
+//    and its handle, still in the plan, is dangling at the next start (a hang). Its MPI_Testany
+//    also drops the error of a failed persistent request.
+// With block and the waitall policy, waits for the first pending request; otherwise tests each
+// pending one (polling until one completes, with block). Returns false when nothing completed.
 bool LoweredSchedule::complete_some(bool block) {
-  if (kCompleteEach) return complete_each(block);
-  const int n = int(window_.size());
-  const bool wait = block && policy_.completion != Completion::Testany;
-  int count = 0;
-  int rc;
-  do {
-    rc = wait ? MPI_Waitsome(n, window_.data(), &count, indices_.data(), statuses_.data())
-              : MPI_Testsome(n, window_.data(), &count, indices_.data(), statuses_.data());
-  } while (block && !wait && rc == MPI_SUCCESS && count == 0);
-  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
-    errors_->note(rc, wait ? "MPI_Waitsome" : "MPI_Testsome");
-    abandon_window();
-    return true;
-  }
-  if (count == MPI_UNDEFINED) {  // nothing active: cannot happen while inflight_ > 0
-    errors_->note(MPI_ERR_INTERN, "the engine's window");
-    abandon_window();
-    return true;
-  }
-  for (int k = 0; k < count; ++k)
-    finished(indices_[k], rc == MPI_ERR_IN_STATUS ? statuses_[k].MPI_ERROR : MPI_SUCCESS);
-  if (inflight_ == 0) fill_window();
-  return count > 0;
-}
-
-// One request at a time (see kCompleteEach): with block and the waitall policy, waits for the
-// first pending one; otherwise tests each pending one (polling until one completes, with block).
-bool LoweredSchedule::complete_each(bool block) {
   const int n = int(window_.size());
   bool any = false;
   for (;;) {

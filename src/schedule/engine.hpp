@@ -96,10 +96,8 @@ class LoweredSchedule {
   void fill(std::size_t slot);
   void fill_window();
   bool complete_some(bool block);
-  bool complete_each(bool block);
   void finished(int index, int error);
   void complete(int index);
-  void abandon_window();
   void free_all() noexcept;
 
   Policy policy_;
@@ -120,8 +118,6 @@ class LoweredSchedule {
   std::vector<MPI_Request> window_;  // 2 per slot: send, receive
   std::vector<int> pending_;         // per slot: requests still to complete
   std::vector<std::size_t> exchange_;  // per slot: its exchange in the round
-  std::vector<int> indices_;         // for MPI_Waitsome / MPI_Testsome
-  std::vector<MPI_Status> statuses_;
 };
 
 }  // namespace mpia
