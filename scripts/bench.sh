@@ -9,7 +9,9 @@
 # Writes results/alltoall_<flavour>_P<P>.csv, results/alltoallv_<flavour>_P<P>.csv,
 # results/imbalance_openmpi_P<P>.csv, results/fft3d_openmpi_P<P>.csv,
 # results/neighbor_<flavour>_P<P>.csv (neighbor all-to-all-v: stencils and sparse matrices,
-# mpia_bench_neighbor, when it is configured) (each with a .log) and prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
+# mpia_bench_neighbor, when it is configured), results/overlap_<flavour>_P<P>.csv (Start /
+# compute / Wait with and without the progress thread, mpia_bench_overlap) (each with a .log)
+# and prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
 # scripts/setup.sh has installed the packages.
 #
 # Environment (all optional):
@@ -55,6 +57,11 @@
 #                         (default "--iters 40 --warmup 4")
 #   MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB_MPICH  the same for MPICH (default "--iters 5 --warmup 1")
 #   MPIA_BENCH_NEIGHBOR_ARGS   extra options for every run (e.g. "--patterns stencil3d")
+#   MPIA_BENCH_OVERLAP_NP_OPENMPI / MPIA_BENCH_OVERLAP_NP_MPICH  process counts of the overlap
+#                         benchmark mpia_bench_overlap (Start / compute / Wait with and without
+#                         the progress thread; default "2" each, a few seconds; "" skips);
+#                         results/overlap_<flavour>_P<P>.csv
+#   MPIA_BENCH_OVERLAP_ARGS    its options (default: its own, bruck,tra at 4k,64k,512k)
 #   MPIA_BENCH_TIMEOUT    seconds one mpirun may take before it is killed (default 600)
 #   MPIA_SKIP_SETUP=1     do not run scripts/setup.sh (packages already installed)
 #   MPIA_JOBS             parallel build jobs (default 2)
@@ -258,6 +265,30 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
       env MPIX_LOCALITY="ppn:$ppn" "${launcher[@]}" -n "$np" "$dir/benchmarks/mpia_bench_neighbor" \
       "${N_SIZE_ARGS[@]}" "${args[@]}" "${N_EXTRA_ARGS[@]}" \
       --csv "results/neighbor_${flavour}_P${np}.csv"
+  done
+
+  # The overlap benchmark (progress thread or not), when benchmarks/overlap.cmake defined it.
+  case "$flavour" in
+    openmpi) onps="${MPIA_BENCH_OVERLAP_NP_OPENMPI-2}" ;;
+    mpich)   onps="${MPIA_BENCH_OVERLAP_NP_MPICH-2}" ;;
+  esac
+  if [ -n "$onps" ]; then
+    targets="$(cmake --build "$dir" --target help 2>/dev/null)"
+    if [[ "$targets" != *mpia_bench_overlap* ]]; then
+      mpia_log "mpia_bench_overlap is not configured for $flavour; skipping it"
+      onps=""
+    elif ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench_overlap >>"$blog" 2>&1; then
+      tail -n 20 "$blog" >&2
+      mpia_log "build of mpia_bench_overlap with $flavour failed (full log: $blog)"
+      failures+=("$flavour: mpia_bench_overlap build failed")
+      onps=""
+    fi
+  fi
+  read -r -a O_ARGS <<<"${MPIA_BENCH_OVERLAP_ARGS:-}"
+  for np in $onps; do
+    run_bench "$flavour" "$np" "overlap_${flavour}_P${np}" \
+      "${launcher[@]}" -n "$np" "$dir/benchmarks/mpia_bench_overlap" "${O_ARGS[@]}" \
+      --csv "results/overlap_${flavour}_P${np}.csv"
   done
 done
 

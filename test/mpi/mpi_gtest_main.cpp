@@ -1,6 +1,8 @@
 // MPI-aware main() for GoogleTest programs run under mpiexec.
 //
-//  * MPI_Init before GoogleTest parses its flags, MPI_Finalize at the end.
+//  * MPI_Init before GoogleTest parses its flags, MPI_Finalize at the end. Compiled with
+//    MPIA_TEST_THREAD_MULTIPLE defined, it asks for MPI_THREAD_MULTIPLE instead of
+//    MPI_THREAD_SINGLE (the library mpia_mpi_gtest_main_mt of test/mpi/threads.cmake).
 //  * A test fails on every rank when it fails on any rank: at the end of each test every rank
 //    contributes a local failure flag (MPI_Allgather on MPI_COMM_WORLD) and ranks that passed
 //    locally record a failure naming the failing ranks. Every rank therefore runs the same
@@ -112,7 +114,13 @@ class MpiListener : public ::testing::TestEventListener {
 
 int main(int argc, char **argv) {
   int provided = 0;
+#ifdef MPIA_TEST_THREAD_MULTIPLE
+  // The thread tests' variant (test/mpi/threads.cmake): they skip, identically on every rank,
+  // when MPI provides less (MPI_Query_thread).
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+#else
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+#endif
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
