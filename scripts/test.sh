@@ -2,9 +2,13 @@
 # The test suite of mpi-advance, end to end, on a fresh Debian machine:
 #   1. scripts/setup.sh (installs missing packages; fast when none are missing)
 #   2. for each MPI (Open MPI, MPICH): configure + build into build/<flavour>, then ctest
-#   3. an ASan+UBSan build (-DMPIA_SANITIZE=ON) with Open MPI into build/openmpi-asan, ctest
-#      with leak checking (MPI's own leaks suppressed by test/lsan.supp)
-#   4. the installed-package test for each MPI (test/install/run_consumer_test.sh)
+#      (MPICH at fewer rank counts: oversubscribed, it busy-polls), without the >2 GiB tests
+#   3. the >2 GiB tests (ctest label "large") once, with Open MPI at 2 ranks, for a sample of
+#      the algorithms (every byte path: pairwise, bruck, tra, the windowed alltoallv, system)
+#   4. an ASan+UBSan build (-DMPIA_SANITIZE=ON) with Open MPI into build/openmpi-asan, ctest
+#      with leak checking (MPI's own leaks suppressed by test/lsan.supp): the unit tests, and
+#      the MPI tests at one rank count
+#   5. the installed-package test for each MPI (test/install/run_consumer_test.sh)
 # Ends with one line "N passed, N failed" (N counts stages) and exits non-zero on a failure.
 #
 # Environment:
@@ -12,8 +16,11 @@
 #   MPIA_JOBS           parallel build jobs (default 2)
 #   MPIA_CTEST_JOBS     parallel ctest jobs (default MPIA_JOBS; MPI tests reserve PROCESSORS=N)
 #   MPIA_SKIP_ASAN=1    skip the sanitizer stages
-#   MPIA_ASAN_TEST_NPROCS  rank counts of the MPI tests in the sanitizer build (default
-#                       "1;2;3;4;5;8": the plain builds run every count of MPIA_TEST_NPROCS)
+#   MPIA_MPICH_TEST_NPROCS rank counts of the MPI tests with MPICH (default "1;2;3;4;5"; Open MPI
+#                       runs every count of MPIA_TEST_NPROCS, 16 included)
+#   MPIA_ASAN_TEST_NPROCS  rank counts of the MPI tests in the sanitizer build (default "3")
+#   MPIA_LARGE_ALGORITHMS  algorithms of the >2 GiB stage (default below; "" for all of them)
+#   MPIA_SKIP_LARGE=1   skip the >2 GiB stage
 #   MPIA_CMAKE_ARGS     extra cmake arguments for every configure (space separated)
 set -uo pipefail
 
@@ -22,7 +29,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 . scripts/common.sh
 
 : "${MPIA_CTEST_JOBS:=$MPIA_JOBS}"
-: "${MPIA_ASAN_TEST_NPROCS:=1;2;3;4;5;8}"
+: "${MPIA_ASAN_TEST_NPROCS:=3}"
+: "${MPIA_MPICH_TEST_NPROCS:=1;2;3;4;5}"
+: "${MPIA_LARGE_ALGORITHMS=pairwise,bruck,tra,multipair_waitany,system}"
 read -r -a cmake_args <<<"${MPIA_CMAKE_ARGS:-}"
 logdir="$MPIA_ROOT/build/test-logs"
 mkdir -p "$logdir"
@@ -52,7 +61,15 @@ blocked() {
 
 run_ctest() { # run_ctest <build-dir> [ctest args...]
   local dir="$1"; shift
-  ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$MPIA_CTEST_JOBS" -LE install "$@"
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$MPIA_CTEST_JOBS" \
+    -LE 'install|large' "$@"
+}
+
+# The >2 GiB tests: each rank holds several GiB, so one at a time, at 2 ranks.
+run_large_ctest() { # run_large_ctest <build-dir>
+  echo "MPIA_LARGE_ALGORITHMS=$MPIA_LARGE_ALGORITHMS"
+  MPIA_LARGE_ALGORITHMS="$MPIA_LARGE_ALGORITHMS" \
+    ctest --test-dir "$1" --output-on-failure --no-tests=error -L large -R '[.]np2$'
 }
 
 # Sanitized tests: in-process (label unit) with ASan's default fast unwinding; MPI programs
@@ -83,13 +100,25 @@ mpia_mpi_env
 
 declare -A built=()
 for f in "${flavours[@]}"; do
-  if stage "build-$f" mpia_build "$f" "" "${cmake_args[@]}"; then
+  nprocs=()
+  [ "$f" = mpich ] && nprocs=(-DMPIA_TEST_NPROCS="$MPIA_MPICH_TEST_NPROCS")
+  if stage "build-$f" mpia_build "$f" "" "${nprocs[@]}" "${cmake_args[@]}"; then
     built[$f]=1
     stage "ctest-$f" run_ctest "$(mpia_build_dir "$f")"
   else
     blocked "ctest-$f" "build-$f failed"
   fi
 done
+
+if [ "${MPIA_SKIP_LARGE:-0}" != 1 ]; then
+  large_flavour="${flavours[0]}"
+  for f in "${flavours[@]}"; do [ "$f" = openmpi ] && large_flavour=openmpi; done
+  if [ -n "${built[$large_flavour]:-}" ]; then
+    stage "large-$large_flavour" run_large_ctest "$(mpia_build_dir "$large_flavour")"
+  else
+    blocked "large-$large_flavour" "build-$large_flavour failed"
+  fi
+fi
 
 if [ "${MPIA_SKIP_ASAN:-0}" != 1 ]; then
   asan_flavour="${flavours[0]}"
