@@ -40,48 +40,22 @@ target_compile_definitions(mpia_test_finalize_cleanup PRIVATE OMPI_SKIP_MPICXX=1
 target_compile_options(mpia_test_finalize_cleanup PRIVATE
   $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
 
-# The counts of ARGN (Open MPI) or of the MPICH list after "MPICH" that MPIA_TEST_NPROCS has:
-#   mpia_hardening_nprocs(out 1 2 3 5 8 16 MPICH 1 2 3 5)
-function(mpia_hardening_nprocs out)
-  set(ompi)
-  set(mpich)
-  set(into ompi)
-  foreach(a IN LISTS ARGN)
-    if(a STREQUAL "MPICH")
-      set(into mpich)
-    else()
-      list(APPEND ${into} ${a})
-    endif()
-  endforeach()
-  if(MPIA_MPIEXEC_IS_OPENMPI)
-    set(wanted ${ompi})
-  else()
-    set(wanted ${mpich})
-  endif()
-  set(result)
-  foreach(np IN LISTS wanted)
-    if(np IN_LIST MPIA_TEST_NPROCS)
-      list(APPEND result ${np})
-    endif()
-  endforeach()
-  set(${out} ${result} PARENT_SCOPE)
-endfunction()
 
-mpia_hardening_nprocs(_np 1 2 3 5 8 16 MPICH 1 2 3 5)
+mpia_test_nprocs(_np 1 2 3 5 8 16 MPICH 1 2 3 5)
 if(_np)
   mpia_add_mpi_test(NAME mpi.hardening TARGET mpia_test_hardening NPROCS ${_np} TIMEOUT 120)
 endif()
-mpia_hardening_nprocs(_np 2 3 5 8 MPICH 2 3)
+mpia_test_nprocs(_np 2 3 5 8 MPICH 2 3)
 if(_np)
   mpia_add_mpi_test(NAME mpi.error_ownership TARGET mpia_test_error_ownership NPROCS ${_np}
                     TIMEOUT 120)
 endif()
 
-mpia_hardening_nprocs(_np 1 2 3 8 MPICH 2 3)
+mpia_test_nprocs(_np 1 2 3 8 MPICH 2 3)
 if(_np)
   mpia_add_mpi_test(NAME mpi.tags TARGET mpia_test_tags NPROCS ${_np} TIMEOUT 120)
 endif()
-mpia_hardening_nprocs(_np 1 2 3 5 8 16 MPICH 1 2 3 5)
+mpia_test_nprocs(_np 1 2 3 5 8 16 MPICH 1 2 3 5)
 if(_np)
   mpia_add_mpi_test(NAME mpi.tags_ub4 TARGET mpia_test_tags NPROCS ${_np} TIMEOUT 120
                     ENVIRONMENT MPIX_TAG_UB=4)
@@ -97,7 +71,7 @@ set(_mpia_settings_cases
   "locality|MPIX_LOCALITY=ppn:1"
   "tag_ub|MPIX_TAG_UB=4"
   "debug|MPIX_DEBUG=1")
-mpia_hardening_nprocs(_np 2 5 MPICH 2 3)
+mpia_test_nprocs(_np 2 5 MPICH 2 3)
 if(_np)
   foreach(case IN LISTS _mpia_settings_cases)
     string(REPLACE "|" ";" parts "${case}")
@@ -114,7 +88,7 @@ if(_np)
                       ENVIRONMENT ${env})
   endforeach()
 endif()
-mpia_hardening_nprocs(_np 1 2 3 MPICH 1 2 3)
+mpia_test_nprocs(_np 1 2 3 MPICH 1 2 3)
 if(_np)
   mpia_add_mpi_test(NAME mpi.settings_same TARGET mpia_test_settings_agreement NPROCS ${_np}
                     TIMEOUT 120 ARGS --gtest_filter=Settings.Agree
@@ -123,14 +97,14 @@ if(_np)
                                 MPIX_TAG_UB=8)
 endif()
 
-mpia_hardening_nprocs(_np 1 2 3 MPICH 1 2 3)
+mpia_test_nprocs(_np 1 2 3 MPICH 1 2 3)
 if(_np)
   mpia_add_mpi_test(NAME mpi.finalize_cleanup TARGET mpia_test_finalize_cleanup NPROCS ${_np}
                     TIMEOUT 120)
 endif()
 
 if(NOT MPIA_SANITIZE)
-  mpia_hardening_nprocs(_np 1 2 MPICH 1 2)
+  mpia_test_nprocs(_np 1 2 MPICH 1 2)
   if(_np)
     mpia_add_mpi_test(NAME mpi.large_types TARGET mpia_test_large_types NPROCS ${_np}
                       TIMEOUT 1800 LABELS large)

@@ -30,14 +30,7 @@ function(_mpia_locality_tests prog layout value)
   if(NOT MPIA_MPIEXEC_IS_OPENMPI OR MPIA_SANITIZE)
     set(wanted ${arg_SLOW_NPROCS})
   endif()
-  # A build that caps the rank counts (MPIA_TEST_NPROCS, e.g. "1;2;3;4;5;8" in the sanitizer
-  # build of scripts/test.sh) drops the larger ones here too.
-  set(nprocs)
-  foreach(np IN LISTS wanted)
-    if(NOT np GREATER _mpia_max_test_np)
-      list(APPEND nprocs ${np})
-    endif()
-  endforeach()
+  mpia_test_nprocs(nprocs ${wanted} UPTO)
   if(NOT nprocs)
     return()
   endif()
@@ -48,13 +41,6 @@ function(_mpia_locality_tests prog layout value)
   mpia_add_mpi_test(NAME mpi.${prog}.${layout} TARGET mpia_test_${prog}
                     NPROCS ${nprocs} ENVIRONMENT ${env} LABELS locality)
 endfunction()
-
-set(_mpia_max_test_np 1)
-foreach(np IN LISTS MPIA_TEST_NPROCS)
-  if(np GREATER _mpia_max_test_np)
-    set(_mpia_max_test_np ${np})
-  endif()
-endforeach()
 
 # Layouts (commas in a value are safe: CMake lists split on ";"). All these tests carry the
 # label "locality" (ctest -L locality).

@@ -18,17 +18,6 @@ foreach(prog IN LISTS MPIA_NEIGHBOR_TEST_PROGRAMS)
     $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
 endforeach()
 
-# The counts of `wanted` that MPIA_TEST_NPROCS has.
-function(mpia_neighbor_nprocs out)
-  set(result)
-  foreach(np IN LISTS ARGN)
-    if(np IN_LIST MPIA_TEST_NPROCS)
-      list(APPEND result ${np})
-    endif()
-  endforeach()
-  set(${out} ${result} PARENT_SCOPE)
-endfunction()
-
 # Oversubscribed MPICH busy-polls (tens of milliseconds per collective at 8+ ranks on 2 cores):
 # the tests sample their matrices there (sample_stride), and the extra rank counts (6, 12 and
 # the 16-rank ppn:3 run) are Open MPI's only.
@@ -44,23 +33,19 @@ mpia_add_mpi_test(NAME mpi.neighbor_errors TARGET mpia_test_neighbor_errors)
 set(_mpia_nb_locality_tests
   "*NeighborMatrix.*:NeighborSpMV.*:NeighborEdge.ConcurrentRequests:NeighborTraffic.*")
 set(_mpia_nb_locality_filter "--gtest_filter=${_mpia_nb_locality_tests}")
-mpia_neighbor_nprocs(_np 4 5 8)
+mpia_test_nprocs(_np 4 5 8)
 if(_np)
   mpia_add_mpi_test(NAME mpi.neighbor_ppn2 TARGET mpia_test_neighbor NPROCS ${_np}
                     ARGS ${_mpia_nb_locality_filter}
                     ENVIRONMENT MPIX_LOCALITY=ppn:2 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
 endif()
-if(MPIA_MPIEXEC_IS_OPENMPI)
-  mpia_neighbor_nprocs(_np 4 7 16)
-else()
-  mpia_neighbor_nprocs(_np 4 7)
-endif()
+mpia_test_nprocs(_np 4 7 16 MPICH 4 7)
 if(_np)
   mpia_add_mpi_test(NAME mpi.neighbor_ppn3 TARGET mpia_test_neighbor NPROCS ${_np}
                     ARGS ${_mpia_nb_locality_filter}
                     ENVIRONMENT MPIX_LOCALITY=ppn:3 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
 endif()
-mpia_neighbor_nprocs(_np 8 16)
+mpia_test_nprocs(_np 8 16)
 if(_np)
   mpia_add_mpi_test(NAME mpi.neighbor_traffic_ppn4 TARGET mpia_test_neighbor NPROCS ${_np}
                     ARGS --gtest_filter=NeighborTraffic.*

@@ -50,32 +50,11 @@ _mpia_thread_test(mpia_test_progress test_progress.cpp mpia_mpi_gtest_main)
 _mpia_thread_test(mpia_test_progress_thread test_progress_thread.cpp mpia_mpi_gtest_main_mt)
 _mpia_thread_test(mpia_test_progress_thread_single test_progress_thread.cpp mpia_mpi_gtest_main)
 
-# _mpia_thread_nprocs(<out> OPENMPI <n>... MPICH <n>... [SANITIZE <n>...]): the counts for
-# this launcher's MPI (SANITIZE, when given, in the sanitizer build), cut down to
-# MPIA_TEST_NPROCS.
-function(_mpia_thread_nprocs out)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "OPENMPI;MPICH;SANITIZE")
-  if(MPIA_SANITIZE AND arg_SANITIZE)
-    set(wanted ${arg_SANITIZE})
-  elseif(MPIA_MPIEXEC_IS_OPENMPI)
-    set(wanted ${arg_OPENMPI})
-  else()
-    set(wanted ${arg_MPICH})
-  endif()
-  set(result)
-  foreach(np IN LISTS wanted)
-    if(np IN_LIST MPIA_TEST_NPROCS)
-      list(APPEND result ${np})
-    endif()
-  endforeach()
-  set(${out} ${result} PARENT_SCOPE)
-endfunction()
-
 # _mpia_thread_register(NAME <name> TARGET <target> OPENMPI <n>... MPICH <n>...
 #                       [SANITIZE <n>...] [ARGS ...] [ENVIRONMENT ...])
 function(_mpia_thread_register)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET" "OPENMPI;MPICH;SANITIZE;ARGS;ENVIRONMENT")
-  _mpia_thread_nprocs(np OPENMPI ${arg_OPENMPI} MPICH ${arg_MPICH} SANITIZE ${arg_SANITIZE})
+  mpia_test_nprocs(np ${arg_OPENMPI} MPICH ${arg_MPICH} SANITIZE ${arg_SANITIZE})
   if(np)
     mpia_add_mpi_test(NAME ${arg_NAME} TARGET ${arg_TARGET} NPROCS ${np} TIMEOUT 300
                       ARGS ${arg_ARGS} ENVIRONMENT ${arg_ENVIRONMENT} LABELS threads)
