@@ -47,10 +47,12 @@
 namespace {
 
 using mpia_bench::csv_quote;
+using mpia_bench::fill_send;
 using mpia_bench::first_line_of_library_version;
 using mpia_bench::mpi_error_string;
 using mpia_bench::parse_u64;
 using mpia_bench::pattern;
+using mpia_bench::poison_recv;
 using mpia_bench::split;
 
 // ---------------------------------------------------------------------------------------------
@@ -245,23 +247,7 @@ std::vector<Variant> build_variants(const Options &o, int rank, int nprocs)
 mpia_bench::Watchdog g_watchdog;
 
 // ---------------------------------------------------------------------------------------------
-// Data pattern and verification
-
-void fill_send(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block)
-{
-    for (int d = 0; d < nprocs; ++d)
-        for (std::size_t i = 0; i < block; ++i)
-            buf[d * block + i] = pattern(static_cast<unsigned>(rank), static_cast<unsigned>(d), i);
-}
-
-// Every byte of recvbuf made different from what a correct all-to-all writes there.
-void poison_recv(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block)
-{
-    for (int s = 0; s < nprocs; ++s)
-        for (std::size_t i = 0; i < block; ++i)
-            buf[s * block + i] = static_cast<unsigned char>(
-                ~pattern(static_cast<unsigned>(s), static_cast<unsigned>(rank), i));
-}
+// Data pattern and verification (fill_send, poison_recv: bench_common.hpp)
 
 struct Ctx {
     MPI_Comm comm;  // duplicate of MPI_COMM_WORLD, errors return

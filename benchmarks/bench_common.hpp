@@ -80,6 +80,23 @@ inline unsigned char pattern(unsigned src, unsigned dst, std::size_t i)
     return static_cast<unsigned char>(h);
 }
 
+// A uniform all-to-all send buffer of blocks of `block` bytes: block d holds pattern(rank, d, i).
+inline void fill_send(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block)
+{
+    for (int d = 0; d < nprocs; ++d)
+        for (std::size_t i = 0; i < block; ++i)
+            buf[d * block + i] = pattern(static_cast<unsigned>(rank), static_cast<unsigned>(d), i);
+}
+
+// Every byte of a receive buffer made different from what a correct all-to-all writes there.
+inline void poison_recv(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block)
+{
+    for (int s = 0; s < nprocs; ++s)
+        for (std::size_t i = 0; i < block; ++i)
+            buf[s * block + i] = static_cast<unsigned char>(
+                ~pattern(static_cast<unsigned>(s), static_cast<unsigned>(rank), i));
+}
+
 inline std::string mpi_error_string(int rc)
 {
     char buf[MPI_MAX_ERROR_STRING];

@@ -52,11 +52,13 @@
 namespace {
 
 using mpia_bench::csv_quote;
+using mpia_bench::fill_send;
 using mpia_bench::first_line_of_library_version;
 using mpia_bench::median;
 using mpia_bench::mpi_error_string;
 using mpia_bench::parse_u64;
 using mpia_bench::pattern;
+using mpia_bench::poison_recv;
 using mpia_bench::split;
 
 struct Options {
@@ -232,21 +234,6 @@ struct Req {
     std::vector<unsigned char> recv;
 };
 
-void fill_send(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block)
-{
-    for (int d = 0; d < nprocs; ++d)
-        for (std::size_t i = 0; i < block; ++i)
-            buf[d * block + i] = pattern(static_cast<unsigned>(rank), static_cast<unsigned>(d), i);
-}
-
-void poison(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block)
-{
-    for (int s = 0; s < nprocs; ++s)
-        for (std::size_t i = 0; i < block; ++i)
-            buf[s * block + i] = static_cast<unsigned char>(
-                ~pattern(static_cast<unsigned>(s), static_cast<unsigned>(rank), i));
-}
-
 // Collective: every byte of every rank's receive buffer; a wrong one anywhere aborts.
 void verify(const Ctx &c, const Req &r, std::size_t block, const std::string &what)
 {
@@ -313,7 +300,7 @@ Row run(const Ctx &c, const std::string &alg, std::size_t block,
     }
     g_watchdog.set_phase("check " + where);
     for (Req *r : {&plain, &thr}) {
-        poison(r->recv, c.rank, c.nprocs, block);
+        poison_recv(r->recv, c.rank, c.nprocs, block);
         MPI_Barrier(c.comm);
         start_wait(c, *r);
         verify(c, *r, block, "first run, " + where);
@@ -367,8 +354,8 @@ Row run(const Ctx &c, const std::string &alg, std::size_t block,
 
     // 4. Start / compute / Wait, the two requests interleaved.
     g_watchdog.set_phase("Start / compute / Wait, " + where);
-    poison(plain.recv, c.rank, c.nprocs, block);
-    poison(thr.recv, c.rank, c.nprocs, block);
+    poison_recv(plain.recv, c.rank, c.nprocs, block);
+    poison_recv(thr.recv, c.rank, c.nprocs, block);
     std::vector<double> lp, lt, ct, wp, wt;
     for (int i = 0; i < warm + iters; ++i)
         for (int k = 0; k < 2; ++k) {
