@@ -1,89 +1,294 @@
 #include "collective/model.hpp"
 
 #include "collective/selection.hpp"
+#include "locality/node_map.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace mpia {
 
-CostModel parse_cost_model(std::string_view text) {
-  CostModel m;
+namespace {
+
+struct Key {
+  const char* name;
+  double CostModel::*field;
+};
+constexpr Key kKeys[] = {
+    {"o_intra", &CostModel::o_intra},     {"o_inter", &CostModel::o_inter},
+    {"lat_intra", &CostModel::lat_intra}, {"lat_inter", &CostModel::lat_inter},
+    {"bw_intra", &CostModel::bw_intra},   {"bw_inter", &CostModel::bw_inter},
+    {"bw_copy", &CostModel::bw_copy},
+};
+
+double inverse(double bw) { return bw > 0 ? 1.0 / bw : 0.0; }
+
+enum Term { kMsgIntra, kMsgInter, kLatIntra, kLatInter, kBytesIntra, kBytesNic, kBytesCopy };
+
+// The blocks of a radix-r exchange among n participants whose j-th digit (in base r) at
+// position x (weight rx) is z: the round (x, z) of seed 003 (the same count as
+// tra_blocks_D's terms).
+std::int64_t round_blocks(std::int64_t n, std::int64_t rx, std::int64_t r, std::int64_t z) {
+  const std::int64_t cycle = rx * r;
+  const std::int64_t rem = n % cycle;
+  return (n / cycle) * rx + std::clamp<std::int64_t>(rem - z * rx, 0, rx);
+}
+
+// One round in which every rank sends one message of `bytes` over distance `d` and receives
+// one; `nic_flows` ranks of each node send theirs off the node at once (0: all intra-node).
+void add_round(Terms& t, double bytes, std::int64_t nic_flows, std::int64_t blocks) {
+  ++t.rounds;
+  ++t.messages;
+  t.blocks += blocks;
+  if (nic_flows > 0) {
+    t.c[kMsgInter] += 1;
+    t.c[kLatInter] += 1;
+    t.c[kBytesNic] += bytes * double(nic_flows);
+  } else {
+    t.c[kMsgIntra] += 1;
+    t.c[kLatIntra] += 1;
+    t.c[kBytesIntra] += bytes;
+  }
+  // A message of several blocks is packed on the way out and unpacked on arrival.
+  if (blocks > 1) t.c[kBytesCopy] += 2 * bytes;
+}
+
+// The radix-r exchange (seed 003) among n participants whose unit (a block, or a bundle of
+// `per` blocks travelling together) is `unit` bytes; nic_flows(d): how many ranks of a node
+// send off the node in a round of distance d.
+template <class NicFlows>
+void add_radix(Terms& t, std::int64_t n, std::int64_t r, double unit, std::int64_t per,
+               NicFlows nic_flows) {
+  for (std::int64_t rx = 1; rx < n; rx *= r)
+    for (std::int64_t z = 1; z < r; ++z) {
+      const std::int64_t m = round_blocks(n, rx, r, z);
+      if (m > 0) add_round(t, double(m) * unit, nic_flows(z * rx), m * per);
+    }
+}
+
+// Ranks of a node whose peer at distance d (rank + d mod P) is on another node.
+std::int64_t flat_flows(const Machine& m, std::int64_t d) {
+  if (m.nnodes <= 1) return 0;
+  if (!m.blocked) return m.ppn;
+  return std::min<std::int64_t>({d, m.ppn, m.nranks - d});
+}
+
+}  // namespace
+
+void apply_cost_model(CostModel& m, std::string_view text, std::string* warnings) {
   const std::string s(text);
   std::size_t at = 0;
   while (at < s.size()) {
     std::size_t comma = s.find(',', at);
     if (comma == std::string::npos) comma = s.size();
     const std::string kv = s.substr(at, comma - at);
-    const std::size_t eq = kv.find('=');
-    const double v = eq == std::string::npos ? -1 : std::atof(kv.c_str() + eq + 1);
-    const std::string k = kv.substr(0, eq);
-    if (v < 0) std::fprintf(stderr, "mpi-advance: MPIX_COST_MODEL: ignoring '%s'\n", kv.c_str());
-    else if (k == "alpha") m.alpha = v;
-    else if (k == "alpha_overlap") m.alpha_overlap = v;
-    else if (k == "beta") m.beta = v;
-    else if (k == "gamma") m.gamma = v;
-    else std::fprintf(stderr, "mpi-advance: MPIX_COST_MODEL: unknown key '%s'\n", k.c_str());
     at = comma + 1;
+    if (kv.empty()) continue;
+    const std::size_t eq = kv.find('=');
+    const Key* key = nullptr;
+    for (const Key& k : kKeys)
+      if (eq != std::string::npos && kv.compare(0, eq, k.name) == 0 && eq == std::strlen(k.name))
+        key = &k;
+    char* end = nullptr;
+    const double v = eq == std::string::npos ? -1 : std::strtod(kv.c_str() + eq + 1, &end);
+    if (!key || v < 0 || !end || *end != '\0' || end == kv.c_str() + eq + 1) {
+      if (warnings) *warnings += "ignoring '" + kv + "' (expected key=value, value >= 0, key one of o_intra, o_inter, lat_intra, lat_inter, bw_intra, bw_inter, bw_copy)\n";
+      continue;
+    }
+    m.*(key->field) = v;
   }
+}
+
+CostModel parse_cost_model(std::string_view text) {
+  CostModel m;
+  apply_cost_model(m, text);
   return m;
 }
 
-double predicted_seconds(const CostModel& m, const Selection& s, int P, std::int64_t n) {
-  const std::string name = s.algorithm->name;
-  const double bytes = double(n);
-  if (name == "linear") return (P - 1) * (m.alpha_overlap + bytes * m.beta);
-  if (name == "pairwise") return (P - 1) * (m.alpha + bytes * m.beta);
-  std::int64_t r = 2;
-  if (name == "tra") r = s.value("radix");
-  const double K = double(tra_rounds_K(P, r)), D = double(tra_blocks_D(P, r));
-  // Every forwarded block is packed once on the way out; the published (basic) variant also
-  // rotates twice and unpacks every round.
-  double copies = D * bytes;
-  if (name == "bruck") copies += 2.0 * P * bytes + D * bytes;
-  if (name == "modified_bruck") copies += P * bytes + D * bytes;
-  if (name == "zero_copy_bruck") copies = 0.5 * D * bytes;  // datatype engine, no staging
-  return K * m.alpha + D * bytes * m.beta + copies * m.gamma;
+std::string to_string(const CostModel& m) {
+  std::string s;
+  char buf[64];
+  for (const Key& k : kKeys) {
+    std::snprintf(buf, sizeof buf, "%s%s=%.6g", s.empty() ? "" : ",", k.name, m.*(k.field));
+    s += buf;
+  }
+  return s;
 }
 
-Selection choose_alltoall(const CostModel& m, int P, std::int64_t n) {
-  Selection best = parse_selection(Collective::Alltoall, "linear", P, true);
-  double best_t = predicted_seconds(m, best, P, n);
-  for (int r = 2; r <= P; ++r) {
-    Selection s = parse_selection(Collective::Alltoall, "tra:radix=" + std::to_string(r), P, true);
-    const double t = predicted_seconds(m, s, P, n);
-    if (t < best_t) best = s, best_t = t;
+Machine machine_of(const NodeMap& map) {
+  Machine m;
+  m.nranks = map.size();
+  m.nnodes = std::max(1, map.nnodes());
+  m.ppn = std::max(1, map.max_local());
+  m.blocked = map.uniform();
+  for (int p = 0; p < map.size() && m.blocked; ++p) m.blocked = map.node_of[p] == p / m.ppn;
+  return m;
+}
+
+Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_bytes) {
+  Terms t;
+  const std::string_view name = s.algorithm->name;
+  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P), N = m.nnodes;
+  const double B = double(block_bytes);
+  if (P <= 1) return t;
+  auto flat = [&m](std::int64_t d) { return flat_flows(m, d); };
+  if (name == "linear") {
+    // Every exchange posted at once: one latency, the overheads in series, the node's NIC
+    // carrying every off-node block of its Q ranks.
+    t.rounds = 1;
+    t.messages = t.blocks = P - 1;
+    t.c[kMsgIntra] = double(Q - 1);
+    t.c[kMsgInter] = double(P - Q);
+    t.c[N > 1 ? kLatInter : kLatIntra] = 1;
+    t.c[kBytesIntra] = Q > 1 ? B : 0;
+    t.c[kBytesNic] = double(Q) * double(P - Q) * B;
+  } else if (name == "pairwise") {
+    for (std::int64_t d = 1; d < P; ++d) add_round(t, B, flat(d), 1);
+  } else if (name == "tra2") {
+    // Seed 003 IV: K1 = K(Q, r1) rounds within the node moving bundles of N blocks, then
+    // K2 = K(N, r2) rounds between nodes moving bundles of Q blocks, all Q ranks of a node
+    // sending through its NIC at once.
+    add_radix(t, Q, s.value("radix_intra"), double(N) * B, N, [](std::int64_t) { return 0; });
+    add_radix(t, N, s.value("radix_inter"), double(Q) * B, Q, [Q](std::int64_t) { return Q; });
+  } else {
+    const std::int64_t r = name == "tra" ? s.value("radix") : 2;
+    add_radix(t, P, r, B, 1, flat);
+    // Extra local copies of the published variants (builders.hpp); zero-copy Bruck lets the
+    // MPI datatype engine gather the blocks: one copy where tra packs and unpacks.
+    if (name == "bruck") t.c[kBytesCopy] += 2.0 * double(P) * B;
+    if (name == "modified_bruck") t.c[kBytesCopy] += double(P) * B;
+    if (name == "zero_copy_bruck") t.c[kBytesCopy] *= 0.5;
+  }
+  return t;
+}
+
+double predicted_seconds(const CostModel& model, const Terms& t) {
+  const double k[7] = {model.o_intra,          model.o_inter,          model.lat_intra,
+                       model.lat_inter,        inverse(model.bw_intra), inverse(model.bw_inter),
+                       inverse(model.bw_copy)};
+  double s = 0;
+  for (int i = 0; i < 7; ++i) s += t.c[i] * k[i];
+  return s;
+}
+
+double predicted_seconds(const CostModel& model, const Selection& s, const Machine& m,
+                         std::int64_t block_bytes) {
+  return predicted_seconds(model, predicted_terms(s, m, block_bytes));
+}
+
+namespace {
+
+// Every radix up to 64, then steps of about 6 % up to n (the cost is smooth there).
+std::vector<std::int64_t> radix_ladder(std::int64_t n) {
+  std::vector<std::int64_t> rs;
+  for (std::int64_t r = 2; r <= n; r = r < 64 ? r + 1 : r + r / 16) rs.push_back(r);
+  if (n >= 2 && rs.back() != n) rs.push_back(n);
+  return rs;
+}
+
+// A selection built directly (the candidates' values are in range by construction).
+Selection make(Collective c, const char* name, std::vector<std::int64_t> values = {}) {
+  Selection s;
+  s.algorithm = find_algorithm(c, name);
+  s.values = std::move(values);
+  return s;
+}
+
+}  // namespace
+
+std::vector<Selection> alltoall_candidates(const Machine& m) {
+  std::vector<Selection> out;
+  for (const char* name : {"linear", "pairwise"}) out.push_back(make(Collective::Alltoall, name));
+  if (m.nranks > 2)
+    for (std::int64_t r : radix_ladder(m.nranks)) out.push_back(make(Collective::Alltoall, "tra", {r}));
+  if (m.nnodes > 1)
+    for (std::int64_t r1 : radix_ladder(std::max(2, m.ppn)))
+      for (std::int64_t r2 : radix_ladder(std::max(2, m.nnodes)))
+        out.push_back(make(Collective::Alltoall, "tra2", {r1, r2}));
+  // The published Bruck variants: radix 2 with more copies than tra's (or, zero-copy, the
+  // datatype engine's); they win only where copies cost more than the model says tra's do.
+  for (const char* name : {"bruck", "modified_bruck", "zero_copy_bruck"})
+    out.push_back(make(Collective::Alltoall, name));
+  return out;
+}
+
+Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t block_bytes) {
+  Selection best;
+  double best_t = 0;
+  // Ties go to the earlier candidate: the simpler algorithm, the smaller radix.
+  for (Selection& s : alltoall_candidates(m)) {
+    const double t = predicted_seconds(model, s, m, block_bytes);
+    if (!best.algorithm || t < best_t * (1 - 1e-9)) best = std::move(s), best_t = t;
   }
   return best;
 }
 
-}  // namespace mpia
-
-namespace mpia {
-
-// Direct exchange (a window of 8, which bounds outstanding requests and absorbs late arrivals)
-// unless the blocks are small and near-uniform and P is small enough for the P x P size
-// matrix: then the radix exchange trades messages for forwarded bytes as for alltoall.
-Selection choose_alltoallv(const CostModel& m, int P, const AlltoallvStats& st) {
-  Selection direct = parse_selection(Collective::Alltoallv, "multipair_waitany", P, true);
-  if (st.rank_messages <= direct.values[0])
-    direct = parse_selection(Collective::Alltoallv, "linear", P, true);
-  const double t_direct = st.rank_messages * m.alpha_overlap + st.rank_bytes * m.beta;
-  const double avg = st.rank_messages > 0 ? double(st.rank_bytes) / st.rank_messages : 0.0;
-  const bool near_uniform = st.rank_messages >= P - 1 && st.max_block <= 2 * avg + 8;
-  if (P < 4 || P > 1024 || !near_uniform) return direct;
-  Selection best = direct;
-  double best_t = t_direct;
-  for (int r = 2; r <= P; ++r) {
-    const double K = double(tra_rounds_K(P, r)), D = double(tra_blocks_D(P, r));
-    const double t = K * m.alpha + D * st.max_block * (m.beta + m.gamma);
-    if (t < best_t) {
-      best = parse_selection(Collective::Alltoallv, "bruck:radix=" + std::to_string(r), P, true);
-      best_t = t;
+// Direct exchange (a window of 8, which bounds outstanding requests and absorbs late arrivals;
+// linear when a rank has no more than that), the radix exchange with every block counted at
+// the largest block's size (it forwards blocks; skewed sizes make it pay), and the node-aware
+// exchange (both of its phases direct).
+Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st) {
+  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P);
+  Selection best = make(Collective::Alltoallv, "multipair_waitany", {8});
+  if (st.rank_messages <= best.values[0]) best = make(Collective::Alltoallv, "linear");
+  if (P <= 1) return best;
+  // The direct exchange as linear alltoall with the rank's real message count and bytes.
+  Terms d;
+  const double off = double(P - Q) / double(P - 1);
+  d.c[kMsgIntra] = double(st.rank_messages) * (1 - off);
+  d.c[kMsgInter] = double(st.rank_messages) * off;
+  d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
+  d.c[kBytesIntra] = double(st.max_block);
+  d.c[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
+  double best_t = predicted_seconds(model, d);
+  // The radix exchange learns forwarded sizes at init with O(P log P) work and memory per rank:
+  // beyond 1024 ranks the direct exchange is taken.
+  if (P < 4 || P > 1024 || st.max_block == 0) return best;
+  for (std::int64_t r : radix_ladder(P)) {
+    Terms t;
+    add_radix(t, P, r, double(st.max_block), 1, [&m](std::int64_t dist) { return flat_flows(m, dist); });
+    const double time = predicted_seconds(model, t);
+    if (time < best_t) {
+      best = make(Collective::Alltoallv, "bruck", {r});
+      best_t = time;
     }
   }
+  if (m.nnodes > 1) {
+    Terms t;
+    const std::int64_t N = m.nnodes;
+    add_radix(t, Q, Q, double(N) * double(st.max_block), N, [](std::int64_t) { return 0; });
+    add_radix(t, N, N, double(Q) * double(st.max_block), Q, [Q](std::int64_t) { return Q; });
+    if (predicted_seconds(model, t) < best_t)
+      best = make(Collective::Alltoallv, "locality");
+  }
   return best;
+}
+
+// Direct sends every off-node edge through the NIC; locality gathers a node's off-node edges
+// to one gateway per remote node (one intra-node hop), sends one message per node pair, and
+// scatters on arrival (a second hop): fewer off-node messages for two intra-node ones each.
+Selection choose_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st) {
+  const Selection direct = make(Collective::NeighborAlltoallv, "direct");
+  if (m.nnodes <= 1 || st.remote_edges == 0) return direct;
+  const double E = double(st.remote_edges), M = double(st.max_message);
+  const double Q = double(m.ppn);
+  Terms d, l;
+  d.c[kMsgInter] = E;
+  d.c[kLatInter] = 1;
+  d.c[kBytesNic] = Q * E * M;
+  l.c[kMsgIntra] = 2 * E;
+  l.c[kLatIntra] = 2;
+  l.c[kBytesIntra] = 2 * M;
+  l.c[kMsgInter] = double(st.remote_nodes);
+  l.c[kLatInter] = 1;
+  l.c[kBytesNic] = Q * E * M;
+  l.c[kBytesCopy] = 4 * E * M;
+  if (predicted_seconds(model, l) < predicted_seconds(model, d))
+    return make(Collective::NeighborAlltoallv, "locality");
+  return direct;
 }
 
 }  // namespace mpia

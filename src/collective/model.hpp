@@ -1,31 +1,78 @@
-// The cost model behind "auto": alpha-beta-gamma terms per candidate, using the round count K
-// and block count D of the radix-r exchange (seed 003) and the direct exchanges' P-1 messages.
-// Every input is a value all ranks agree on (P and the block's packed size), so every rank
-// makes the same choice without communicating.
+// The cost model behind "auto": what an algorithm costs on a machine of N nodes of Q ranks,
+// from the schedule's structure (round count K and block count D of the radix-r exchange, seed
+// 003 Props. 1-4; the two-level K1/D1 within a node and K2/D2 between nodes) and seven machine
+// constants: per-message overhead, latency and bandwidth within a node and between nodes (a
+// node's NIC shared by its ranks' concurrent flows), and the bandwidth of local copies.
+//
+// A prediction is linear in the constants: predicted_terms() returns the coefficient of each
+// (messages, latencies, bytes per link, bytes copied), and the time is their dot product with
+// the model. The calibration (scripts/calibrate.py) fits the constants to measured times with
+// the same terms, printed by the mpia_model tool.
+//
+// Every input (P, nodes, ranks per node, placement, the block's packed size) is a value all
+// ranks agree on, so every rank makes the same choice without communicating.
 #pragma once
 
 #include "collective/registry.hpp"
 
+#include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace mpia {
 
+struct NodeMap;
+
 struct CostModel {
-  double alpha = 2.0e-6;         // seconds per dependent message round (latency)
-  double alpha_overlap = 0.5e-6; // seconds per message when many are in flight at once
-  double beta = 1.0e-10;         // seconds per byte on the wire
-  double gamma = 5.0e-11;        // seconds per byte of local packing / copying
+  // Built-in defaults: the simulated cluster of scripts/smpi/platform.env (an InfiniBand
+  // HDR-class machine: 100 Gb/s NIC per node, shared memory within a node).
+  double o_intra = 5.0e-7;   // s of CPU per message within a node (send + receive side)
+  double o_inter = 5.0e-7;   // s of CPU per message between nodes
+  double lat_intra = 2.0e-7; // s of latency within a node
+  double lat_inter = 1.4e-6; // s of latency between nodes (NIC, switch, NIC)
+  double bw_intra = 40e9;    // bytes/s of one flow within a node
+  double bw_inter = 12.5e9;  // bytes/s of a node's NIC, shared by the node's concurrent flows
+  double bw_copy = 0;        // bytes/s of local pack/unpack copies (0: free, as in SMPI)
 };
 
-// The defaults, overridden by text of the form "alpha=..,alpha_overlap=..,beta=..,gamma=.." (the
-// value of MPIX_COST_MODEL; unknown keys and bad values are reported on stderr and ignored).
+// Overrides the model's constants from text "key=value,key=value" (the syntax of
+// MPIX_COST_MODEL and of a tuning file's "model" line). Unknown keys and bad values are
+// appended to *warnings (when given) and ignored.
+void apply_cost_model(CostModel& m, std::string_view text, std::string* warnings = nullptr);
 CostModel parse_cost_model(std::string_view text);
+std::string to_string(const CostModel& m);
 
-double predicted_seconds(const CostModel& m, const Selection& s, int nranks,
+// The machine a communicator runs on, as the model sees it.
+struct Machine {
+  int nranks = 1;
+  int nnodes = 1;
+  int ppn = 1;           // the most ranks on one node
+  bool blocked = true;   // every node holds ppn consecutive ranks (block placement)
+  static Machine flat(int nranks) { return Machine{nranks, 1, nranks < 1 ? 1 : nranks, true}; }
+};
+Machine machine_of(const NodeMap& map);
+
+// Coefficients of the model's constants, in CostModel's order (o_intra, o_inter, lat_intra,
+// lat_inter, 1/bw_intra, 1/bw_inter, 1/bw_copy), plus the structural counts for tests.
+struct Terms {
+  std::array<double, 7> c{};  // messages intra, messages inter, latencies intra/inter,
+                              // bytes on one intra flow, bytes through one NIC, bytes copied
+  std::int64_t rounds = 0;    // dependent rounds (K, or K1 + K2)
+  std::int64_t blocks = 0;    // blocks a rank sends, forwarded ones included (D, D1 + D2)
+  std::int64_t messages = 0;  // messages a rank sends
+};
+Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_bytes);
+double predicted_seconds(const CostModel& model, const Terms& t);
+double predicted_seconds(const CostModel& model, const Selection& s, const Machine& m,
                          std::int64_t block_bytes);
 
-Selection choose_alltoall(const CostModel& m, int nranks, std::int64_t block_bytes);
+// The alltoall candidates auto searches, in order of preference at equal cost: linear,
+// pairwise, tra at every radix up to 64 and a ladder of ~6 % steps above, tra2 at every such
+// (radix_intra, radix_inter) pair when the machine has several nodes, the Bruck variants.
+std::vector<Selection> alltoall_candidates(const Machine& m);
+Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t block_bytes);
 
 // Alltoallv statistics, each the maximum over ranks (the slowest rank sets the pace).
 struct AlltoallvStats {
@@ -33,6 +80,14 @@ struct AlltoallvStats {
   std::int64_t rank_bytes = 0;    // most bytes one rank sends
   std::int64_t rank_messages = 0; // most non-empty blocks one rank sends
 };
-Selection choose_alltoallv(const CostModel& m, int nranks, const AlltoallvStats& stats);
+Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st);
+
+// Neighbor alltoallv statistics, each the maximum over ranks.
+struct NeighborStats {
+  std::int64_t max_message = 0;   // largest message on any edge
+  std::int64_t remote_edges = 0;  // most out-edges of one rank that leave its node
+  std::int64_t remote_nodes = 0;  // most distinct other nodes one rank's out-edges reach
+};
+Selection choose_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st);
 
 }  // namespace mpia

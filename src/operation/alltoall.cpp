@@ -1,6 +1,6 @@
 #include "operation/alltoall.hpp"
 
-#include "collective/model.hpp"
+#include "collective/tuning.hpp"
 #include "locality/locality.hpp"
 #include "operation/common.hpp"
 #include "operation/settings.hpp"
@@ -31,10 +31,16 @@ std::int64_t check_alltoall(const AlltoallArgs& a, MPI_Comm comm) {
   return rbytes;
 }
 
-Selection resolve(Selection sel, int nranks, std::int64_t block_bytes) {
-  if (sel.algorithm->kind == AlgorithmKind::Auto)
-    return choose_alltoall(settings().model, nranks, block_bytes);
-  return sel;
+// auto: the tuning file's rule, else the cost model, on the agreed node map and block size.
+Selection choose(CommState& st, std::int64_t block_bytes) {
+  const Machine m = machine_of(comm_locality(st).map);
+  const Tuning& t = settings().tuning;
+  return resolve_auto(t, Collective::Alltoall, m, block_bytes,
+                      [&] { return choose_alltoall(t.model, m, block_bytes); });
+}
+
+Selection resolve(Selection sel, CommState& st, std::int64_t block_bytes) {
+  return sel.algorithm->kind == AlgorithmKind::Auto ? choose(st, block_bytes) : sel;
 }
 
 // Builds the operation for a resolved (not auto) selection.
@@ -84,7 +90,7 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
     p.same = check_alltoall(a, st.comm->get());
     sel = resolve(select_algorithm(Collective::Alltoall, info,
                                    st.default_algorithm(Collective::Alltoall), extent_of(st)),
-                  st.size, p.same);
+                  st, p.same);
     p.choice = sel.to_string();
   });
   p.tag = true;
@@ -98,6 +104,7 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
 
 void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   st.check_settings();
+  blocking_machine(st, Collective::Alltoall);
   const bool debug = settings().debug;
   std::unique_ptr<Error> local;
   std::int64_t bytes = 0;
@@ -110,7 +117,7 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   const Selection* sel = nullptr;
   if (!local)
     sel = &blocking_selection(st, Collective::Alltoall, {bytes},
-                              [&] { return choose_alltoall(settings().model, st.size, bytes); });
+                              [&] { return choose(st, bytes); });
   if (debug) debug_agree(st, std::move(local), sel, bytes);
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();

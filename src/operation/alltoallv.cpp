@@ -223,9 +223,13 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
   p.maxima[2] = sizes.local.rank_messages;
   p.tag = true;
   const Agreement ag = agree(st, p);
-  if (sel.algorithm->kind == AlgorithmKind::Auto)
-    sel = choose_alltoallv(settings().model, st.size,
-                           AlltoallvStats{ag.maxima[0], ag.maxima[1], ag.maxima[2]});
+  if (sel.algorithm->kind == AlgorithmKind::Auto) {
+    const Machine m = machine_of(comm_locality(st).map);
+    const Tuning& t = settings().tuning;
+    const AlltoallvStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
+    sel = resolve_auto(t, Collective::Alltoallv, m, stats.max_block,
+                       [&] { return choose_alltoallv(t.model, m, stats); });
+  }
   TagLease lease(st.comm, ag.tag);
   std::unique_ptr<Operation> op = make_alltoallv(a, sel, st, ag.tag, std::move(sizes));
   op->tag = std::move(lease);
@@ -235,6 +239,7 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
 
 void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
   st.check_settings();
+  blocking_machine(st, Collective::Alltoallv);
   const bool debug = settings().debug;
   std::unique_ptr<Error> local;
   AlltoallvSizes sizes;
@@ -251,7 +256,11 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
   const Selection* sel = nullptr;
   if (!local)
     sel = &blocking_selection(st, Collective::Alltoallv, {-1}, [&] {
-      return parse_selection(Collective::Alltoallv, "multipair_waitany", st.size, true);
+      // A tuning rule applies when it does not depend on sizes (those are not agreed here).
+      const Machine m = machine_of(comm_locality(st).map);
+      return resolve_auto(settings().tuning, Collective::Alltoallv, m, -1, [&] {
+        return parse_selection(Collective::Alltoallv, "multipair_waitany", st.size, true);
+      });
     });
   if (debug) debug_agree(st, std::move(local), sel, 0);
   if (sel->algorithm->kind == AlgorithmKind::System) {

@@ -38,6 +38,15 @@ ExtentOf extent_of(CommState& st) {
   };
 }
 
+void blocking_machine(CommState& st, Collective c) {
+  if (cached_locality(st)) return;
+  const CommState::Memo& m = st.memo;
+  if (m.collective == int(c) && m.text == st.default_algorithm(c)) return;  // decided before
+  if (select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent_of(st)).algorithm->kind ==
+      AlgorithmKind::Auto)
+    comm_locality(st);
+}
+
 bool wants_progress_thread(MPI_Info info) {
   if (info != MPI_INFO_NULL) {
     char value[16] = {};

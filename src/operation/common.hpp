@@ -53,6 +53,11 @@ mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operati
 
 // --- Blocking calls -----------------------------------------------------------------------
 
+// Blocking calls whose algorithm is auto need the machine (the node map: collective the first
+// time), so it is taken before any local argument check can make ranks diverge. Every rank has
+// the same default text, so all or none take it.
+void blocking_machine(CommState& st, Collective c);
+
 // The blocking selection for collective c: from the memo when the communicator's default text
 // and the key are unchanged, else selected (and, for auto, resolved) afresh.
 template <class Resolve>

@@ -77,10 +77,6 @@ const NeighborTopology& comm_topology(CommState& st) {
 
 namespace {
 
-// The persistent auto: node-aware aggregation pays when messages are small enough for their
-// count (latency) to dominate and the communicator spans several nodes.
-constexpr std::int64_t kNeighborLocalityMaxBytes = 16384;
-
 // Local argument checks; fills the packed bytes per block.
 void check_neighbor(const AlltoallvArgs& a, const NeighborTopology& t,
                     std::vector<std::int64_t>& send_bytes, std::vector<std::int64_t>& recv_bytes,
@@ -281,13 +277,28 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
   }
   if (!p.error) p.choice = sel.to_string();
   for (std::int64_t b : sb) p.maxima[0] = std::max(p.maxima[0], b);
+  {
+    // Off-node edges and the distinct nodes they reach, for the model.
+    const NodeMap& map = comm_locality(st).map;
+    std::vector<int> nodes;
+    for (std::size_t i = 0; i < topo.destinations.size(); ++i) {
+      const int d = topo.destinations[i];
+      if (d < 0 || d == MPI_PROC_NULL || sb[i] == 0 || map.node_of[d] == map.node_of[st.rank])
+        continue;
+      ++p.maxima[1];
+      nodes.push_back(map.node_of[d]);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    p.maxima[2] = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
+  }
   p.tag = true;
   const Agreement ag = agree(st, p);
   if (sel.algorithm->kind == AlgorithmKind::Auto) {
-    const bool spread = comm_locality(st).map.nnodes() > 1;
-    sel = parse_selection(Collective::NeighborAlltoallv,
-                          spread && ag.maxima[0] <= kNeighborLocalityMaxBytes ? "locality" : "direct",
-                          st.size, true);
+    const Machine m = machine_of(comm_locality(st).map);
+    const Tuning& t = settings().tuning;
+    const NeighborStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
+    sel = resolve_auto(t, Collective::NeighborAlltoallv, m, stats.max_message,
+                       [&] { return choose_neighbor(t.model, m, stats); });
   }
   TagLease lease(st.comm, ag.tag);
   std::unique_ptr<Operation> op = make_neighbor(a, sel, st, topo, ag.tag, std::move(sb), std::move(rb));
@@ -298,6 +309,7 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
 
 void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
   st.check_settings();
+  blocking_machine(st, Collective::NeighborAlltoallv);
   const NeighborTopology& topo = comm_topology(st);
   const bool debug = settings().debug;
   std::unique_ptr<Error> local;
@@ -312,7 +324,10 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
   const Selection* sel = nullptr;
   if (!local)
     sel = &blocking_selection(st, Collective::NeighborAlltoallv, {-3}, [&] {
-      return parse_selection(Collective::NeighborAlltoallv, "direct", st.size, true);
+      const Machine m = machine_of(comm_locality(st).map);
+      return resolve_auto(settings().tuning, Collective::NeighborAlltoallv, m, -1, [&] {
+        return parse_selection(Collective::NeighborAlltoallv, "direct", st.size, true);
+      });
     });
   if (debug) debug_agree(st, std::move(local), sel, 0);
   const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace mpia {
 
@@ -20,7 +22,27 @@ Settings read_settings() {
   for (Collective c : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
     s.algorithm[int(c)] = env(collective_env(c));
   s.cost_model = env("MPIX_COST_MODEL");
-  s.model = parse_cost_model(s.cost_model);
+  s.tuning_path = env("MPIX_TUNING");
+  if (!s.tuning_path.empty()) {
+    std::ifstream in(s.tuning_path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      std::fprintf(stderr, "mpi-advance: MPIX_TUNING='%s' cannot be read: built-in model\n",
+                   s.tuning_path.c_str());
+      s.tuning_text = "(unreadable)";
+    } else {
+      s.tuning_text = text.str();
+      std::string warnings;
+      parse_tuning(s.tuning_text, s.tuning, warnings);
+      if (!warnings.empty())
+        std::fprintf(stderr, "mpi-advance: MPIX_TUNING='%s': skipped:\n%s", s.tuning_path.c_str(),
+                     warnings.c_str());
+    }
+  }
+  std::string bad;
+  apply_cost_model(s.tuning.model, s.cost_model, &bad);
+  if (!bad.empty()) std::fprintf(stderr, "mpi-advance: MPIX_COST_MODEL: %s", bad.c_str());
   s.locality = env("MPIX_LOCALITY");
   const std::string debug = env("MPIX_DEBUG");
   s.debug = !debug.empty() && debug != "0";
@@ -44,7 +66,8 @@ Settings read_settings() {
   // differs too.
   for (Collective c : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
     s.text += std::string(collective_env(c)) + "=" + s.algorithm[int(c)] + ";";
-  s.text += "MPIX_COST_MODEL=" + s.cost_model + ";MPIX_LOCALITY=" + s.locality +
+  s.text += "MPIX_COST_MODEL=" + s.cost_model + ";MPIX_TUNING=<" +
+            std::to_string(hash63(s.tuning_text)) + ">;MPIX_LOCALITY=" + s.locality +
             ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub);
   s.fingerprint = hash63(s.text);
   return s;

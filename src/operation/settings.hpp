@@ -6,7 +6,7 @@
 // schedule.
 #pragma once
 
-#include "collective/model.hpp"
+#include "collective/tuning.hpp"
 #include "collective/registry.hpp"
 
 #include <cstdint>
@@ -20,7 +20,9 @@ struct Settings {
   // Agreed (part of the fingerprint).
   std::string algorithm[3];  // MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV ("" unset)
   std::string cost_model;    // MPIX_COST_MODEL
-  CostModel model;           // parsed from it
+  std::string tuning_path;   // MPIX_TUNING
+  std::string tuning_text;   // the file's contents (agreed, not its path)
+  Tuning tuning;             // the built-in model, then the file, then MPIX_COST_MODEL
   std::string locality;      // MPIX_LOCALITY
   bool debug = false;        // MPIX_DEBUG: blocking calls agree on every call
   int tag_ub = 0;            // MPIX_TAG_UB: cap on the tags the library uses (0: MPI_TAG_UB)

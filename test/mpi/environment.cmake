@@ -78,3 +78,15 @@ _mpia_env_test(locality_bad_pairwise locality FILTER "BadLocality.*" NPROCS 3 EN
   MPIX_LOCALITY=bogus MPIA_TEST_EXPECT_BAD_LOCALITY=1 MPIX_ALLTOALL=pairwise)
 _mpia_env_test(locality_bad_tra2 locality FILTER "BadLocality.*" NPROCS 3 ENVIRONMENT
   MPIX_LOCALITY=bogus MPIA_TEST_EXPECT_BAD_LOCALITY=1 MPIX_ALLTOALL=tra2)
+
+# MPIX_TUNING: the file's rules apply where the algorithm is auto (MPIX_ALLTOALL=auto, said
+# explicitly so that SelectionEnv runs) and lose to MPI_Info, MPIX_Comm_set_algorithm and an
+# environment variable naming an algorithm.
+_mpia_env_test(tuning_rules selection FILTER "SelectionEnv.*" NPROCS 1 3 ENVIRONMENT
+  MPIX_TUNING=${CMAKE_CURRENT_SOURCE_DIR}/tuning_example.txt
+  MPIX_ALLTOALL=auto MPIA_TEST_EXPECT_ALLTOALL=pairwise
+  MPIX_ALLTOALLV=auto MPIA_TEST_EXPECT_ALLTOALLV=linear)
+_mpia_env_test(tuning_env_wins selection FILTER "SelectionEnv.*" NPROCS 3 ENVIRONMENT
+  MPIX_TUNING=${CMAKE_CURRENT_SOURCE_DIR}/tuning_example.txt
+  MPIX_ALLTOALL=bruck MPIA_TEST_EXPECT_ALLTOALL=bruck
+  MPIX_ALLTOALLV=pairwise MPIA_TEST_EXPECT_ALLTOALLV=pairwise)

@@ -67,7 +67,8 @@ set(_mpia_settings_cases
   "alltoall_value|MPIX_ALLTOALL=bruck|MPIX_ALLTOALL=pairwise"
   "alltoallv|MPIX_ALLTOALLV=pairwise"
   "neighbor|MPIX_NEIGHBOR_ALLTOALLV=direct"
-  "cost_model|MPIX_COST_MODEL=alpha=1e-5"
+  "cost_model|MPIX_COST_MODEL=lat_inter=1e-5"
+  "tuning|MPIX_TUNING=${CMAKE_CURRENT_SOURCE_DIR}/tuning_example.txt"
   "locality|MPIX_LOCALITY=ppn:1"
   "tag_ub|MPIX_TAG_UB=4"
   "debug|MPIX_DEBUG=1")
@@ -93,7 +94,8 @@ if(_np)
   mpia_add_mpi_test(NAME mpi.settings_same TARGET mpia_test_settings_agreement NPROCS ${_np}
                     TIMEOUT 120 ARGS --gtest_filter=Settings.Agree
                     ENVIRONMENT MPIX_ALLTOALL=bruck MPIX_ALLTOALLV=pairwise
-                                MPIX_NEIGHBOR_ALLTOALLV=direct MPIX_COST_MODEL=alpha=1e-5
+                                MPIX_NEIGHBOR_ALLTOALLV=direct MPIX_COST_MODEL=lat_inter=1e-5
+                                MPIX_TUNING=${CMAKE_CURRENT_SOURCE_DIR}/tuning_example.txt
                                 MPIX_TAG_UB=8)
 endif()
 

@@ -1,5 +1,4 @@
 // The selection syntax name[:key=value,...] and the cost model behind auto.
-#include "collective/model.hpp"
 #include "collective/selection.hpp"
 #include "util/error.hpp"
 
@@ -39,22 +38,6 @@ TEST(Selection, EnvironmentStyleClampsRange) {
             "tra:radix=8");
   EXPECT_EQ(parse_selection(Collective::Alltoall, "tra:radix=0", 8, false).to_string(),
             "tra:radix=2");
-}
-
-TEST(Model, AutoPicksARunnableAlgorithm) {
-  for (int P : {1, 2, 3, 16, 1024}) {
-    for (std::int64_t n : {0, 8, 1 << 20}) {
-      Selection s = choose_alltoall(CostModel{}, P, n);
-      ASSERT_NE(s.algorithm, nullptr);
-      EXPECT_EQ(s.algorithm->kind, AlgorithmKind::Scheduled) << s.to_string();
-    }
-  }
-  // Latency-bound at scale: a logarithmic radix beats P-1 messages.
-  Selection small = choose_alltoall(CostModel{}, 4096, 8);
-  EXPECT_EQ(std::string(small.algorithm->name), "tra");
-  EXPECT_LT(small.value("radix"), 64);
-  // Bandwidth-bound: direct exchange.
-  EXPECT_EQ(std::string(choose_alltoall(CostModel{}, 64, 1 << 20).algorithm->name), "linear");
 }
 
 }  // namespace

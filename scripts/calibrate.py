@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Fit auto's cost model to measured all-to-all times, write a tuning file, and report how auto
+does against the best measured selection and the MPI libraries' own alltoall.
+
+    scripts/calibrate.py fit  --model-tool build/x/benchmarks/mpia_model CSV... [-o tuning.txt] [--rules]
+    scripts/calibrate.py grid --model-tool build/x/benchmarks/mpia_model CSV... [--tuning FILE] [--md]
+
+CSV: rows of measured times with (at least) the columns nranks, ppn, bytes, selection, time_us
+(aliases: P, block_bytes, size; algorithm, variant; time, avg_us, t_us). Rows whose selection is
+not one of the library's algorithms (the MPI library's own, named ompi / mpich / system /
+MPI_Alltoall) are the baselines of the grid. An `auto` row is ignored by the fit.
+
+fit: the model's prediction is linear in its seven constants (mpia_model prints the
+coefficients), so the constants are the non-negative least-squares solution of the relative
+errors (every measurement weighs the same whatever its size). The result is a tuning file with
+one `model` line (MPIX_TUNING=<file>), and with --rules one rule per measured point where the
+fitted model's choice is more than 10 % slower than the best measured selection (pinning that
+selection for that P and block size).
+
+grid: for every (P, ppn, bytes) measured: the best selection and its time, what auto picks
+(the model of --tuning, else the built-in one) and its measured time (when the sweep measured
+it), and the fastest baseline; auto/best and auto/peers. Pure Python 3 + numpy.
+"""
+import argparse
+import csv
+import subprocess
+import sys
+from collections import defaultdict
+
+import numpy as np
+
+CONSTANTS = ["o_intra", "o_inter", "lat_intra", "lat_inter", "bw_intra", "bw_inter", "bw_copy"]
+BASELINES = ("ompi", "mpich", "system", "mpi_alltoall", "peers")
+ALIASES = {
+    "nranks": ("nranks", "P", "np", "ranks"),
+    "ppn": ("ppn", "Q"),
+    "bytes": ("bytes", "block_bytes", "size", "block"),
+    "selection": ("selection", "algorithm", "variant"),
+    "time_us": ("time_us", "time", "avg_us", "t_us", "max_us"),
+}
+
+
+def read_rows(paths):
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            lines = [l for l in f if not l.startswith("#")]
+        for r in csv.DictReader(lines):
+            out = {}
+            for key, names in ALIASES.items():
+                for n in names:
+                    if n in r and r[n] != "":
+                        out[key] = r[n]
+                        break
+            if len(out) < len(ALIASES):
+                continue
+            try:
+                rows.append(
+                    {
+                        "nranks": int(out["nranks"]),
+                        "ppn": int(out["ppn"]),
+                        "bytes": int(out["bytes"]),
+                        "selection": out["selection"].strip(),
+                        "time_us": float(out["time_us"]),
+                    }
+                )
+            except ValueError:
+                continue
+    if not rows:
+        sys.exit("calibrate: no usable rows (need nranks, ppn, bytes, selection, time_us)")
+    return rows
+
+
+def is_baseline(sel):
+    s = sel.lower()
+    return s.startswith(BASELINES) or s.startswith("mpi_")
+
+
+def model_rows(tool, nranks, ppn, sizes, selections=None, model=None, tuning=None):
+    """mpia_model's CSV for one machine: {(bytes, selection): row} plus {bytes: auto's pick}."""
+    cmd = [tool, "--nranks", str(nranks), "--ppn", str(ppn), "--bytes", ",".join(map(str, sizes))]
+    if selections:
+        cmd += ["--select", ";".join(selections)]
+    if model:
+        cmd += ["--model", model]
+    if tuning:
+        cmd += ["--tuning", tuning]
+    text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    lines = [l for l in text.splitlines() if not l.startswith("#")]
+    terms, picks = {}, {}
+    for r in csv.DictReader(lines):
+        b = int(r["bytes"])
+        terms[(b, r["selection"])] = r
+        if r["auto"] == "1":
+            picks[b] = r["selection"]
+    return terms, picks
+
+
+def auto_picks(tool, nranks, ppn, sizes, model=None, tuning=None):
+    _, picks = model_rows(tool, nranks, ppn, sizes, None, model, tuning)
+    return picks
+
+
+def nnls(A, b, iters=200):
+    """Lawson-Hanson non-negative least squares: min |Ax - b|, x >= 0."""
+    n = A.shape[1]
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    for _ in range(iters):
+        w = A.T @ (b - A @ x)
+        if passive.all() or (w[~passive] <= 1e-12 * np.abs(w).max(initial=1)).all():
+            break
+        j = np.argmax(np.where(passive, -np.inf, w))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(A[:, passive], b, rcond=None)[0]
+            if (z[passive] > 0).all():
+                x = z
+                break
+            neg = passive & (z <= 0)
+            alpha = np.min(x[neg] / (x[neg] - z[neg]))
+            x = x + alpha * (z - x)
+            passive &= x > 1e-30
+            x[~passive] = 0
+    return x
+
+
+def machines(rows):
+    by = defaultdict(list)
+    for r in rows:
+        by[(r["nranks"], r["ppn"])].append(r)
+    return by
+
+
+def fit(args):
+    rows = [r for r in read_rows(args.csv) if not is_baseline(r["selection"])
+            and not r["selection"].startswith("auto")]
+    A, b = [], []
+    for (P, Q), rs in sorted(machines(rows).items()):
+        sels = sorted({r["selection"] for r in rs})
+        terms, _ = model_rows(args.model_tool, P, Q, sorted({r["bytes"] for r in rs}), sels)
+        for r in rs:
+            t = terms.get((r["bytes"], r["selection"]))
+            if t is None:
+                continue
+            coef = [float(t[k]) for k in ("o_intra", "o_inter", "lat_intra", "lat_inter",
+                                           "inv_bw_intra", "inv_bw_inter", "inv_bw_copy")]
+            w = 1.0 / r["time_us"]
+            A.append([c * w for c in coef])
+            b.append(r["time_us"] * 1e-6 * w)
+    A, b = np.array(A), np.array(b)
+    # Columns scaled to unit norm so that seconds-per-message and seconds-per-byte fit alike.
+    norms = np.linalg.norm(A, axis=0)
+    norms[norms == 0] = 1
+    x = nnls(A / norms, b) / norms
+    pred = A @ x
+    rel = np.abs(pred - b) / b
+    parts = []
+    for name, v in zip(CONSTANTS, x):
+        if name.startswith("bw"):
+            parts.append("%s=%.4g" % (name, 1.0 / v if v > 0 else 0))  # 0: free
+        else:
+            parts.append("%s=%.4g" % (name, v))
+    model = ",".join(parts)
+    out = ["# mpi-advance tuning file written by scripts/calibrate.py from %s" % " ".join(args.csv),
+           "# %d points; relative error median %.1f %%, 90th percentile %.1f %%, max %.1f %%"
+           % (len(b), 100 * np.median(rel), 100 * np.percentile(rel, 90), 100 * rel.max()),
+           "model " + model]
+    if args.rules:
+        out += rules_for(args, read_rows(args.csv), model)
+    text = "\n".join(out) + "\n"
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)
+
+
+def best_by_point(rows):
+    best, peers, measured = {}, {}, defaultdict(dict)
+    for r in rows:
+        key = (r["nranks"], r["ppn"], r["bytes"])
+        if is_baseline(r["selection"]):
+            if key not in peers or r["time_us"] < peers[key][1]:
+                peers[key] = (r["selection"], r["time_us"])
+            continue
+        if r["selection"].startswith("auto"):
+            continue
+        measured[key][r["selection"]] = r["time_us"]
+        if key not in best or r["time_us"] < best[key][1]:
+            best[key] = (r["selection"], r["time_us"])
+    return best, peers, measured
+
+
+def rules_for(args, rows, model):
+    best, _, measured = best_by_point(rows)
+    out = []
+    for (P, Q), _ in sorted(machines(rows).items()):
+        sizes = sorted({k[2] for k in best if k[:2] == (P, Q)})
+        picks = auto_picks(args.model_tool, P, Q, sizes, model=model)
+        for B in sizes:
+            sel, t = best[(P, Q, B)]
+            got = measured[(P, Q, B)].get(picks.get(B))
+            if got is None or got > 1.1 * t:
+                out.append("alltoall nranks=%d bytes=%d %s   # model: %s" % (P, B, sel, picks.get(B)))
+    return out
+
+
+def grid(args):
+    rows = read_rows(args.csv)
+    best, peers, measured = best_by_point(rows)
+    auto_rows = {(r["nranks"], r["ppn"], r["bytes"]): r for r in rows
+                 if r["selection"].startswith("auto")}
+    table = []
+    for (P, Q), _ in sorted(machines(rows).items()):
+        sizes = sorted({k[2] for k in best if k[:2] == (P, Q)})
+        picks = auto_picks(args.model_tool, P, Q, sizes, tuning=args.tuning)
+        for B in sizes:
+            key = (P, Q, B)
+            bsel, bt = best[key]
+            pick = picks.get(B)
+            at = measured[key].get(pick)
+            if at is None and key in auto_rows and args.auto_rows:
+                at = auto_rows[key]["time_us"]
+            peer = peers.get(key)
+            table.append((P, Q, B, bsel, bt, pick, at, peer))
+    hits = [r for r in table if r[6] is not None and r[6] <= 1.1 * r[4]]
+    known = [r for r in table if r[6] is not None]
+    if args.md:
+        print("| P | block | best of ours (us) | auto picks (us) | auto / best | fastest peer (us) | best / peer | auto / peer |")
+        print("|---|---|---|---|---|---|---|---|")
+    else:
+        print("P,ppn,bytes,best,best_us,auto,auto_us,auto_over_best,peer,peer_us,best_over_peer,auto_over_peer")
+    for P, Q, B, bsel, bt, pick, at, peer in table:
+        ab = "%.2f" % (at / bt) if at is not None else "n/a"
+        ap = "%.2f" % (at / peer[1]) if at is not None and peer else "n/a"
+        bp = "%.2f" % (bt / peer[1]) if peer else "n/a"
+        if args.md:
+            print("| %d | %d B | %s %.1f | %s %s | %s | %s | %s | %s |" % (
+                P, B, bsel, bt, pick, "%.1f" % at if at is not None else "(not measured)", ab,
+                "%s %.1f" % peer if peer else "n/a", bp, ap))
+        else:
+            print("%d,%d,%d,%s,%.3f,%s,%s,%s,%s,%s,%s,%s" % (
+                P, Q, B, bsel, bt, pick, "%.3f" % at if at is not None else "", ab,
+                peer[0] if peer else "", "%.3f" % peer[1] if peer else "", bp, ap))
+    print("%sauto within 10 %% of the best at %d of %d measured points (%d not measured)" % (
+        "\n" if args.md else "# ", len(hits), len(known), len(table) - len(known)))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("fit", "grid"):
+        s = sub.add_parser(name)
+        s.add_argument("csv", nargs="+")
+        s.add_argument("--model-tool", required=True, help="path of the mpia_model executable")
+    f = sub.choices["fit"]
+    f.add_argument("-o", "--output", help="tuning file to write (also printed)")
+    f.add_argument("--rules", action="store_true", help="pin the best selection where the model misses")
+    g = sub.choices["grid"]
+    g.add_argument("--tuning", help="tuning file auto reads (default: the built-in model)")
+    g.add_argument("--md", action="store_true", help="a Markdown table")
+    g.add_argument("--auto-rows", action="store_true",
+                   help="use the sweep's measured auto rows when auto's pick was not swept")
+    args = p.parse_args()
+    fit(args) if args.cmd == "fit" else grid(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+// The cost model's structural counts against the schedules the builders really make: rounds
+// (seed 003's K), blocks sent (D), messages, and which messages leave the node (the NIC term),
+// for tra at every radix, tra2 at every radix pair, pairwise and linear. Then the shape of
+// auto's choices (seed 003 V) and the tuning file's syntax.
+#include "collective/model.hpp"
+#include "collective/registry.hpp"
+#include "collective/selection.hpp"
+#include "collective/tuning.hpp"
+#include "locality/node_map.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace mpia {
+namespace {
+
+NodeMap blocks_of(int nodes, int ppn) {
+  std::vector<int> labels;
+  for (int n = 0; n < nodes; ++n)
+    for (int i = 0; i < ppn; ++i) labels.push_back(n);
+  return make_node_map(labels);
+}
+
+Selection sel(const std::string& text, const NodeMap& map) {
+  return parse_selection(Collective::Alltoall, text,
+                         Extent(map.size(), map.nnodes(), map.max_local()), true);
+}
+
+// What the built schedules of every rank of node 0 say: rounds, blocks and messages of rank 0,
+// and the bytes that leave node 0 per round summed over its ranks (the model's NIC term is
+// the busiest node's; with block placement every node is alike).
+struct Built {
+  std::int64_t rounds = 0, blocks = 0, messages = 0;
+  double nic_bytes = 0;
+};
+Built built(const Selection& s, const NodeMap& map, std::int64_t B) {
+  Built b;
+  const int P = map.size();
+  for (int p : map.members[0]) {
+    AlltoallShape shape{p, P, B, &map};
+    const Schedule sch = s.algorithm->build_alltoall(shape, s.values);
+    if (p == 0) {
+      // Dependent rounds: a window of w exchanges (pairwise: 1) serialises a round.
+      for (const Round& r : sch.rounds) {
+        std::int64_t sends = 0;
+        for (const Exchange& x : r.exchanges) sends += x.send.active();
+        const std::int64_t w = sch.policy.window;
+        b.rounds += sends == 0 ? 0 : w > 0 ? (sends + w - 1) / w : 1;
+      }
+      b.messages = sch.messages_sent();
+      b.blocks = sch.bytes_sent() / B;
+    }
+    for (const Round& r : sch.rounds)
+      for (const Exchange& x : r.exchanges)
+        if (x.send.active() && map.node_of[x.send.peer] != 0) b.nic_bytes += double(x.send.bytes());
+  }
+  return b;
+}
+
+void expect_counts(const std::string& text, const NodeMap& map, bool check_nic) {
+  const std::int64_t B = 8;
+  const Selection s = sel(text, map);
+  const Terms t = predicted_terms(s, machine_of(map), B);
+  const Built b = built(s, map, B);
+  EXPECT_EQ(t.rounds, b.rounds) << text << " P=" << map.size();
+  EXPECT_EQ(t.blocks, b.blocks) << text << " P=" << map.size();
+  EXPECT_EQ(t.messages, b.messages) << text << " P=" << map.size();
+  // The model charges each round at its busiest node's NIC load; summed over the rounds of
+  // node 0 that is exactly the bytes node 0's ranks send off the node.
+  if (check_nic) EXPECT_DOUBLE_EQ(t.c[5], b.nic_bytes) << text << " P=" << map.size();
+}
+
+TEST(Model, TraCountsMatchTheBuiltSchedules) {
+  for (auto [nodes, ppn] : {std::pair{1, 2}, {1, 3}, {1, 7}, {2, 4}, {3, 5}, {4, 4}, {5, 3}, {4, 16}}) {
+    const NodeMap map = blocks_of(nodes, ppn);
+    const int P = map.size();
+    for (int r = 2; r <= P; ++r) {
+      expect_counts("tra:radix=" + std::to_string(r), map, true);
+      const Terms t = predicted_terms(sel("tra:radix=" + std::to_string(r), map), machine_of(map), 8);
+      EXPECT_EQ(t.rounds, tra_rounds_K(P, r));
+      EXPECT_EQ(t.blocks, tra_blocks_D(P, r));
+    }
+    expect_counts("pairwise", map, true);
+    expect_counts("linear", map, false);  // one round: the model's NIC term is the node's total
+    expect_counts("bruck", map, true);
+    expect_counts("modified_bruck", map, true);
+  }
+}
+
+TEST(Model, Tra2CountsMatchTheBuiltSchedules) {
+  for (auto [nodes, ppn] : {std::pair{2, 2}, {2, 5}, {3, 4}, {4, 16}, {7, 3}, {16, 4}}) {
+    const NodeMap map = blocks_of(nodes, ppn);
+    for (int r1 = 2; r1 <= std::max(2, ppn); ++r1)
+      for (int r2 = 2; r2 <= nodes; ++r2) {
+        const std::string text =
+            "tra2:radix_intra=" + std::to_string(r1) + ",radix_inter=" + std::to_string(r2);
+        expect_counts(text, map, true);
+        const Terms t = predicted_terms(sel(text, map), machine_of(map), 8);
+        EXPECT_EQ(t.rounds, tra_rounds_K(ppn, r1) + tra_rounds_K(nodes, r2)) << text;
+      }
+  }
+}
+
+TEST(Model, LinearNicTermIsTheNodesOffNodeTraffic) {
+  const NodeMap map = blocks_of(4, 16);
+  const Terms t = predicted_terms(sel("linear", map), machine_of(map), 8);
+  EXPECT_DOUBLE_EQ(t.c[5], built(sel("linear", map), map, 8).nic_bytes);
+  EXPECT_DOUBLE_EQ(t.c[1], 48);  // off-node messages of one rank
+  EXPECT_DOUBLE_EQ(t.c[0], 15);
+}
+
+TEST(Model, MachineOfPlacements) {
+  const Machine m = machine_of(blocks_of(4, 16));
+  EXPECT_EQ(m.nranks, 64);
+  EXPECT_EQ(m.nnodes, 4);
+  EXPECT_EQ(m.ppn, 16);
+  EXPECT_TRUE(m.blocked);
+  EXPECT_FALSE(machine_of(make_node_map({0, 1, 0, 1})).blocked);
+  EXPECT_FALSE(machine_of(make_node_map({0, 0, 0, 1})).blocked);
+}
+
+std::string choice(int nodes, int ppn, std::int64_t B, const CostModel& cm = CostModel{}) {
+  Machine m{nodes * ppn, nodes, ppn, true};
+  return choose_alltoall(cm, m, B).to_string();
+}
+
+TEST(Model, AutoPicksARunnableAlgorithm) {
+  for (int P : {1, 2, 3, 16, 1024}) {
+    for (std::int64_t n : {0, 8, 1 << 20}) {
+      Selection s = choose_alltoall(CostModel{}, Machine::flat(P), n);
+      ASSERT_NE(s.algorithm, nullptr);
+      EXPECT_EQ(s.algorithm->kind, AlgorithmKind::Scheduled) << s.to_string();
+    }
+  }
+}
+
+// Seed 003 V, and what the simulation of scripts/smpi shows: at scale small blocks take a
+// two-level exchange with small radices, larger blocks larger radices, large blocks the direct
+// exchange; on one node, tra with a small radix for tiny blocks.
+TEST(Model, AutoFollowsTheSeedShape) {
+  EXPECT_EQ(choice(1, 4096, 8).rfind("tra:radix=", 0), 0u) << choice(1, 4096, 8);
+  EXPECT_LT(choose_alltoall(CostModel{}, Machine::flat(4096), 8).value("radix"), 16);
+  EXPECT_EQ(choice(4, 16, 1 << 20), "linear");
+  const std::string tiny = choice(64, 16, 8), mid = choice(64, 16, 512);
+  EXPECT_EQ(tiny.rfind("tra2:", 0), 0u) << tiny;
+  EXPECT_EQ(mid.rfind("tra2:", 0), 0u) << mid;
+  const Machine m{1024, 64, 16, true};
+  const Selection a = choose_alltoall(CostModel{}, m, 8), b = choose_alltoall(CostModel{}, m, 512);
+  EXPECT_LE(a.value("radix_inter"), b.value("radix_inter")) << a.to_string() << " " << b.to_string();
+}
+
+TEST(Model, CostModelText) {
+  CostModel m;
+  std::string warnings;
+  apply_cost_model(m, "o_inter=1e-6,bw_copy=5e9,nonsense=3,lat_intra=-1,bw_inter=x", &warnings);
+  EXPECT_DOUBLE_EQ(m.o_inter, 1e-6);
+  EXPECT_DOUBLE_EQ(m.bw_copy, 5e9);
+  EXPECT_DOUBLE_EQ(m.lat_intra, CostModel{}.lat_intra);
+  EXPECT_NE(warnings.find("nonsense"), std::string::npos);
+  EXPECT_NE(warnings.find("lat_intra=-1"), std::string::npos);
+  EXPECT_NE(warnings.find("bw_inter=x"), std::string::npos);
+  // Round trip.
+  EXPECT_EQ(to_string(parse_cost_model(to_string(m))), to_string(m));
+}
+
+TEST(Tuning, RulesAndModel) {
+  Tuning t;
+  std::string w;
+  parse_tuning("# a comment\n"
+               "model o_intra=1e-7,bw_copy=1e10   # trailing comment\n"
+               "\n"
+               "alltoall nranks=64-256 bytes=0-512 tra2:radix_intra=2,radix_inter=4\n"
+               "alltoall bytes=4096- linear\n"
+               "alltoallv nodes=2 locality\n"
+               "neighbor_alltoallv direct\n"
+               "alltoall nranks=x-3 linear\n"
+               "alltoall nonsense\n"
+               "allreduce linear\n"
+               "model\n",
+               t, w);
+  EXPECT_DOUBLE_EQ(t.model.o_intra, 1e-7);
+  EXPECT_DOUBLE_EQ(t.model.bw_copy, 1e10);
+  ASSERT_EQ(t.rules.size(), 4u) << w;
+  EXPECT_NE(w.find("line 8:"), std::string::npos) << w;
+  EXPECT_NE(w.find("line 9:"), std::string::npos) << w;
+  EXPECT_NE(w.find("line 10:"), std::string::npos) << w;
+  EXPECT_NE(w.find("line 11:"), std::string::npos) << w;
+  const TuningRule* r = find_rule(t, Collective::Alltoall, 64, 4, 8);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->selection, "tra2:radix_intra=2,radix_inter=4");
+  EXPECT_EQ(find_rule(t, Collective::Alltoall, 63, 4, 8), nullptr);
+  EXPECT_EQ(find_rule(t, Collective::Alltoall, 64, 4, 513), nullptr);
+  EXPECT_EQ(find_rule(t, Collective::Alltoall, 2, 1, 1 << 20)->selection, "linear");
+  EXPECT_EQ(find_rule(t, Collective::Alltoallv, 8, 2, 0)->selection, "locality");
+  EXPECT_EQ(find_rule(t, Collective::Alltoallv, 8, 3, 0), nullptr);
+  EXPECT_EQ(find_rule(t, Collective::NeighborAlltoallv, 8, 3, 0)->selection, "direct");
+}
+
+TEST(Tuning, ResolveAutoPrefersTheRuleThenTheModel) {
+  Tuning t;
+  std::string w;
+  parse_tuning("alltoall bytes=0-64 tra:radix=3\nalltoall bytes=65-128 auto\n"
+               "alltoall bytes=129-256 tra:radix=999\n", t, w);
+  const Machine m = Machine::flat(16);
+  int model_calls = 0;
+  auto model = [&] { ++model_calls; return choose_alltoall(t.model, m, 100); };
+  EXPECT_EQ(resolve_auto(t, Collective::Alltoall, m, 8, model).to_string(), "tra:radix=3");
+  EXPECT_EQ(model_calls, 0);
+  resolve_auto(t, Collective::Alltoall, m, 100, model);  // "auto": the model
+  EXPECT_EQ(model_calls, 1);
+  // Out of range for this communicator: clamped, as MPIX_ALLTOALL is.
+  EXPECT_EQ(resolve_auto(t, Collective::Alltoall, m, 200, model).to_string(), "tra:radix=16");
+}
+
+}  // namespace
+}  // namespace mpia
