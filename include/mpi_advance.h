@@ -22,12 +22,18 @@
  * wins over the environment. A bad value in info is an error (MPI_ERR_INFO_VALUE); in the
  * environment, an unknown name or malformed value is reported once on stderr and ignored (the
  * call then runs "auto"), and a parameter out of the communicator's range is clamped into it,
- * with a note on stderr.
+ * with a note on stderr. "auto" (the default) takes the first matching rule of the tuning file
+ * named by MPIX_TUNING, else the cost model's cheapest algorithm and parameters for the
+ * communicator's size, node map and block size; the model's constants come from MPIX_COST_MODEL
+ * ("o_intra=..,o_inter=..,lat_intra=..,lat_inter=..,bw_intra=..,bw_inter=..,bw_copy=.."), then
+ * the tuning file's "model" line, then built-in defaults (src/collective/tuning.hpp has the
+ * file's syntax; scripts/calibrate.py writes one from measurements).
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
- * MPIX_COST_MODEL, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_PROGRESS) are read once per
- * process, the first time the library needs one; changing them later has no effect. All but
- * MPIX_PROGRESS must be the same on every rank: the first call on each communicator compares
+ * MPIX_COST_MODEL, MPIX_TUNING, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_PROGRESS) are read
+ * once per process, the first time the library needs one; changing them later has no effect.
+ * All but MPIX_PROGRESS (and for MPIX_TUNING, the file's contents, not its path) must be the
+ * same on every rank: the first call on each communicator compares
  * them, and if they differ every call on that communicator fails with MPI_ERR_ARG on every
  * rank (no rank runs a schedule its peers do not).
  *

@@ -175,7 +175,8 @@ const std::vector<AlgorithmSpec>& registry() {
       {Collective::Alltoall, "system", "the MPI library's own alltoall (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},
       {Collective::Alltoall, "auto",
-       "chosen per call by the alpha-beta cost model from P and the block size",
+       "the tuning file's rule, else the cost model (collective/model.hpp) over every algorithm "
+       "and parameter, tra2 included, from P, the node map and the block size",
        AlgorithmKind::Auto, {}, nullptr},
       {Collective::Alltoallv, "pairwise",
        "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)",
@@ -203,8 +204,8 @@ const std::vector<AlgorithmSpec>& registry() {
       {Collective::Alltoallv, "system", "the MPI library's own alltoallv (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},
       {Collective::Alltoallv, "auto",
-       "persistent: cost model on values all ranks agree on (may pick bruck); blocking: "
-       "multipair_waitany, which needs no agreement",
+       "persistent: cost model on agreed statistics (direct, bruck radix, locality); blocking: "
+       "a tuning rule without a size condition, else multipair_waitany (needs no agreement)",
        AlgorithmKind::Auto, {}, nullptr},
       {Collective::NeighborAlltoallv, "direct",
        "one message per edge, all posted at once, matched per direction (Cartesian) or per "
@@ -218,8 +219,9 @@ const std::vector<AlgorithmSpec>& registry() {
        "the MPI library's own neighbor alltoallv (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},
       {Collective::NeighborAlltoallv, "auto",
-       "persistent: locality when the communicator spans several nodes and the largest "
-       "message is small (<= 16 KiB), else direct; blocking: direct",
+       "persistent: cost model on agreed statistics (off-node edges, nodes they reach, largest "
+       "message): locality or direct; blocking: a tuning rule without a size condition, else "
+       "direct",
        AlgorithmKind::Auto, {}, nullptr},
   };
   return table;
