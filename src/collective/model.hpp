@@ -31,7 +31,7 @@ struct CostModel {
   double o_intra = 5.0e-7;   // s of CPU per message within a node (send + receive side)
   double o_inter = 5.0e-7;   // s of CPU per message between nodes
   double lat_intra = 2.0e-7; // s of latency within a node
-  double lat_inter = 1.4e-6; // s of latency between nodes (NIC, switch, NIC)
+  double lat_inter = 1.0e-6; // s of latency between nodes (NIC, switch, NIC)
   double bw_intra = 40e9;    // bytes/s of one flow within a node
   double bw_inter = 12.5e9;  // bytes/s of a node's NIC, shared by the node's concurrent flows
   double bw_copy = 0;        // bytes/s of local pack/unpack copies (0: free, as in SMPI)
