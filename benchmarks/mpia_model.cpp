@@ -1,7 +1,8 @@
 // mpia_model: what auto's cost model predicts, without running anything. For a machine of
 // --nranks P ranks, --ppn Q per node (block placement; --roundrobin for the other), and block
 // sizes, prints one CSV line per (size, selection): the predicted time and the coefficients of
-// the model's seven constants (the terms calibrate.py fits), and which selection auto takes.
+// the model's seven constants that hold under the given constants (the terms calibrate.py
+// fits), and which selection auto takes.
 //
 //   mpia_model --nranks 1024 --ppn 16 --bytes 8,512 [--select tra:radix=4,tra2:radix_intra=2,radix_inter=8]
 //              [--all] [--model o_inter=1e-6,...] [--tuning FILE]
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
         std::printf("%d,%d,%d,%lld,\"%s\",%.4f,%d", P, Q, m.nnodes, (long long)B,
                     s.to_string().c_str(), predicted_seconds(tuning.model, t) * 1e6,
                     int(s == chosen));
-        for (double c : t.c) std::printf(",%.9g", c);
+        for (double c : effective_terms(tuning.model, t)) std::printf(",%.9g", c);
         std::printf(",%lld,%lld,%lld\n", (long long)t.rounds, (long long)t.blocks,
                     (long long)t.messages);
       }

@@ -140,11 +140,11 @@ Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_b
     // carrying every off-node block of its Q ranks.
     t.rounds = 1;
     t.messages = t.blocks = P - 1;
-    t.c[kMsgIntra] = double(Q - 1);
-    t.c[kMsgInter] = double(P - Q);
+    t.cpu[kMsgIntra] = double(Q - 1);
+    t.cpu[kMsgInter] = double(P - Q);
     t.c[N > 1 ? kLatInter : kLatIntra] = 1;
-    t.c[kBytesIntra] = Q > 1 ? B : 0;
-    t.c[kBytesNic] = double(Q) * double(P - Q) * B;
+    t.wire[kBytesIntra] = Q > 1 ? B : 0;
+    t.wire[kBytesNic] = double(Q) * double(P - Q) * B;
   } else if (name == "pairwise") {
     for (std::int64_t d = 1; d < P; ++d) add_round(t, B, flat(d), 1);
   } else if (name == "tra2") {
@@ -165,13 +165,28 @@ Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_b
   return t;
 }
 
-double predicted_seconds(const CostModel& model, const Terms& t) {
+namespace {
+
+double dot(const CostModel& model, const std::array<double, 7>& c) {
   const double k[7] = {model.o_intra,          model.o_inter,          model.lat_intra,
                        model.lat_inter,        inverse(model.bw_intra), inverse(model.bw_inter),
                        inverse(model.bw_copy)};
   double s = 0;
-  for (int i = 0; i < 7; ++i) s += t.c[i] * k[i];
+  for (int i = 0; i < 7; ++i) s += c[i] * k[i];
   return s;
+}
+
+}  // namespace
+
+double predicted_seconds(const CostModel& model, const Terms& t) {
+  return dot(model, t.c) + std::max(dot(model, t.cpu), dot(model, t.wire));
+}
+
+std::array<double, 7> effective_terms(const CostModel& model, const Terms& t) {
+  const std::array<double, 7>& more = dot(model, t.cpu) >= dot(model, t.wire) ? t.cpu : t.wire;
+  std::array<double, 7> e = t.c;
+  for (int i = 0; i < 7; ++i) e[i] += more[i];
+  return e;
 }
 
 double predicted_seconds(const CostModel& model, const Selection& s, const Machine& m,
@@ -238,11 +253,11 @@ Selection choose_alltoallv(const CostModel& model, const Machine& m, const Allto
   // The direct exchange as linear alltoall with the rank's real message count and bytes.
   Terms d;
   const double off = double(P - Q) / double(P - 1);
-  d.c[kMsgIntra] = double(st.rank_messages) * (1 - off);
-  d.c[kMsgInter] = double(st.rank_messages) * off;
+  d.cpu[kMsgIntra] = double(st.rank_messages) * (1 - off);
+  d.cpu[kMsgInter] = double(st.rank_messages) * off;
   d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
-  d.c[kBytesIntra] = double(st.max_block);
-  d.c[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
+  d.wire[kBytesIntra] = double(st.max_block);
+  d.wire[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
   double best_t = predicted_seconds(model, d);
   // The radix exchange learns forwarded sizes at init with O(P log P) work and memory per rank:
   // beyond 1024 ranks the direct exchange is taken.
@@ -276,9 +291,9 @@ Selection choose_neighbor(const CostModel& model, const Machine& m, const Neighb
   const double E = double(st.remote_edges), M = double(st.max_message);
   const double Q = double(m.ppn);
   Terms d, l;
-  d.c[kMsgInter] = E;
+  d.cpu[kMsgInter] = E;
   d.c[kLatInter] = 1;
-  d.c[kBytesNic] = Q * E * M;
+  d.wire[kBytesNic] = Q * E * M;
   l.c[kMsgIntra] = 2 * E;
   l.c[kLatIntra] = 2;
   l.c[kBytesIntra] = 2 * M;

@@ -59,12 +59,18 @@ Machine machine_of(const NodeMap& map);
 struct Terms {
   std::array<double, 7> c{};  // messages intra, messages inter, latencies intra/inter,
                               // bytes on one intra flow, bytes through one NIC, bytes copied
+  // Two costs that overlap (every message posted at once: the CPU posting them while the NIC
+  // drains the first ones): the time is c + max(cpu, wire).
+  std::array<double, 7> cpu{}, wire{};
   std::int64_t rounds = 0;    // dependent rounds (K, or K1 + K2)
   std::int64_t blocks = 0;    // blocks a rank sends, forwarded ones included (D, D1 + D2)
   std::int64_t messages = 0;  // messages a rank sends
 };
 Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_bytes);
 double predicted_seconds(const CostModel& model, const Terms& t);
+// The coefficients that hold under this model's constants (c plus the larger of cpu and wire):
+// what a calibration fits, iterating until the branch no longer changes.
+std::array<double, 7> effective_terms(const CostModel& model, const Terms& t);
 double predicted_seconds(const CostModel& model, const Selection& s, const Machine& m,
                          std::int64_t block_bytes);
 
