@@ -32,15 +32,10 @@
  * Needs MPI_THREAD_MULTIPLE for the thread (the library warns and starts none otherwise; the
  * run then compares two plain requests).
  */
-#include "mpi_advance.h"
-#include "bench_common.hpp"
-
-#include <mpi.h>
+#include "bench_core.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,19 +46,11 @@
 
 namespace {
 
-using mpia_bench::csv_quote;
-using mpia_bench::fill_send;
-using mpia_bench::first_line_of_library_version;
-using mpia_bench::median;
-using mpia_bench::mpi_error_string;
-using mpia_bench::parse_u64;
-using mpia_bench::pattern;
-using mpia_bench::poison_recv;
-using mpia_bench::split;
+using namespace mpia_bench;
 
-struct Options {
+struct OverlapOptions {
     std::vector<std::string> algorithms{"bruck", "tra"};
-    std::vector<std::size_t> sizes{4096, 65536, 524288};
+    std::vector<long long> sizes{4096, 65536, 524288};
     int iters = 50;
     int warmup = 5;
     double factor = 1.0;
@@ -87,94 +74,28 @@ const char *const kUsage =
     "                     0 disables)\n"
     "  --help             this text\n";
 
-[[noreturn]] void usage_error(int rank, const std::string &msg)
+OverlapOptions parse_options(int argc, char **argv, int rank)
 {
-    if (rank == 0) std::fprintf(stderr, "mpia_bench_overlap: %s\n%s", msg.c_str(), kUsage);
-    MPI_Finalize();
-    std::exit(2);
-}
-
-Options parse_options(int argc, char **argv, int rank)
-{
-    Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i], value;
-        bool has_value = false;
-        const auto eq = arg.find('=');
-        if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = arg.substr(eq + 1);
-            arg = arg.substr(0, eq);
-            has_value = true;
-        }
-        auto need = [&]() -> std::string {
-            if (has_value) return value;
-            if (i + 1 >= argc) usage_error(rank, "option " + arg + " needs a value");
-            return argv[++i];
-        };
-        auto number = [&](double lo) {
-            const std::string tok = need();
-            char *end = nullptr;
-            const double v = std::strtod(tok.c_str(), &end);
-            if (end == tok.c_str() || *end != '\0' || !(v >= lo))
-                usage_error(rank, "bad value '" + tok + "' for " + arg);
-            return v;
-        };
-        if (arg == "--help" || arg == "-h") {
-            if (rank == 0) std::fputs(kUsage, stdout);
-            MPI_Finalize();
-            std::exit(0);
-        } else if (arg == "--algorithms") {
-            o.algorithms = split(need(), ',');
-            if (o.algorithms.empty()) usage_error(rank, "--algorithms is empty");
-        } else if (arg == "--sizes") {
-            o.sizes.clear();
-            for (const auto &tok : split(need(), ',')) {
-                unsigned long long v = 0;
-                if (!parse_u64(tok, v) || v == 0 || v > static_cast<unsigned long long>(INT32_MAX))
-                    usage_error(rank, "bad block size '" + tok + "'");
-                o.sizes.push_back(static_cast<std::size_t>(v));
-            }
-            if (o.sizes.empty()) usage_error(rank, "--sizes is empty");
-        } else if (arg == "--iters") {
-            o.iters = static_cast<int>(number(1));
-        } else if (arg == "--warmup") {
-            o.warmup = static_cast<int>(number(0));
-        } else if (arg == "--compute-factor") {
-            o.factor = number(0);
-        } else if (arg == "--compute") {
-            const std::string m = need();
-            if (m != "busy" && m != "sleep") usage_error(rank, "--compute is busy or sleep");
+    OverlapOptions o;
+    Args a(argc, argv, rank, "mpia_bench_overlap", kUsage);
+    while (a.next()) {
+        if (a.is("--help") || a.is("-h")) a.help();
+        else if (a.is("--algorithms")) {
+            o.algorithms = split(a.value(), ',');
+            if (o.algorithms.empty()) a.error("--algorithms is empty");
+        } else if (a.is("--sizes")) o.sizes = a.sizes(INT32_MAX);
+        else if (a.is("--iters")) o.iters = static_cast<int>(a.count(1, 100000000));
+        else if (a.is("--warmup")) o.warmup = static_cast<int>(a.count(0, 100000000));
+        else if (a.is("--compute-factor")) o.factor = a.number(0);
+        else if (a.is("--compute")) {
+            const std::string m = a.value();
+            if (m != "busy" && m != "sleep") a.error("--compute is busy or sleep");
             o.sleep = m == "sleep";
-        } else if (arg == "--csv") {
-            o.csv = need();
-        } else if (arg == "--watchdog") {
-            o.watchdog_s = number(0);
-        } else {
-            usage_error(rank, "unknown argument '" + std::string(argv[i]) + "'");
-        }
+        } else if (a.is("--csv")) o.csv = a.value();
+        else if (a.is("--watchdog")) o.watchdog_s = a.number(0);
+        else a.unknown();
     }
     return o;
-}
-
-mpia_bench::Watchdog g_watchdog;
-
-struct Ctx {
-    MPI_Comm comm = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD, errors return
-    int rank = 0, nprocs = 1;
-    Options opt;
-};
-
-[[noreturn]] void die(const Ctx &c, const std::string &msg)
-{
-    std::fprintf(stderr, "mpia_bench_overlap: FATAL (rank %d): %s\n", c.rank, msg.c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 3);
-    std::exit(3);
-}
-
-void check_rc(const Ctx &c, int rc, const std::string &what)
-{
-    if (rc != MPI_SUCCESS) die(c, what + ": " + mpi_error_string(rc));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -225,7 +146,7 @@ double calibrate()
 }
 
 // ---------------------------------------------------------------------------------------------
-// One request with its buffers.
+// One request with its receive buffer, on the alltoall workload's case (bench_core.hpp).
 
 struct Req {
     explicit Req(const char *l) : label(l) {}
@@ -235,33 +156,18 @@ struct Req {
 };
 
 // Collective: every byte of every rank's receive buffer; a wrong one anywhere aborts.
-void verify(const Ctx &c, const Req &r, std::size_t block, const std::string &what)
+void verify(const Ctx &c, const Case &k, const Req &r, const std::string &what)
 {
-    long long bad = 0, total = 0;
-    for (int s = 0; s < c.nprocs; ++s)
-        for (std::size_t i = 0; i < block; ++i)
-            if (r.recv[s * block + i] !=
-                pattern(static_cast<unsigned>(s), static_cast<unsigned>(c.rank), i))
-                ++bad;
-    MPI_Allreduce(&bad, &total, 1, MPI_LONG_LONG, MPI_SUM, c.comm);
-    if (total == 0) return;
-    if (bad) std::fprintf(stderr, "mpia_bench_overlap: rank %d: %lld wrong bytes\n", c.rank, bad);
-    MPI_Barrier(c.comm);
-    if (c.rank == 0) {
-        std::fprintf(stderr, "mpia_bench_overlap: FATAL: WRONG RESULT (%s request, %s): %lld wrong "
-                             "bytes over all ranks\n",
-                     r.label, what.c_str(), total);
-        std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 4);
-    }
-    MPI_Barrier(c.comm);
-    std::exit(4);
+    const long long bad = compare(c, k, r.recv, std::string(r.label) + " request, " + what);
+    if (bad)
+        fail_collectively(c, "WRONG RESULT (" + std::string(r.label) + " request, " + what +
+                                 "): " + std::to_string(bad) + " wrong bytes over all ranks");
 }
 
 void start_wait(const Ctx &c, Req &r)
 {
-    check_rc(c, MPIX_Start(&r.req), std::string("MPIX_Start (") + r.label + ")");
-    check_rc(c, MPIX_Wait(&r.req, MPI_STATUS_IGNORE), std::string("MPIX_Wait (") + r.label + ")");
+    check_rc(c, MPIX_Start(&r.req), "MPIX_Start", r.label);
+    check_rc(c, MPIX_Wait(&r.req, MPI_STATUS_IGNORE), "MPIX_Wait", r.label);
 }
 
 // Median over iterations of the slowest rank's time, in microseconds (meaningful on rank 0).
@@ -274,38 +180,34 @@ double med_max_us(const Ctx &c, const std::vector<double> &t)
 
 struct Row {
     std::string algorithm;
-    std::size_t size = 0;
+    long long size = 0;
     double coll = 0, coll_thr = 0, comp = 0, comp_thr = 0, loop = 0, loop_thr = 0;
     double wait = 0, wait_thr = 0;  // the Wait after the compute: what was left to do
 };
 
-Row run(const Ctx &c, const std::string &alg, std::size_t block,
-        const std::vector<unsigned char> &send, double rate)
+Row run(const Ctx &c, const OverlapOptions &o, const std::string &alg, long long block, double rate)
 {
-    const int count = static_cast<int>(block);
-    const std::size_t total = block * static_cast<std::size_t>(c.nprocs);
+    mpia_bench::Options wo;
+    std::unique_ptr<Case> k = alltoall_workload().make_case(c, wo, "", block);
     const std::string where = "'" + alg + "' at " + std::to_string(block) + " bytes";
     Req plain("plain"), thr("thread");
     for (Req *r : {&plain, &thr}) {
-        r->recv.assign(total, 0);
+        r->recv = k->poison;
         MPI_Info info;
         MPI_Info_create(&info);
         MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, alg.c_str());
         if (r == &thr) MPI_Info_set(info, "mpix_progress", "thread");
-        check_rc(c,
-                 MPIX_Alltoall_init(send.data(), count, MPI_BYTE, r->recv.data(), count, MPI_BYTE,
-                                    c.comm, info, &r->req),
-                 "MPIX_Alltoall_init " + where);
+        check_rc(c, k->ours_init(r->recv.data(), c.comm, info, &r->req), "MPIX_Alltoall_init",
+                 where);
         MPI_Info_free(&info);
     }
     g_watchdog.set_phase("check " + where);
     for (Req *r : {&plain, &thr}) {
-        poison_recv(r->recv, c.rank, c.nprocs, block);
         MPI_Barrier(c.comm);
         start_wait(c, *r);
-        verify(c, *r, block, "first run, " + where);
+        verify(c, *k, *r, "first run, " + where);
     }
-    const int iters = c.opt.iters, warm = c.opt.warmup;
+    const int iters = o.iters, warm = o.warmup;
     Row row;
     row.algorithm = alg;
     row.size = block;
@@ -324,7 +226,7 @@ Row run(const Ctx &c, const std::string &alg, std::size_t block,
         }
     row.coll = med_max_us(c, tp);
     row.coll_thr = med_max_us(c, tt);
-    double target = row.coll * 1e-6 * c.opt.factor;
+    double target = row.coll * 1e-6 * o.factor;
     MPI_Bcast(&target, 1, MPI_DOUBLE, 0, c.comm);
     long units = std::max(1L, static_cast<long>(target * rate));
     // The start-up calibration may have run at another speed (both ranks calibrating at once,
@@ -354,20 +256,19 @@ Row run(const Ctx &c, const std::string &alg, std::size_t block,
 
     // 4. Start / compute / Wait, the two requests interleaved.
     g_watchdog.set_phase("Start / compute / Wait, " + where);
-    poison_recv(plain.recv, c.rank, c.nprocs, block);
-    poison_recv(thr.recv, c.rank, c.nprocs, block);
+    plain.recv = k->poison;
+    thr.recv = k->poison;
     std::vector<double> lp, lt, ct, wp, wt;
     for (int i = 0; i < warm + iters; ++i)
         for (int k = 0; k < 2; ++k) {
             Req &r = (k + i) % 2 ? thr : plain;
             MPI_Barrier(c.comm);
             const double t0 = now();
-            check_rc(c, MPIX_Start(&r.req), std::string("MPIX_Start (") + r.label + ")");
+            check_rc(c, MPIX_Start(&r.req), "MPIX_Start", r.label);
             const double t1 = now();
             compute(units);
             const double t2 = now();
-            check_rc(c, MPIX_Wait(&r.req, MPI_STATUS_IGNORE),
-                     std::string("MPIX_Wait (") + r.label + ")");
+            check_rc(c, MPIX_Wait(&r.req, MPI_STATUS_IGNORE), "MPIX_Wait", r.label);
             const double t3 = now();
             if (i >= warm) {
                 (&r == &plain ? lp : lt).push_back(t3 - t0);
@@ -382,10 +283,10 @@ Row run(const Ctx &c, const std::string &alg, std::size_t block,
     row.wait = med_max_us(c, wp);
     row.wait_thr = med_max_us(c, wt);
     g_watchdog.set_phase("final check, " + where);
-    verify(c, plain, block, "after the loops, " + where);
-    verify(c, thr, block, "after the loops, " + where);
-    check_rc(c, MPIX_Request_free(&plain.req), "MPIX_Request_free");
-    check_rc(c, MPIX_Request_free(&thr.req), "MPIX_Request_free");
+    verify(c, *k, plain, "after the loops, " + where);
+    verify(c, *k, thr, "after the loops, " + where);
+    check_rc(c, MPIX_Request_free(&plain.req), "MPIX_Request_free", where);
+    check_rc(c, MPIX_Request_free(&thr.req), "MPIX_Request_free", where);
     return row;
 }
 
@@ -396,22 +297,23 @@ int main(int argc, char **argv)
     int provided = MPI_THREAD_SINGLE;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     Ctx c;
+    c.prog = "mpia_bench_overlap";
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.nprocs);
-    c.opt = parse_options(argc, argv, c.rank);
+    const OverlapOptions o = parse_options(argc, argv, c.rank);
     MPI_Comm_dup(MPI_COMM_WORLD, &c.comm);
     MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
     const std::string library = first_line_of_library_version();
 
     std::FILE *csv = nullptr;
-    if (c.rank == 0 && !c.opt.csv.empty()) {
-        csv = std::fopen(c.opt.csv.c_str(), "w");
-        if (!csv) die(c, "cannot open CSV file '" + c.opt.csv + "': " + std::strerror(errno));
+    if (c.rank == 0 && !o.csv.empty()) {
+        csv = std::fopen(o.csv.c_str(), "w");
+        if (!csv) die(c, "cannot open CSV file '" + o.csv + "': " + std::strerror(errno));
         std::fprintf(csv, "P,mpi_library,thread_level,compute,algorithm,size,iters,coll_us,"
                           "coll_thread_us,compute_us,compute_in_thread_loop_us,loop_plain_us,"
                           "loop_thread_us,wait_plain_us,wait_thread_us,ratio\n");
     }
-    g_sleep = c.opt.sleep;
+    g_sleep = o.sleep;
     // Sleeps as short as tens of microseconds: no timer slack (50 us by default).
     if (g_sleep) prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     const double rate = calibrate();
@@ -423,7 +325,7 @@ int main(int argc, char **argv)
                     provided >= MPI_THREAD_MULTIPLE
                         ? "MPI_THREAD_MULTIPLE"
                         : "below MPI_THREAD_MULTIPLE (no progress thread)",
-                    c.opt.iters, c.opt.warmup, c.opt.sleep ? "sleep" : "busy", c.opt.factor);
+                    o.iters, o.warmup, o.sleep ? "sleep" : "busy", o.factor);
         std::printf("# times in us, median over iterations of the slowest rank. coll: Start+Wait "
                     "alone; compute: the compute alone;\n# comp_thr: the same compute inside the "
                     "threaded Start/compute/Wait; loop: Start+compute+Wait; wait: its final Wait "
@@ -434,24 +336,22 @@ int main(int argc, char **argv)
                     "wait_plain", "wait_thr", "ratio");
         std::fflush(stdout);
     }
-    g_watchdog.start(c.opt.watchdog_s, c.rank, "mpia_bench_overlap");
-    for (std::size_t block : c.opt.sizes) {
-        std::vector<unsigned char> send(block * static_cast<std::size_t>(c.nprocs));
-        fill_send(send, c.rank, c.nprocs, block);
-        for (const std::string &alg : c.opt.algorithms) {
-            const Row r = run(c, alg, block, send, rate);
+    g_watchdog.start(o.watchdog_s, c.rank, c.prog);
+    for (long long block : o.sizes) {
+        for (const std::string &alg : o.algorithms) {
+            const Row r = run(c, o, alg, block, rate);
             if (c.rank != 0) continue;
             const double ratio = r.loop_thr > 0 ? r.loop / r.loop_thr : 0;
-            std::printf("%-16s %8zu %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f %6.2f\n",
+            std::printf("%-16s %8lld %9.1f %9.1f %9.1f %9.1f %10.1f %10.1f %9.1f %9.1f %6.2f\n",
                         r.algorithm.c_str(), r.size, r.coll, r.coll_thr, r.comp, r.comp_thr,
                         r.loop, r.loop_thr, r.wait, r.wait_thr, ratio);
             std::fflush(stdout);
             if (csv) {
                 std::fprintf(csv,
-                             "%d,%s,%d,%s,%s,%zu,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.4f\n",
+                             "%d,%s,%d,%s,%s,%lld,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.4f\n",
                              c.nprocs, csv_quote(library).c_str(), provided,
-                             c.opt.sleep ? "sleep" : "busy",
-                             csv_quote(r.algorithm).c_str(), r.size, c.opt.iters, r.coll,
+                             o.sleep ? "sleep" : "busy",
+                             csv_quote(r.algorithm).c_str(), r.size, o.iters, r.coll,
                              r.coll_thr, r.comp, r.comp_thr, r.loop, r.loop_thr, r.wait,
                              r.wait_thr, ratio);
                 std::fflush(csv);

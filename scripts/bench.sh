@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # scripts/bench.sh -- install the prerequisites, build mpi-advance (Release) against each MPI
-# flavour and run the all-to-all benchmark (mpia_bench) at a few process counts, then the
-# all-to-all-v benchmark (mpia_bench_v: count patterns, windows, radices), its imbalance mode
-# (Open MPI) and, when it was built (FFTW found), the 3-D FFT mini-app (mpia_fft3d, Open MPI).
+# flavour and run the benchmark driver mpia_bench over its three collectives at a few process
+# counts: all-to-all (--collective alltoall), all-to-all-v (--collective alltoallv: count
+# patterns, windows, radices) and its imbalance mode (Open MPI), neighbor all-to-all-v
+# (--collective neighbor: stencils and sparse matrices, nodes emulated with MPIX_LOCALITY), then
+# the overlap driver mpia_bench_overlap (Start / compute / Wait with and without the progress
+# thread) and, when it was built (FFTW found), the 3-D FFT mini-app (mpia_fft3d, Open MPI).
 #
 #   bash scripts/bench.sh
 #
 # Writes results/alltoall_<flavour>_P<P>.csv, results/alltoallv_<flavour>_P<P>.csv,
-# results/imbalance_openmpi_P<P>.csv, results/fft3d_openmpi_P<P>.csv,
-# results/neighbor_<flavour>_P<P>.csv (neighbor all-to-all-v: stencils and sparse matrices,
-# mpia_bench_neighbor, when it is configured), results/overlap_<flavour>_P<P>.csv (Start /
-# compute / Wait with and without the progress thread, mpia_bench_overlap) (each with a .log)
-# and prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
+# results/imbalance_openmpi_P<P>.csv, results/neighbor_<flavour>_P<P>.csv,
+# results/overlap_<flavour>_P<P>.csv, results/fft3d_openmpi_P<P>.csv (each with a .log; every
+# mpia_bench CSV has the same columns) and, when matplotlib is installed, a plot per CSV of
+# mpia_bench (results/<name>.png: time per size of every variant, benchmarks/plot_bench.py);
+# prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
 # scripts/setup.sh has installed the packages.
 #
 # Environment (all optional):
@@ -29,15 +32,15 @@
 #                         (default "--rounds 5 --iters 200 --warmup 3")
 #   MPIA_BENCH_ARGS_OVERSUB_MPICH  the same for MPICH (default "--rounds 2 --iters 10 --warmup 1")
 #   MPIA_BENCH_ARGS       extra mpia_bench options for every run (e.g. "--variants tra:*")
-#   MPIA_BENCH_V_NP_OPENMPI / MPIA_BENCH_V_NP_MPICH  process counts of mpia_bench_v
+#   MPIA_BENCH_V_NP_OPENMPI / MPIA_BENCH_V_NP_MPICH  process counts of the alltoallv runs
 #                         (default "2 16" / "2"; "" skips)
-#   MPIA_BENCH_V_SIZES    average block sizes of mpia_bench_v (default its own, 8,512,8192)
-#   MPIA_BENCH_V_ARGS_DEDICATED  mpia_bench_v options when P <= cores
+#   MPIA_BENCH_V_SIZES    their average block sizes (default mpia_bench's own, 8,512,8192)
+#   MPIA_BENCH_V_ARGS_DEDICATED  their mpia_bench options when P <= cores
 #                         (default "--rounds 5 --iters 1000 --warmup 10")
 #   MPIA_BENCH_V_ARGS_OVERSUB    the same when P > cores, Open MPI
 #                         (default "--rounds 2 --iters 20 --warmup 2")
 #   MPIA_BENCH_V_ARGS_OVERSUB_MPICH  the same for MPICH (default "--rounds 1 --iters 5 --warmup 1")
-#   MPIA_BENCH_V_ARGS     extra mpia_bench_v options for every run (e.g. "--patterns sparse")
+#   MPIA_BENCH_V_ARGS     extra options for every alltoallv run (e.g. "--patterns sparse")
 #   MPIA_BENCH_IMBALANCE  maximal per-rank delay in us of the imbalance run (default 200; 0 skips)
 #   MPIA_BENCH_IMBALANCE_NP     its process count, Open MPI (default 16)
 #   MPIA_BENCH_IMBALANCE_ARGS   its options (default "--sizes 8,8192 --rounds 2 --iters 20
@@ -46,8 +49,7 @@
 #   MPIA_BENCH_FFT_ARGS   its options (default "--n 32 --iters 3 --backends system,pairwise,
 #                         linear,multipair_waitany,multipair_testany,bruck,auto")
 #   MPIA_BENCH_NEIGHBOR_NP_OPENMPI / MPIA_BENCH_NEIGHBOR_NP_MPICH  process counts of the
-#                         neighbor all-to-all benchmark mpia_bench_neighbor (default "2 16" / "2";
-#                         "" skips); results/neighbor_<flavour>_P<P>.csv
+#                         neighbor runs (default "2 16" / "2"; "" skips)
 #   MPIA_BENCH_NEIGHBOR_PPN    ranks per emulated node (MPIX_LOCALITY=ppn:K) of its runs, at
 #                         most P/2 so that there are at least two nodes (default 4)
 #   MPIA_BENCH_NEIGHBOR_SIZES  its sizes n, comma separated (default its own, 8,32,128)
@@ -57,12 +59,11 @@
 #                         (default "--iters 40 --warmup 4")
 #   MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB_MPICH  the same for MPICH (default "--iters 5 --warmup 1")
 #   MPIA_BENCH_NEIGHBOR_ARGS   extra options for every run (e.g. "--patterns stencil3d")
-#   MPIA_BENCH_OVERLAP_NP_OPENMPI / MPIA_BENCH_OVERLAP_NP_MPICH  process counts of the overlap
-#                         benchmark mpia_bench_overlap (Start / compute / Wait with and without
-#                         the progress thread; default "2" each, a few seconds; "" skips);
-#                         results/overlap_<flavour>_P<P>.csv
+#   MPIA_BENCH_OVERLAP_NP_OPENMPI / MPIA_BENCH_OVERLAP_NP_MPICH  process counts of
+#                         mpia_bench_overlap (default "2" each, a few seconds; "" skips)
 #   MPIA_BENCH_OVERLAP_ARGS    its options (default: its own, bruck,tra at 4k,64k,512k)
 #   MPIA_BENCH_TIMEOUT    seconds one mpirun may take before it is killed (default 600)
+#   MPIA_BENCH_PLOTS=0    no plots
 #   MPIA_SKIP_SETUP=1     do not run scripts/setup.sh (packages already installed)
 #   MPIA_JOBS             parallel build jobs (default 2)
 set -uo pipefail
@@ -84,19 +85,6 @@ mpia_mpi_env
 
 NCORES="$(nproc 2>/dev/null || echo 2)"
 TIMEOUT="${MPIA_BENCH_TIMEOUT:-600}"
-DEDICATED_ARGS="${MPIA_BENCH_ARGS_DEDICATED:---rounds 10 --iters 2000}"
-OVERSUB_ARGS="${MPIA_BENCH_ARGS_OVERSUB:---rounds 5 --iters 200 --warmup 3}"
-OVERSUB_ARGS_MPICH="${MPIA_BENCH_ARGS_OVERSUB_MPICH:---rounds 2 --iters 10 --warmup 1}"
-read -r -a EXTRA_ARGS <<<"${MPIA_BENCH_ARGS:-}"
-SIZE_ARGS=()
-[ -n "${MPIA_BENCH_SIZES:-}" ] && SIZE_ARGS=(--sizes "$MPIA_BENCH_SIZES")
-
-V_DEDICATED_ARGS="${MPIA_BENCH_V_ARGS_DEDICATED:---rounds 5 --iters 1000 --warmup 10}"
-V_OVERSUB_ARGS="${MPIA_BENCH_V_ARGS_OVERSUB:---rounds 2 --iters 20 --warmup 2}"
-V_OVERSUB_ARGS_MPICH="${MPIA_BENCH_V_ARGS_OVERSUB_MPICH:---rounds 1 --iters 5 --warmup 1}"
-read -r -a V_EXTRA_ARGS <<<"${MPIA_BENCH_V_ARGS:-}"
-V_SIZE_ARGS=()
-[ -n "${MPIA_BENCH_V_SIZES:-}" ] && V_SIZE_ARGS=(--sizes "$MPIA_BENCH_V_SIZES")
 
 mkdir -p results
 failures=()
@@ -126,6 +114,37 @@ run_bench() {
   fi
 }
 
+# run_coll FLAVOUR NAME NPS SIZES DEDICATED OVERSUB OVERSUB_MPICH EXTRA [PPN]: mpia_bench
+# --collective NAME at each process count of NPS, with the options for a dedicated or an
+# oversubscribed run, results/NAME_FLAVOUR_P<P>.csv; PPN: ranks per emulated node
+# (MPIX_LOCALITY=ppn:K, at most P/2 so that there are at least two nodes).
+run_coll() {
+  local flavour="$1" coll="$2" nps="$3" sizes="$4" ded="$5" over="$6" over_mpich="$7" extra="$8"
+  local ppn_max="${9:-}" np args sargs xargs envs ppn
+  read -r -a xargs <<<"$extra"
+  sargs=()
+  [ -n "$sizes" ] && sargs=(--sizes "$sizes")
+  for np in $nps; do
+    if [ "$np" -gt "$NCORES" ] && [ "$flavour" = mpich ]; then
+      read -r -a args <<<"$over_mpich"
+    elif [ "$np" -gt "$NCORES" ]; then
+      read -r -a args <<<"$over"
+    else
+      read -r -a args <<<"$ded"
+    fi
+    envs=()
+    if [ -n "$ppn_max" ]; then
+      ppn="$ppn_max"
+      [ "$ppn" -gt $((np / 2)) ] && ppn=$((np / 2))
+      [ "$ppn" -lt 1 ] && ppn=1
+      envs=(MPIX_LOCALITY="ppn:$ppn")
+    fi
+    run_bench "$flavour" "$np" "${coll}_${flavour}_P${np}" \
+      env "${envs[@]}" "${launcher[@]}" -n "$np" "$bench" --collective "$coll" "${sargs[@]}" \
+      "${args[@]}" "${xargs[@]}" --csv "results/${coll}_${flavour}_P${np}.csv"
+  done
+}
+
 for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
   flavour="${flavour//,/}"
   [ -n "$flavour" ] || continue
@@ -136,7 +155,7 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
     continue
   fi
 
-  # A Release build of the library and the benchmark only, in its own directory
+  # A Release build of the library and the benchmarks only, in its own directory
   # (build/<flavour>-release) so that the test builds in build/<flavour> keep their settings.
   dir="$(mpia_build_dir "$flavour" release)"
   blog="results/build_$flavour.log"
@@ -146,14 +165,13 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
         -DMPI_CXX_COMPILER="$(command -v "$(mpia_mpicxx "$flavour")")" \
         -DMPIEXEC_EXECUTABLE="$(command -v "$(mpia_mpiexec "$flavour")")" \
         -DMPIA_BUILD_TESTS=OFF -DMPIA_BUILD_BENCHMARKS=ON >"$blog" 2>&1 ||
-     ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench mpia_bench_v >>"$blog" 2>&1; then
+     ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench mpia_bench_overlap >>"$blog" 2>&1; then
     tail -n 40 "$blog" >&2
     mpia_log "build with $flavour failed (full log: $blog)"
     failures+=("$flavour: build failed")
     continue
   fi
   bench="$dir/benchmarks/mpia_bench"
-  bench_v="$dir/benchmarks/mpia_bench_v"
   # The FFT mini-app is optional (it needs FFTW): build it when CMake defined its target.
   if [ "$flavour" = openmpi ] && [ -n "${MPIA_BENCH_FFT_NP-4}" ] &&
      [ -f "$ROOT/benchmarks/fft3d/CMakeLists.txt" ]; then
@@ -171,40 +189,28 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
   fi
 
   case "$flavour" in
-    openmpi) nps="${MPIA_BENCH_NP_OPENMPI:-2 16}"; launcher=("$(mpia_mpiexec openmpi)" --oversubscribe) ;;
-    mpich)   nps="${MPIA_BENCH_NP_MPICH:-2}";      launcher=("$(mpia_mpiexec mpich)") ;;
+    openmpi)
+      launcher=("$(mpia_mpiexec openmpi)" --oversubscribe)
+      nps="${MPIA_BENCH_NP_OPENMPI:-2 16}"
+      vnps="${MPIA_BENCH_V_NP_OPENMPI-2 16}"
+      nnps="${MPIA_BENCH_NEIGHBOR_NP_OPENMPI-2 16}"
+      onps="${MPIA_BENCH_OVERLAP_NP_OPENMPI-2}" ;;
+    mpich)
+      launcher=("$(mpia_mpiexec mpich)")
+      nps="${MPIA_BENCH_NP_MPICH:-2}"
+      vnps="${MPIA_BENCH_V_NP_MPICH-2}"
+      nnps="${MPIA_BENCH_NEIGHBOR_NP_MPICH-2}"
+      onps="${MPIA_BENCH_OVERLAP_NP_MPICH-2}" ;;
   esac
 
-  for np in $nps; do
-    if [ "$np" -gt "$NCORES" ] && [ "$flavour" = mpich ]; then
-      read -r -a args <<<"$OVERSUB_ARGS_MPICH"
-    elif [ "$np" -gt "$NCORES" ]; then
-      read -r -a args <<<"$OVERSUB_ARGS"
-    else
-      read -r -a args <<<"$DEDICATED_ARGS"
-    fi
-    run_bench "$flavour" "$np" "alltoall_${flavour}_P${np}" \
-      "${launcher[@]}" -n "$np" "$bench" "${SIZE_ARGS[@]}" "${args[@]}" "${EXTRA_ARGS[@]}" \
-      --csv "results/alltoall_${flavour}_P${np}.csv"
-  done
-
-  # The all-to-all-v benchmark.
-  case "$flavour" in
-    openmpi) vnps="${MPIA_BENCH_V_NP_OPENMPI-2 16}" ;;
-    mpich)   vnps="${MPIA_BENCH_V_NP_MPICH-2}" ;;
-  esac
-  for np in $vnps; do
-    if [ "$np" -gt "$NCORES" ] && [ "$flavour" = mpich ]; then
-      read -r -a args <<<"$V_OVERSUB_ARGS_MPICH"
-    elif [ "$np" -gt "$NCORES" ]; then
-      read -r -a args <<<"$V_OVERSUB_ARGS"
-    else
-      read -r -a args <<<"$V_DEDICATED_ARGS"
-    fi
-    run_bench "$flavour" "$np" "alltoallv_${flavour}_P${np}" \
-      "${launcher[@]}" -n "$np" "$bench_v" "${V_SIZE_ARGS[@]}" "${args[@]}" "${V_EXTRA_ARGS[@]}" \
-      --csv "results/alltoallv_${flavour}_P${np}.csv"
-  done
+  run_coll "$flavour" alltoall "$nps" "${MPIA_BENCH_SIZES:-}" \
+    "${MPIA_BENCH_ARGS_DEDICATED:---rounds 10 --iters 2000}" \
+    "${MPIA_BENCH_ARGS_OVERSUB:---rounds 5 --iters 200 --warmup 3}" \
+    "${MPIA_BENCH_ARGS_OVERSUB_MPICH:---rounds 2 --iters 10 --warmup 1}" "${MPIA_BENCH_ARGS:-}"
+  run_coll "$flavour" alltoallv "$vnps" "${MPIA_BENCH_V_SIZES:-}" \
+    "${MPIA_BENCH_V_ARGS_DEDICATED:---rounds 5 --iters 1000 --warmup 10}" \
+    "${MPIA_BENCH_V_ARGS_OVERSUB:---rounds 2 --iters 20 --warmup 2}" \
+    "${MPIA_BENCH_V_ARGS_OVERSUB_MPICH:---rounds 1 --iters 5 --warmup 1}" "${MPIA_BENCH_V_ARGS:-}"
 
   if [ "$flavour" = openmpi ]; then
     # Imbalance mode: seeded per-rank delays before each call, time from the last arrival.
@@ -213,7 +219,7 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
     if [ "$imb" != 0 ] && [ -n "$inp" ]; then
       read -r -a args <<<"${MPIA_BENCH_IMBALANCE_ARGS:---sizes 8,8192 --rounds 2 --iters 20 --warmup 2}"
       run_bench "$flavour" "$inp" "imbalance_${flavour}_P${inp}" \
-        "${launcher[@]}" -n "$inp" "$bench_v" "${args[@]}" --imbalance "$imb" \
+        "${launcher[@]}" -n "$inp" "$bench" --collective alltoallv "${args[@]}" --imbalance "$imb" \
         --csv "results/imbalance_${flavour}_P${inp}.csv"
     fi
     # The 3-D FFT mini-app, when it was built.
@@ -227,63 +233,15 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
     fi
   fi
 
-  # The neighbor all-to-all-v benchmark (stencil halos and sparse-matrix exchanges), when
-  # benchmarks/neighbor.cmake defined its target. Nodes are emulated with MPIX_LOCALITY=ppn:K.
-  case "$flavour" in
-    openmpi) nnps="${MPIA_BENCH_NEIGHBOR_NP_OPENMPI-2 16}" ;;
-    mpich)   nnps="${MPIA_BENCH_NEIGHBOR_NP_MPICH-2}" ;;
-  esac
-  if [ -n "$nnps" ]; then
-    targets="$(cmake --build "$dir" --target help 2>/dev/null)"
-    if [[ "$targets" == *mpia_bench_neighbor* ]]; then
-      if ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench_neighbor >>"$blog" 2>&1; then
-        tail -n 20 "$blog" >&2
-        mpia_log "build of mpia_bench_neighbor with $flavour failed (full log: $blog)"
-        failures+=("$flavour: mpia_bench_neighbor build failed")
-        nnps=""
-      fi
-    else
-      mpia_log "mpia_bench_neighbor is not configured for $flavour; skipping it"
-      nnps=""
-    fi
-  fi
-  N_SIZE_ARGS=()
-  [ -n "${MPIA_BENCH_NEIGHBOR_SIZES:-}" ] && N_SIZE_ARGS=(--sizes "$MPIA_BENCH_NEIGHBOR_SIZES")
-  read -r -a N_EXTRA_ARGS <<<"${MPIA_BENCH_NEIGHBOR_ARGS:-}"
-  for np in $nnps; do
-    if [ "$np" -gt "$NCORES" ] && [ "$flavour" = mpich ]; then
-      read -r -a args <<<"${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB_MPICH:---iters 5 --warmup 1}"
-    elif [ "$np" -gt "$NCORES" ]; then
-      read -r -a args <<<"${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB:---iters 40 --warmup 4}"
-    else
-      read -r -a args <<<"${MPIA_BENCH_NEIGHBOR_ARGS_DEDICATED:---iters 300 --warmup 20}"
-    fi
-    ppn="${MPIA_BENCH_NEIGHBOR_PPN:-4}"
-    [ "$ppn" -gt $((np / 2)) ] && ppn=$((np / 2))
-    [ "$ppn" -lt 1 ] && ppn=1
-    run_bench "$flavour" "$np" "neighbor_${flavour}_P${np}" \
-      env MPIX_LOCALITY="ppn:$ppn" "${launcher[@]}" -n "$np" "$dir/benchmarks/mpia_bench_neighbor" \
-      "${N_SIZE_ARGS[@]}" "${args[@]}" "${N_EXTRA_ARGS[@]}" \
-      --csv "results/neighbor_${flavour}_P${np}.csv"
-  done
+  # Neighbor all-to-all-v (stencil halos and sparse-matrix exchanges), nodes emulated with
+  # MPIX_LOCALITY=ppn:K.
+  run_coll "$flavour" neighbor "$nnps" "${MPIA_BENCH_NEIGHBOR_SIZES:-}" \
+    "${MPIA_BENCH_NEIGHBOR_ARGS_DEDICATED:---iters 300 --warmup 20}" \
+    "${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB:---iters 40 --warmup 4}" \
+    "${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB_MPICH:---iters 5 --warmup 1}" \
+    "${MPIA_BENCH_NEIGHBOR_ARGS:-}" "${MPIA_BENCH_NEIGHBOR_PPN:-4}"
 
-  # The overlap benchmark (progress thread or not), when benchmarks/overlap.cmake defined it.
-  case "$flavour" in
-    openmpi) onps="${MPIA_BENCH_OVERLAP_NP_OPENMPI-2}" ;;
-    mpich)   onps="${MPIA_BENCH_OVERLAP_NP_MPICH-2}" ;;
-  esac
-  if [ -n "$onps" ]; then
-    targets="$(cmake --build "$dir" --target help 2>/dev/null)"
-    if [[ "$targets" != *mpia_bench_overlap* ]]; then
-      mpia_log "mpia_bench_overlap is not configured for $flavour; skipping it"
-      onps=""
-    elif ! cmake --build "$dir" -j "$MPIA_JOBS" --target mpia_bench_overlap >>"$blog" 2>&1; then
-      tail -n 20 "$blog" >&2
-      mpia_log "build of mpia_bench_overlap with $flavour failed (full log: $blog)"
-      failures+=("$flavour: mpia_bench_overlap build failed")
-      onps=""
-    fi
-  fi
+  # The overlap driver (progress thread or not).
   read -r -a O_ARGS <<<"${MPIA_BENCH_OVERLAP_ARGS:-}"
   for np in $onps; do
     run_bench "$flavour" "$np" "overlap_${flavour}_P${np}" \
@@ -292,7 +250,26 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
   done
 done
 
-# All summaries together (the logs of mpia_bench and mpia_bench_v end with a summary table;
+# Plots of the mpia_bench CSVs (time per size of every variant), when matplotlib is there.
+if [ "${MPIA_BENCH_PLOTS:-1}" != 0 ] && [ "${#logs[@]}" -gt 0 ]; then
+  py=""
+  for p in /usr/bin/python3 python3; do  # the distribution's python3-matplotlib first
+    "$p" -c 'import matplotlib' 2>/dev/null && { py="$p"; break; }
+  done
+  if [ -n "$py" ]; then
+    csvs=()
+    for log in "${logs[@]}"; do
+      case "$log" in results/overlap_*|results/fft3d_*) continue ;; esac
+      [ -s "${log%.log}.csv" ] && csvs+=("${log%.log}.csv")
+    done
+    [ "${#csvs[@]}" -gt 0 ] && { "$py" "$ROOT/benchmarks/plot_bench.py" "${csvs[@]}" ||
+      mpia_log "plot_bench.py failed (the CSVs are fine)"; }
+  else
+    mpia_log "no matplotlib for python3 (apt-get install python3-matplotlib): no plots"
+  fi
+fi
+
+# All summaries together (the logs of mpia_bench end with a summary table;
 # the FFT mini-app's is short enough to repeat whole).
 for log in "${logs[@]}"; do
   echo
