@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building, testing and benchmarking mpi-advance need on Debian/Ubuntu: both
 # MPIs side by side (Open MPI: mpicc.openmpi / mpirun.openmpi, MPICH: mpicc.mpich /
-# mpiexec.mpich), CMake, a C++17 compiler, hwloc, GoogleTest, valgrind and FFTW 3 (for the
-# FFT mini-app).
+# mpiexec.mpich), CMake, a C++17 compiler, hwloc, GoogleTest, valgrind, FFTW 3 (for the
+# FFT mini-app) and SimGrid's SMPI (libsimgrid-dev: smpicc, smpicxx, smpirun; the simulated
+# runs of scripts/smpi/).
 # Fast no-op when everything is installed already; otherwise apt-get, non-interactive, with
 # sudo when not root.
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
-          libhwloc-dev hwloc googletest libgtest-dev valgrind libfftw3-dev)
+          libhwloc-dev hwloc googletest libgtest-dev valgrind libfftw3-dev
+          libsimgrid-dev)
 
 installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
@@ -40,7 +42,8 @@ fi
 
 # Both MPIs must be usable under their flavour names.
 status=0
-for t in mpicc.openmpi mpicxx.openmpi mpiexec.openmpi mpicc.mpich mpicxx.mpich mpiexec.mpich cmake pkg-config; do
+for t in mpicc.openmpi mpicxx.openmpi mpiexec.openmpi mpicc.mpich mpicxx.mpich mpiexec.mpich cmake pkg-config \
+         smpicc smpicxx smpirun; do
   command -v "$t" >/dev/null 2>&1 || { echo "setup.sh: $t not found after install" >&2; status=1; }
 done
 exit $status

@@ -9,6 +9,8 @@
 #      with leak checking (MPI's own leaks suppressed by test/lsan.supp): the unit tests, and
 #      the MPI tests at one rank count
 #   5. the installed-package test for each MPI (test/install/run_consumer_test.sh)
+#   6. a small simulated run with SimGrid's SMPI (scripts/smpi/ci.sh: build/smpi, P = 32 on two
+#      simulated nodes, results checked byte by byte; ~1.5 minutes, most of it the build)
 # Ends with one line "N passed, N failed" (N counts stages) and exits non-zero on a failure.
 #
 # Environment:
@@ -21,6 +23,7 @@
 #   MPIA_ASAN_TEST_NPROCS  rank counts of the MPI tests in the sanitizer build (default "3")
 #   MPIA_LARGE_ALGORITHMS  algorithms of the >2 GiB stage (default below; "" for all of them)
 #   MPIA_SKIP_LARGE=1   skip the >2 GiB stage
+#   MPIA_SKIP_SMPI=1    skip the simulated (SimGrid SMPI) stage
 #   MPIA_CMAKE_ARGS     extra cmake arguments for every configure (space separated)
 set -uo pipefail
 
@@ -138,6 +141,12 @@ for f in "${flavours[@]}"; do
     blocked "install-$f" "build-$f failed"
   fi
 done
+
+# A small simulated run (SimGrid SMPI; scripts/smpi/ci.sh): P = 32 on 2 simulated nodes, every
+# result checked byte by byte, and the library's persistent messages charged like MPI_Isend.
+if [ "${MPIA_SKIP_SMPI:-0}" != 1 ]; then
+  stage smpi bash scripts/smpi/ci.sh
+fi
 
 passed=0
 failed=0

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# scripts/smpi/ci.sh -- the simulated smoke test of scripts/test.sh (stage "smpi"): builds the
+# library and mpia_bench with SMPI (cmake --preset smpi, into build/smpi) and runs one small
+# simulation on the cluster platform of scripts/smpi/platform.env: P = 32 on 2 nodes of 16, blocks
+# of 8 B and 1 KiB, a few algorithms. It fails when the build fails, when the simulation fails,
+# when mpia_bench finds a wrong byte (every result is checked byte by byte), and when the
+# library's persistent messages do not pay SMPI's per-message overhead: with SMPI's own
+# MPI_Alltoall forced to basic_linear (MPI_Isend/MPI_Irecv to every peer at once), "linear" (the
+# same exchange through MPI_Send_init/MPI_Start) must take the same simulated time, within 2 %.
+#   bash scripts/smpi/ci.sh
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+# shellcheck source=scripts/smpi/platform.env
+. "$here/platform.env"
+build="$root/build/smpi"
+out="$build/ci"
+P=32
+Q="$SMPI_PPN"
+N=$((P / Q))
+
+for t in smpicc smpicxx smpirun cmake; do
+  command -v "$t" >/dev/null || { echo "ci.sh: $t not found (apt-get install libsimgrid-dev)" >&2; exit 1; }
+done
+t0=$SECONDS
+(cd "$root" && cmake --preset smpi >/dev/null)
+cmake --build "$build" -j "${MPIA_JOBS:-2}" --target mpia_bench
+echo "ci.sh: build ${SECONDS}s"
+mkdir -p "$out"
+SMPI_CLUSTER_NODES="$N" bash "$here/gen_platforms.sh" "$out" >/dev/null
+mapfile -t cfg < <(smpi_cfg_common)
+rm -f "$out/ci.csv"
+t1=$SECONDS
+(cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
+  smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
+    --cfg=smpi/alltoall:basic_linear --cfg=surf/precision:1e-8 \
+    "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
+    "$build/benchmarks/mpia_bench" --variants 'linear,pairwise,bruck,tra,tra2,auto,tra:radix=*' \
+    --radices 3,8 --sizes 8,1024 --iters 2 --warmup 0 --watchdog 0 --csv "$out/ci.csv") \
+  >"$out/ci.log" 2>&1 || { tail -n 30 "$out/ci.log"; echo "ci.sh: the simulation failed" >&2; exit 1; }
+grep -v '^\[' "$out/ci.log" | sed -n '/^    size/,/^$/p'
+if grep -qE 'FATAL|WRONG RESULT' "$out/ci.log"; then
+  grep -E 'FATAL|WRONG RESULT' "$out/ci.log" >&2
+  exit 1
+fi
+python3 - "$out/ci.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+want = {"MPI_Alltoall", "linear", "pairwise", "bruck", "tra", "tra2", "auto", "tra:radix=3", "tra:radix=8"}
+bad = 0
+for size in ("8", "1024"):
+    got = {r["variant"]: float(r["median_max_us"]) for r in rows if r["size"] == size}
+    if set(got) != want:
+        print(f"ci.sh: block {size}: variants {sorted(got)}, expected {sorted(want)}")
+        bad = 1
+        continue
+    lin, ref = got["linear"], got["MPI_Alltoall"]
+    ok = abs(lin - ref) <= 0.02 * ref
+    print(f"ci.sh: block {size} B: linear {lin:.2f} us, SMPI basic_linear {ref:.2f} us: "
+          f"{'same' if ok else 'DIFFERENT'} per-message cost")
+    bad |= not ok
+sys.exit(bad)
+PY
+echo "ci.sh: simulation $((SECONDS - t1))s, total $((SECONDS - t0))s: OK"
