@@ -3,12 +3,27 @@
 #include "locality/locality.hpp"
 #include "operation/settings.hpp"
 
+#include <atomic>
+#include <cstddef>
+
 namespace mpia {
 
+// A blocking call asks this of its types several times (argument checks, plan cache), and
+// MPI_Type_get_envelope costs about 90 instructions: a predefined handle stays predefined, so
+// the last few seen are remembered. (Only positive answers: a derived type's handle may be
+// reused for another type once freed.)
 bool predefined(MPI_Datatype t) {
+  constexpr std::size_t kSeen = 8;
+  static std::atomic<MPI_Datatype> seen[kSeen];  // zero: not a handle MPI hands out
+  static std::atomic<std::size_t> next{0};
+  if (t != MPI_Datatype())
+    for (const auto& s : seen)
+      if (s.load(std::memory_order_relaxed) == t) return true;
   int ni, na, nd, combiner;
   MPIA_CHECK(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
-  return combiner == MPI_COMBINER_NAMED;
+  if (combiner != MPI_COMBINER_NAMED) return false;
+  seen[next.fetch_add(1, std::memory_order_relaxed) % kSeen].store(t, std::memory_order_relaxed);
+  return true;
 }
 
 void check_type(MPI_Datatype type, MPI_Comm comm, const char* which) {

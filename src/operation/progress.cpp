@@ -5,23 +5,29 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 
 namespace mpia {
 
-// The list of running operations: intrusive, doubly linked, guarded by one mutex. A pass over
+// The list of running operations: intrusive, doubly linked, guarded by one lock. A pass over
 // it takes the head, moves it to the tail and tries its owner lock while holding the list
-// mutex, then drives it without: so no thread ever holds a pointer to an operation it neither
+// lock, then drives it without: so no thread ever holds a pointer to an operation it neither
 // owns nor reaches through the locked list, and an operation is freed only after its owner has
-// seen it complete under its own lock. Lock order: owner lock, then list mutex (the pass only
-// ever try-locks an owner while holding the list mutex).
+// seen it complete under its own lock. Lock order: owner lock, then list lock (the pass only
+// ever try-locks an owner while holding the list lock). The counts are written with the list
+// lock held and may be read without it: a snapshot, as good as one read under the lock, which
+// the reader would have released before acting on it anyway.
 struct ProgressList {
-  std::mutex mutex;
-  std::condition_variable wake;  // the progress thread sleeps on it while nothing runs
+  SpinLock lock;
   Operation* head = nullptr;
   Operation* tail = nullptr;
-  std::size_t count = 0;
-  std::size_t threaded = 0;  // of them, those the progress thread drives
+  std::atomic<std::size_t> count{0};
+  std::atomic<std::size_t> threaded{0};  // of them, those the progress thread drives
+  // The progress thread sleeps on wake while no threaded operation runs (a condition variable
+  // needs a std::mutex: sleep guards nothing else).
+  std::mutex sleep;
+  std::condition_variable wake;
 
   void push_back(Operation* op) {
     op->prev_ = tail;
@@ -30,8 +36,9 @@ struct ProgressList {
     else head = op;
     tail = op;
     op->linked_ = true;
-    ++count;
-    threaded += op->threaded;
+    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    if (op->threaded)
+      threaded.store(threaded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   void remove(Operation* op) {
     if (!op->linked_) return;
@@ -41,35 +48,36 @@ struct ProgressList {
     else tail = op->prev_;
     op->prev_ = op->next_ = nullptr;
     op->linked_ = false;
-    --count;
-    threaded -= op->threaded;
+    count.store(count.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+    if (op->threaded)
+      threaded.store(threaded.load(std::memory_order_relaxed) - 1, std::memory_order_release);
   }
   void link(Operation* op) {
-    std::lock_guard<std::mutex> lock(mutex);
-    push_back(op);
-    if (op->threaded) wake.notify_one();
+    {
+      std::lock_guard<SpinLock> guard(lock);
+      push_back(op);
+    }
+    if (op->threaded) {  // the sleeper checks threaded with sleep held: no lost wake-up
+      std::lock_guard<std::mutex> guard(sleep);
+      wake.notify_one();
+    }
   }
   void unlink(Operation* op) {
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<SpinLock> guard(lock);
     remove(op);
   }
-  bool only(const Operation* op) {
-    std::lock_guard<std::mutex> lock(mutex);
-    return count == 1 && head == op;
-  }
+  // Whether op is the only running operation. op must be running, and its owner lock held by
+  // the caller (then it is linked, and stays so).
+  bool only(const Operation* /*op*/) const { return count.load(std::memory_order_acquire) == 1; }
   // One pass: every operation running at its start is offered once (with threaded_only, only
   // the threaded ones are driven).
   bool pass(bool threaded_only = false) {
-    std::size_t n;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      n = count;
-    }
+    const std::size_t n = count.load(std::memory_order_acquire);
     bool any = false;
     for (std::size_t i = 0; i < n; ++i) {
       Operation* op;
       {
-        std::lock_guard<std::mutex> lock(mutex);
+        std::lock_guard<SpinLock> guard(lock);
         op = head;
         if (!op) break;
         if (op != tail) {  // rotate: the next pass, or another thread, starts elsewhere
@@ -114,7 +122,7 @@ bool Operation::drive(bool block) {
 }
 
 void Operation::start() {
-  std::lock_guard<std::mutex> lock(owner_);
+  std::lock_guard<SpinLock> lock(owner_);
   if (active_.load(std::memory_order_relaxed))
     fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start on an active request");
   errors_.clear();
@@ -166,10 +174,7 @@ bool Operation::test() {
 
 bool progress_running() { return g_list.pass(); }
 
-bool any_running() {
-  std::lock_guard<std::mutex> lock(g_list.mutex);
-  return g_list.count > 0;
-}
+bool any_running() { return g_list.count.load(std::memory_order_acquire) > 0; }
 
 void complete(MPI_Request& request, const char* what) {
   MPI_Status status;
@@ -198,9 +203,10 @@ std::atomic<bool> g_thread_stop{false};
 void progress_loop() {
   while (!g_thread_stop.load(std::memory_order_acquire)) {
     {
-      std::unique_lock<std::mutex> lock(g_list.mutex);
+      std::unique_lock<std::mutex> lock(g_list.sleep);
       g_list.wake.wait(lock, [] {
-        return g_thread_stop.load(std::memory_order_acquire) || g_list.threaded > 0;
+        return g_thread_stop.load(std::memory_order_acquire) ||
+               g_list.threaded.load(std::memory_order_acquire) > 0;
       });
     }
     if (!g_list.pass(true)) std::this_thread::yield();
@@ -236,7 +242,7 @@ void stop_progress_thread() {
   std::lock_guard<std::mutex> lock(g_thread_mutex);
   if (!progress_thread_running()) return;
   {
-    std::lock_guard<std::mutex> list_lock(g_list.mutex);
+    std::lock_guard<std::mutex> sleep_lock(g_list.sleep);
     g_thread_stop.store(true, std::memory_order_release);
     g_list.wake.notify_all();
   }

@@ -1,5 +1,6 @@
 #include "schedule/engine.hpp"
 
+#include "schedule/smpi_charge.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -410,7 +411,8 @@ void LoweredSchedule::fill(std::size_t slot) {
     for (std::size_t k : {std::size_t(1), std::size_t(0)}) {
       MPI_Request& q = window_[2 * slot + k];
       if (q == MPI_REQUEST_NULL) continue;
-      if (errors_->note(MPI_Start(&q), "MPI_Start"))
+      if (errors_->note(start_request(&q, k == 0, r.send_recipe[e].count, r.send_recipe[e].type),
+                        "MPI_Start"))
         ++pending_[slot];
       else
         q = MPI_REQUEST_NULL;
