@@ -274,6 +274,21 @@ MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** 
   });
 }
 
+// Not in the public header: for libmpi_advance_preload's MPIX_REPORT. What the last blocking
+// call of collective (0 alltoall, 1 alltoallv, 2 neighbor) on comm ran (recorded only under
+// MPIX_REPORT; "" before), and whether it reused a cached plan. The string lives until the
+// next call on comm.
+MPIA_API int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
+                                 int* cache_hit) {
+  return guard(comm, [&] {
+    if (collective < 0 || collective > 2 || !algorithm || !cache_hit)
+      fail(MPI_ERR_ARG, "mpi-advance: MPIA_Comm_last_call: bad argument");
+    const CommState& st = state_of(comm);
+    *algorithm = st.last[collective].algorithm.c_str();
+    *cache_hit = st.last[collective].hit;
+  });
+}
+
 MPIA_API int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, const char* selection) {
   return guard(comm, [&] {
     CommState& st = state_of(comm);

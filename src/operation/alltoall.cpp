@@ -125,6 +125,7 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
       return MPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
                           c);
     });
+    note_call(st, Collective::Alltoall, *sel, false);
     return;
   }
   const bool cacheable = predefined(a.recvtype) && (a.in_place() || predefined(a.sendtype));
@@ -137,7 +138,8 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
     for (std::int64_t v : sel->values) st.call_words.push_back(v);
   }
   // Blocking calls never overlap one another on a communicator: they all use tag 0.
-  run_blocking(st, cacheable, [&] { return make_alltoall(a, *sel, st, 0); });
+  const bool hit = run_blocking(st, cacheable, [&] { return make_alltoall(a, *sel, st, 0); });
+  note_call(st, Collective::Alltoall, *sel, hit);
 }
 
 }  // namespace mpia

@@ -135,11 +135,12 @@ void learn_lane_sizes(PeerSizes& t, int me, const NodeMap& nm,
         t.add(mine[std::size_t(a)], served[k], in[std::size_t(a)][k]);
 }
 
-std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selection& sel,
-                                          CommState& state, int tag, AlltoallvSizes sizes) {
+// The schedule of a scheduled algorithm (learning its peers' sizes when it needs them:
+// collective, on tag); null for the system's own collective.
+std::shared_ptr<const Schedule> alltoallv_schedule(const Selection& sel, CommState& state,
+                                                   int tag, AlltoallvSizes sizes) {
   const int P = state.size;
-  if (sel.algorithm->kind == AlgorithmKind::System)
-    return make_system_alltoallv(a, P, state.comm);
+  if (sel.algorithm->kind == AlgorithmKind::System) return nullptr;
   if (sel.algorithm->kind != AlgorithmKind::Scheduled)
     fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
   AlltoallvShape shape;
@@ -157,9 +158,22 @@ std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selectio
   }
   shape.send_bytes = std::move(sizes.send_bytes);
   shape.recv_bytes = std::move(sizes.recv_bytes);
-  const Schedule schedule = sel.algorithm->build_alltoallv(shape, sel.values);
+  return std::make_shared<const Schedule>(sel.algorithm->build_alltoallv(shape, sel.values));
+}
 
-  auto op = std::make_unique<ScheduledOperation>(sel.to_string(), state.comm);
+Traffic alltoallv_traffic(const Schedule* schedule, const CommState& state) {
+  if (!schedule) return Traffic{};
+  const Locality* loc = cached_locality(state);
+  return traffic_of(*schedule, state.rank, loc ? &loc->map : nullptr);
+}
+
+// The operation over a's buffers: local (no communication).
+std::unique_ptr<Operation> lower_alltoallv(const AlltoallvArgs& a, const std::string& name,
+                                           const Schedule* schedule, const Traffic& traffic,
+                                           CommState& state, int tag) {
+  const int P = state.size;
+  if (!schedule) return make_system_alltoallv(a, P, state.comm);
+  auto op = std::make_unique<ScheduledOperation>(name, state.comm);
   std::vector<MPI_Aint> displs(a.rdispls, a.rdispls + P);
   const BlockBuffer recv = op->bind(a.recvbuf, a.recvcounts, displs.data(), P, a.recvtype);
   BlockBuffer send;
@@ -169,26 +183,30 @@ std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selectio
     displs.assign(a.sdispls, a.sdispls + P);
     send = op->bind(a.sendbuf, a.sendcounts, displs.data(), P, a.sendtype);
   }
-  op->lower(schedule, send, recv, tag);
-  const Locality* loc = cached_locality(state);
-  op->set_traffic(traffic_of(schedule, state.rank, loc ? &loc->map : nullptr));
+  op->lower(*schedule, send, recv, tag);
+  op->set_traffic(traffic);
   return op;
 }
 
-}  // namespace
+std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selection& sel,
+                                          CommState& state, int tag, AlltoallvSizes sizes) {
+  const std::shared_ptr<const Schedule> s = alltoallv_schedule(sel, state, tag, std::move(sizes));
+  return lower_alltoallv(a, sel.to_string(), s.get(), alltoallv_traffic(s.get(), state), state,
+                         tag);
+}
 
-std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
-                                          bool request_given) {
+// What a persistent init agrees on and builds, before binding buffers: collective.
+std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a, MPI_Info info,
+                                           bool request_given, bool* threaded) {
   st.check_settings();
   comm_locality(st);  // see alltoall_init
   const MPI_Comm lib = st.comm->get();
   Proposal p;
-  bool threaded = false;
   AlltoallvSizes sizes;
   Selection sel;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
-    threaded = wants_progress_thread(info);
+    if (threaded) *threaded = wants_progress_thread(info);
     sizes = check_alltoallv(a, st.size, lib);
     sel = select_algorithm(Collective::Alltoallv, info,
                            st.default_algorithm(Collective::Alltoallv), extent_of(st));
@@ -230,9 +248,24 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
     sel = resolve_auto(t, Collective::Alltoallv, m, stats.max_block,
                        [&] { return choose_alltoallv(t.model, m, stats); });
   }
-  TagLease lease(st.comm, ag.tag);
-  std::unique_ptr<Operation> op = make_alltoallv(a, sel, st, ag.tag, std::move(sizes));
-  op->tag = std::move(lease);
+  auto plan = std::make_shared<AgreedPlan>();
+  plan->tag = TagLease(st.comm, ag.tag);
+  plan->schedule = alltoallv_schedule(sel, st, ag.tag, std::move(sizes));
+  plan->traffic = alltoallv_traffic(plan->schedule.get(), st);
+  plan->algorithm = sel.to_string();
+  plan->selection = std::move(sel);
+  return plan;
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
+                                          bool request_given) {
+  bool threaded = false;
+  const std::shared_ptr<AgreedPlan> plan = alltoallv_plan(st, a, info, request_given, &threaded);
+  std::unique_ptr<Operation> op = lower_alltoallv(a, plan->algorithm, plan->schedule.get(),
+                                                  plan->traffic, st, plan->tag.get());
+  op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;
 }
@@ -241,13 +274,42 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
   st.check_settings();
   blocking_machine(st, Collective::Alltoallv);
   const bool debug = settings().debug;
+  const bool agreed = agreed_blocking(st, Collective::Alltoallv);
   std::unique_ptr<Error> local;
   AlltoallvSizes sizes;
   try {
     sizes = check_alltoallv(a, st.size, st.comm->get());
   } catch (const Error& e) {
-    if (!debug) throw;
+    if (!debug && !agreed) throw;
     local = std::make_unique<Error>(e);
+  }
+  if (agreed) {
+    // The agreed plan cache (common.hpp): the key is this rank's pattern, buffers excluded.
+    std::vector<std::int64_t>& key = st.plans.key;
+    key.clear();
+    if (!local) {
+      key.push_back(-2);
+      key.push_back(a.in_place());
+      push_type_identity(key, a.recvtype);
+      if (!a.in_place()) push_type_identity(key, a.sendtype);
+      for (int i = 0; i < st.size; ++i) {
+        key.push_back(a.recvcounts[i]);
+        key.push_back(a.rdispls[i]);
+        if (!a.in_place()) {
+          key.push_back(a.sendcounts[i]);
+          key.push_back(a.sdispls[i]);
+        }
+      }
+    }
+    const bool ran = run_agreed(
+        st, Collective::Alltoallv, !local, a.sendbuf, a.recvbuf,
+        [&] { return alltoallv_plan(st, a, MPI_INFO_NULL, true, nullptr); },
+        [&](const AgreedPlan& p) {
+          return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get());
+        });
+    if (ran) return;
+    // Not every rank has seen its pattern before: the uncached exchange below. (A local
+    // argument error always takes the agreed build, which raises it on every rank.)
   }
   // The blocking auto takes the windowed direct exchange without communicating: every direct
   // variant (pairwise, linear, multipair with any window) moves one message per pair on the
@@ -269,6 +331,7 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
       return MPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
                            a.recvcounts, a.rdispls, a.recvtype, c);
     });
+    note_call(st, Collective::Alltoallv, *sel, false);
     return;
   }
   // A plan is reused while this rank's own arguments repeat; algorithms that depend on other
@@ -290,8 +353,9 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
       }
     }
   }
-  run_blocking(st, cacheable,
-               [&] { return make_alltoallv(a, *sel, st, 0, std::move(sizes)); });
+  const bool hit = run_blocking(
+      st, cacheable, [&] { return make_alltoallv(a, *sel, st, 0, std::move(sizes)); });
+  note_call(st, Collective::Alltoallv, *sel, hit);
 }
 
 }  // namespace mpia

@@ -19,6 +19,7 @@
 namespace mpia {
 
 class Operation;
+struct AgreedPlan;
 struct Locality;
 struct NeighborTopology;
 
@@ -116,6 +117,45 @@ struct CommState {
   } memo;
   std::unique_ptr<Operation> cached;
   std::vector<std::int64_t> cached_words, call_words;
+  // The agreed plan cache of blocking alltoallv and neighbor calls whose algorithm needs
+  // agreement (auto, bruck, locality): plans built collectively like a persistent init, kept
+  // per pattern (this rank's counts, displacements, types), used only when every rank hits the
+  // same entry (run_agreed in common.hpp). Entries and their ids are created, used and evicted
+  // in step on every rank.
+  struct PlanCache {
+    static constexpr std::size_t kEntries = 16;
+    struct Entry {
+      std::int64_t id = -1;
+      int collective = -1;
+      std::vector<std::int64_t> key;
+      std::shared_ptr<AgreedPlan> plan;
+      std::unique_ptr<Operation> op;  // the plan lowered for these buffers
+      const void* sendbuf = nullptr;
+      const void* recvbuf = nullptr;
+      std::uint64_t used = 0;
+      Entry();
+      Entry(Entry&&) noexcept;
+      Entry& operator=(Entry&&) noexcept;
+      ~Entry();
+    };
+    std::vector<Entry> entries;
+    std::int64_t next_id = 0;
+    std::uint64_t clock = 0;
+    std::vector<std::int64_t> key;  // this call's (scratch: no allocation)
+    // Hashes of the patterns of the last kRecent uncached calls: a pattern found here is
+    // "seen before" (a false match only costs an agreed build, never a wrong plan).
+    static constexpr std::size_t kRecent = 16;
+    std::uint64_t recent[kRecent] = {};
+    std::size_t recent_next = 0;
+    // Whether the default text path_text[c] takes the agreed path (agreed_blocking).
+    std::string path_text[3];
+    int path[3] = {-1, -1, -1};
+  } plans;
+  // What the last blocking call of each collective ran (MPIX_REPORT only): MPIA_Comm_last_call.
+  struct LastCall {
+    std::string algorithm;
+    bool hit = false;
+  } last[3];
   // Node map, package and NUMA of every rank: computed by the first call that needs it.
   std::unique_ptr<Locality> locality;
   // The process topology's neighbors, read at the first neighbor call (a topology never

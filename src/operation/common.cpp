@@ -2,9 +2,12 @@
 
 #include "locality/locality.hpp"
 #include "operation/settings.hpp"
+#include "util/hash.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace mpia {
 
@@ -94,6 +97,122 @@ void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* s
   if (sel) p.choice = sel->to_string();
   p.same = same;
   agree(st, p);
+}
+
+}  // namespace mpia
+
+namespace mpia {
+
+bool settings_report() { return settings().report; }
+
+CommState::PlanCache::Entry::Entry() = default;
+CommState::PlanCache::Entry::Entry(Entry&&) noexcept = default;
+CommState::PlanCache::Entry& CommState::PlanCache::Entry::operator=(Entry&&) noexcept = default;
+CommState::PlanCache::Entry::~Entry() = default;
+
+void push_type_identity(std::vector<std::int64_t>& key, MPI_Datatype type) {
+  if (predefined(type)) {
+    key.push_back(0);
+    key.push_back(word(type));
+    return;
+  }
+  static int keyval = MPI_KEYVAL_INVALID;  // created once, under the blocking call's thread
+  static std::atomic<std::int64_t> serial{0};
+  if (keyval == MPI_KEYVAL_INVALID)
+    MPIA_CHECK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &keyval,
+                                      nullptr));
+  void* value = nullptr;
+  int flag = 0;
+  MPIA_CHECK(MPI_Type_get_attr(type, keyval, &value, &flag));
+  if (!flag) {
+    value = reinterpret_cast<void*>(static_cast<std::intptr_t>(++serial));
+    MPIA_CHECK(MPI_Type_set_attr(type, keyval, value));
+  }
+  key.push_back(1);
+  key.push_back(static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(value)));
+}
+
+bool agreed_blocking(CommState& st, Collective c) {
+  if (settings().debug) return false;
+  CommState::PlanCache& pc = st.plans;
+  const std::string& text = st.default_algorithm(c);
+  if (pc.path[int(c)] < 0 || pc.path_text[int(c)] != text) {
+    const Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
+    pc.path[int(c)] =
+        sel.algorithm->kind == AlgorithmKind::Auto || sel.algorithm->needs_peer_sizes;
+    pc.path_text[int(c)] = text;
+  }
+  return pc.path[int(c)] == 1;
+}
+
+bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
+                const void* recvbuf, const std::function<std::shared_ptr<AgreedPlan>()>& build,
+                const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower) {
+  CommState::PlanCache& pc = st.plans;
+  CommState::PlanCache::Entry* hit = nullptr;
+  if (local_ok)
+    for (auto& e : pc.entries)
+      if (e.collective == int(c) && e.key == pc.key) {
+        hit = &e;
+        break;
+      }
+  std::uint64_t h = 0;
+  bool seen = false;
+  if (local_ok && !hit) {
+    h = kFnvOffset ^ std::uint64_t(int(c) + 1);
+    for (std::int64_t w : pc.key) h = (h ^ std::uint64_t(w)) * 1099511628211ULL;
+    h |= 1;  // never 0 (an empty slot)
+    seen = std::find(std::begin(pc.recent), std::end(pc.recent), h) != std::end(pc.recent);
+  }
+  std::int64_t v[4] = {hit ? hit->id : -1, hit ? -hit->id : 1, hit || seen ? 0 : 1,
+                       local_ok ? 0 : 1};
+  MPI_Request r;
+  MPIA_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, st.comm->get(), &r));
+  complete(r, "MPI_Iallreduce (plan cache)");
+  CommState::PlanCache::Entry* e = nullptr;
+  if (v[0] >= 0 && v[0] == -v[1]) {
+    e = hit;  // every rank holds entry v[0], and so does this one
+  } else if (v[2] == 0 || v[3] != 0) {
+    hit = nullptr;
+    std::shared_ptr<AgreedPlan> plan = build();  // collective; throws the agreed error
+    // This rank's older entry for the same pattern (its peers' patterns differed then).
+    pc.entries.erase(std::remove_if(pc.entries.begin(), pc.entries.end(),
+                                    [&](const auto& x) {
+                                      return x.collective == int(c) && x.key == pc.key;
+                                    }),
+                     pc.entries.end());
+    if (pc.entries.size() >= CommState::PlanCache::kEntries) {
+      auto lru = std::min_element(pc.entries.begin(), pc.entries.end(),
+                                  [](const auto& a, const auto& b) { return a.used < b.used; });
+      pc.entries.erase(lru);
+    }
+    pc.entries.emplace_back();
+    e = &pc.entries.back();
+    e->id = pc.next_id++;
+    e->collective = int(c);
+    e->key = pc.key;
+    e->plan = std::move(plan);
+  } else {
+    if (h && !seen) {
+      pc.recent[pc.recent_next] = h;
+      pc.recent_next = (pc.recent_next + 1) % CommState::PlanCache::kRecent;
+    }
+    return false;
+  }
+  e->used = ++pc.clock;
+  if (!e->op || e->sendbuf != sendbuf || e->recvbuf != recvbuf) {
+    e->op.reset();
+    e->op = lower(*e->plan);
+    e->sendbuf = sendbuf;
+    e->recvbuf = recvbuf;
+  }
+  if (settings().report) {
+    st.last[int(c)].algorithm = e->plan->algorithm;
+    st.last[int(c)].hit = e == hit;
+  }
+  e->op->start();
+  e->op->wait();
+  return true;
 }
 
 }  // namespace mpia

@@ -12,11 +12,15 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
 
 namespace mpia {
+
+// settings().report (settings.hpp), without including it here.
+bool settings_report();
 
 // MPI_ERR_TYPE for MPI_DATATYPE_NULL and for a derived type that is not committed (which MPI
 // cannot send); which names the argument. comm: one whose error handler returns (the private
@@ -86,13 +90,13 @@ void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* s
 
 // Runs a blocking call's plan: the cached one when this call's argument words match the words
 // it was built for, else a new one from build(), kept if cacheable. Its error (after the whole
-// schedule ran) is thrown.
+// schedule ran) is thrown. Returns whether the cached plan ran.
 template <class Build>
-void run_blocking(CommState& st, bool cacheable, Build&& build) {
+bool run_blocking(CommState& st, bool cacheable, Build&& build) {
   if (cacheable && st.cached && st.call_words == st.cached_words) {
     st.cached->start();
     st.cached->wait();
-    return;
+    return true;
   }
   st.cached.reset();
   std::unique_ptr<Operation> op = build();
@@ -104,7 +108,58 @@ void run_blocking(CommState& st, bool cacheable, Build&& build) {
   } else {
     op->wait();
   }
+  return false;
 }
+
+// MPIX_REPORT: what the last blocking call of c ran.
+inline void note_call(CommState& st, Collective c, const Selection& sel, bool hit) {
+  if (!settings_report()) return;
+  st.last[int(c)].algorithm = sel.to_string();
+  st.last[int(c)].hit = hit;
+}
+
+// --- The agreed plan cache of blocking v-collectives ----------------------------------------
+//
+// An application that calls MPI_Alltoallv thousands of times with one pattern should get
+// persistent performance, and auto should be free to choose what needs agreement (bruck,
+// locality) -- but a rank cannot know alone that its peers' arguments repeat too. So every such
+// call runs one small allreduce (4 words, MPI_MAX) of: the id of the cache entry this rank's
+// own pattern (call_words-like key, buffers excluded) matches, its negation, whether the
+// pattern was seen before (an entry, or one of the last kRecent uncached patterns), and whether
+// its arguments failed a local check.
+//   - every rank hit the same entry: run it (re-lowered locally when the buffers moved);
+//   - every rank has seen its pattern before, or one has an argument error: build a plan the
+//     way a persistent init does (agreed errors, sizes, auto on agreed statistics; its own
+//     tag), insert it with the next id (LRU eviction, kEntries per communicator) and run it;
+//   - else (a pattern seen for the first time somewhere): return false, the caller runs its
+//     uncached direct exchange, which needs no agreement.
+// An entry's id names one agreed build, for which every rank keyed the plan with its own pattern
+// of the time: a hit needs every rank to find the same id, so a rank whose counts changed can
+// never run a stale plan while its peers reuse theirs. (Ranks' caches may hold different
+// entries -- a rank drops its own older entry of a pattern rebuilt -- which costs at most a
+// build, never a wrong plan.) Datatypes enter the key by type_identity (a freed handle that MPI hands
+// out again is a new identity); the plan holds its own duplicates of them.
+
+struct AgreedPlan {
+  Selection selection;
+  std::string algorithm;                     // selection.to_string()
+  std::shared_ptr<const Schedule> schedule;  // null for the system's own collective
+  Traffic traffic;
+  TagLease tag;
+};
+
+// A stable identity for a datatype in a cache key: a predefined handle stands for itself; a
+// derived type gets a serial number in an attribute (never copied to duplicates), so a handle
+// reused by MPI after MPI_Type_free is a different identity. Appends two words to key.
+void push_type_identity(std::vector<std::int64_t>& key, MPI_Datatype type);
+
+bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
+                const void* recvbuf, const std::function<std::shared_ptr<AgreedPlan>()>& build,
+                const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower);
+
+// Whether blocking calls of c take the agreed cache: the communicator's default is auto, or an
+// algorithm that needs its peers' sizes (not with MPIX_DEBUG, which agrees on every call).
+bool agreed_blocking(CommState& st, Collective c);
 
 // A blocking call handed to the MPI library: a nonblocking barrier, completed while driving
 // what runs, then the library's blocking collective. Once every rank has entered the barrier,

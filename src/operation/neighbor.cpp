@@ -215,13 +215,11 @@ std::vector<NeighborShape::Edge> edges_through(int me, const NodeMap& nm, const 
   return edges;
 }
 
-std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection& sel,
-                                         CommState& state, const NeighborTopology& t, int tag,
-                                         std::vector<std::int64_t> send_bytes,
-                                         std::vector<std::int64_t> recv_bytes) {
-  const int indeg = int(t.sources.size()), outdeg = int(t.destinations.size());
-  if (sel.algorithm->kind == AlgorithmKind::System)
-    return make_system_neighbor(a, indeg, outdeg, state.comm);
+std::shared_ptr<const Schedule> neighbor_schedule(const Selection& sel, CommState& state,
+                                                  const NeighborTopology& t, int tag,
+                                                  std::vector<std::int64_t> send_bytes,
+                                                  std::vector<std::int64_t> recv_bytes) {
+  if (sel.algorithm->kind == AlgorithmKind::System) return nullptr;
   if (sel.algorithm->kind != AlgorithmKind::Scheduled)
     fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
   NeighborShape shape;
@@ -234,23 +232,46 @@ std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection
                                 state.comm->get(), tag);
   shape.send_bytes = std::move(send_bytes);
   shape.recv_bytes = std::move(recv_bytes);
-  const Schedule schedule = sel.algorithm->build_neighbor(shape, sel.values);
+  return std::make_shared<const Schedule>(sel.algorithm->build_neighbor(shape, sel.values));
+}
 
-  auto op = std::make_unique<ScheduledOperation>(sel.to_string(), state.comm);
+Traffic neighbor_traffic(const Schedule* schedule, const CommState& state) {
+  if (!schedule) return Traffic{};
+  const Locality* loc = cached_locality(state);
+  return traffic_of(*schedule, state.rank, loc ? &loc->map : nullptr);
+}
+
+std::unique_ptr<Operation> lower_neighbor(const AlltoallvArgs& a, const std::string& name,
+                                          const Schedule* schedule, const Traffic& traffic,
+                                          CommState& state, const NeighborTopology& t, int tag) {
+  const int indeg = int(t.sources.size()), outdeg = int(t.destinations.size());
+  if (!schedule) return make_system_neighbor(a, indeg, outdeg, state.comm);
+  auto op = std::make_unique<ScheduledOperation>(name, state.comm);
   std::vector<MPI_Aint> displs(a.rdispls, a.rdispls + indeg);
   const BlockBuffer recv = op->bind(a.recvbuf, a.recvcounts, displs.data(), indeg, a.recvtype);
   displs.assign(a.sdispls, a.sdispls + outdeg);
   const BlockBuffer send = op->bind(a.sendbuf, a.sendcounts, displs.data(), outdeg, a.sendtype);
-  op->lower(schedule, send, recv, tag);
-  const Locality* loc = cached_locality(state);
-  op->set_traffic(traffic_of(schedule, state.rank, loc ? &loc->map : nullptr));
+  op->lower(*schedule, send, recv, tag);
+  op->set_traffic(traffic);
   return op;
+}
+
+std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection& sel,
+                                         CommState& state, const NeighborTopology& t, int tag,
+                                         std::vector<std::int64_t> send_bytes,
+                                         std::vector<std::int64_t> recv_bytes) {
+  const std::shared_ptr<const Schedule> s =
+      neighbor_schedule(sel, state, t, tag, std::move(send_bytes), std::move(recv_bytes));
+  return lower_neighbor(a, sel.to_string(), s.get(), neighbor_traffic(s.get(), state), state, t,
+                        tag);
 }
 
 }  // namespace
 
-std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
-                                         bool request_given) {
+namespace {
+
+std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a, MPI_Info info,
+                                          bool request_given, bool* threaded_out) {
   st.check_settings();
   const NeighborTopology& topo = comm_topology(st);  // no topology: the same on every rank
   comm_locality(st);  // see alltoall_init
@@ -300,9 +321,26 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
     sel = resolve_auto(t, Collective::NeighborAlltoallv, m, stats.max_message,
                        [&] { return choose_neighbor(t.model, m, stats); });
   }
-  TagLease lease(st.comm, ag.tag);
-  std::unique_ptr<Operation> op = make_neighbor(a, sel, st, topo, ag.tag, std::move(sb), std::move(rb));
-  op->tag = std::move(lease);
+  if (threaded_out) *threaded_out = threaded;
+  auto plan = std::make_shared<AgreedPlan>();
+  plan->tag = TagLease(st.comm, ag.tag);
+  plan->schedule = neighbor_schedule(sel, st, topo, ag.tag, std::move(sb), std::move(rb));
+  plan->traffic = neighbor_traffic(plan->schedule.get(), st);
+  plan->algorithm = sel.to_string();
+  plan->selection = std::move(sel);
+  return plan;
+}
+
+}  // namespace
+
+std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
+                                         bool request_given) {
+  bool threaded = false;
+  const std::shared_ptr<AgreedPlan> plan = neighbor_plan(st, a, info, request_given, &threaded);
+  std::unique_ptr<Operation> op =
+      lower_neighbor(a, plan->algorithm, plan->schedule.get(), plan->traffic, st,
+                     comm_topology(st), plan->tag.get());
+  op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;
 }
@@ -312,13 +350,35 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
   blocking_machine(st, Collective::NeighborAlltoallv);
   const NeighborTopology& topo = comm_topology(st);
   const bool debug = settings().debug;
+  const bool agreed = agreed_blocking(st, Collective::NeighborAlltoallv);
   std::unique_ptr<Error> local;
   std::vector<std::int64_t> sb, rb;
   try {
     check_neighbor(a, topo, sb, rb, st.comm->get());
   } catch (const Error& e) {
-    if (!debug) throw;
+    if (!debug && !agreed) throw;
     local = std::make_unique<Error>(e);
+  }
+  const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
+  if (agreed) {
+    // The agreed plan cache (common.hpp), as alltoallv_blocking.
+    std::vector<std::int64_t>& key = st.plans.key;
+    key.clear();
+    if (!local) {
+      key.push_back(-3);
+      push_type_identity(key, a.recvtype);
+      push_type_identity(key, a.sendtype);
+      for (int j = 0; j < indeg; ++j) key.push_back(a.recvcounts[j]), key.push_back(a.rdispls[j]);
+      for (int k = 0; k < outdeg; ++k) key.push_back(a.sendcounts[k]), key.push_back(a.sdispls[k]);
+    }
+    const bool ran = run_agreed(
+        st, Collective::NeighborAlltoallv, !local, a.sendbuf, a.recvbuf,
+        [&] { return neighbor_plan(st, a, MPI_INFO_NULL, true, nullptr); },
+        [&](const AgreedPlan& p) {
+          return lower_neighbor(a, p.algorithm, p.schedule.get(), p.traffic, st, topo,
+                                p.tag.get());
+        });
+    if (ran) return;
   }
   // The blocking auto is direct: it needs no agreement and no edge list.
   const Selection* sel = nullptr;
@@ -330,8 +390,8 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
       });
     });
   if (debug) debug_agree(st, std::move(local), sel, 0);
-  const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
   if (sel->algorithm->kind == AlgorithmKind::System) {
+    note_call(st, Collective::NeighborAlltoallv, *sel, false);
     const MPI_Comm c = st.comm->get();
     if (a.regular) {
       run_system(c, [&] {
@@ -364,9 +424,10 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
     for (int k = 0; k < outdeg; ++k)
       st.call_words.push_back(a.sendcounts[k]), st.call_words.push_back(a.sdispls[k]);
   }
-  run_blocking(st, cacheable, [&] {
+  const bool hit = run_blocking(st, cacheable, [&] {
     return make_neighbor(a, *sel, st, topo, 0, std::move(sb), std::move(rb));
   });
+  note_call(st, Collective::NeighborAlltoallv, *sel, hit);
 }
 
 }  // namespace mpia

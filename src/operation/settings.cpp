@@ -56,6 +56,8 @@ Settings read_settings() {
     else
       s.tag_ub = int(v);
   }
+  const std::string report = env("MPIX_REPORT");
+  s.report = !report.empty() && report != "0";
   const std::string progress = env("MPIX_PROGRESS");
   if (progress == "thread")
     s.progress = ProgressMode::Thread;

@@ -29,6 +29,7 @@ struct Settings {
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).
   ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread
+  bool report = false;  // MPIX_REPORT set (not "0"): blocking calls record what they ran
   std::string text;  // "MPIX_ALLTOALL=...;..." of the agreed ones, for messages
 };
 

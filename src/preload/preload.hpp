@@ -1,0 +1,52 @@
+// libmpi_advance_preload.so: the drop-in library. Loaded with LD_PRELOAD (or linked before
+// libmpi), it defines MPI_Alltoall, MPI_Alltoallv, MPI_Neighbor_alltoall and
+// MPI_Neighbor_alltoallv (preload.cpp) and their Fortran spellings (fortran.c), so an
+// unmodified application runs them on mpi-advance through the MPI profiling interface.
+//
+// Every entry point, C or Fortran, ends in one of the four dispatchers below (C handles, the C
+// MPI_IN_PLACE and MPI_BOTTOM). A dispatcher calls PMPI_ (the MPI library's own collective)
+// when the library must not or cannot run the call: MPI not initialized, a call made from
+// inside mpi-advance itself (its "system" algorithm calls MPI_Alltoall & co.: no re-entry), an
+// intercommunicator, a neighbor call on a communicator without a topology, MPI_COMM_NULL, or
+// the environment's selection for the collective is "system". Otherwise it runs MPIX_ (the
+// algorithm MPIX_ALLTOALL / MPIX_ALLTOALLV / MPIX_NEIGHBOR_ALLTOALLV choose, default auto).
+// Errors are the MPI library's or mpi-advance's: the communicator's error handler has been
+// invoked, the return value is the error code.
+//
+// MPIX_REPORT=1: at MPI_Finalize, MPI_COMM_WORLD's rank 0 prints what it ran (per collective,
+// communicator size and algorithm: calls, bytes, time, plan-cache hits); MPIX_REPORT=all: every
+// rank prints its own.
+#ifndef MPIA_PRELOAD_HPP
+#define MPIA_PRELOAD_HPP
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPIA_PRELOAD_HIDDEN __attribute__((visibility("hidden")))
+
+MPIA_PRELOAD_HIDDEN int mpia_preload_alltoall(const void* sendbuf, int sendcount,
+                                              MPI_Datatype sendtype, void* recvbuf,
+                                              int recvcount, MPI_Datatype recvtype,
+                                              MPI_Comm comm);
+MPIA_PRELOAD_HIDDEN int mpia_preload_alltoallv(const void* sendbuf, const int sendcounts[],
+                                               const int sdispls[], MPI_Datatype sendtype,
+                                               void* recvbuf, const int recvcounts[],
+                                               const int rdispls[], MPI_Datatype recvtype,
+                                               MPI_Comm comm);
+MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoall(const void* sendbuf, int sendcount,
+                                                       MPI_Datatype sendtype, void* recvbuf,
+                                                       int recvcount, MPI_Datatype recvtype,
+                                                       MPI_Comm comm);
+MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallv(
+    const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
