@@ -204,8 +204,8 @@ const std::vector<AlgorithmSpec>& registry() {
       {Collective::Alltoallv, "system", "the MPI library's own alltoallv (persistent if it has one)",
        AlgorithmKind::System, {}, nullptr},
       {Collective::Alltoallv, "auto",
-       "persistent: cost model on agreed statistics (direct, bruck radix, locality); blocking: "
-       "a tuning rule without a size condition, else multipair_waitany (needs no agreement)",
+       "cost model on agreed statistics (direct, bruck radix, locality); blocking: the same, "
+       "from the agreed plan cache once a pattern repeats, else multipair_waitany",
        AlgorithmKind::Auto, {}, nullptr},
       {Collective::NeighborAlltoallv, "direct",
        "one message per edge, all posted at once, matched per direction (Cartesian) or per "
@@ -220,8 +220,8 @@ const std::vector<AlgorithmSpec>& registry() {
        AlgorithmKind::System, {}, nullptr},
       {Collective::NeighborAlltoallv, "auto",
        "persistent: cost model on agreed statistics (off-node edges, nodes they reach, largest "
-       "message): locality or direct; blocking: a tuning rule without a size condition, else "
-       "direct",
+       "message): locality or direct; blocking: the same, from the agreed plan cache once a "
+       "pattern repeats, else direct",
        AlgorithmKind::Auto, {}, nullptr},
   };
   return table;

@@ -116,11 +116,13 @@ void push_type_identity(std::vector<std::int64_t>& key, MPI_Datatype type) {
     key.push_back(word(type));
     return;
   }
-  static int keyval = MPI_KEYVAL_INVALID;  // created once, under the blocking call's thread
+  // Created once (thread-safe static initialisation); duplicates do not inherit the serial.
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    MPIA_CHECK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k, nullptr));
+    return k;
+  }();
   static std::atomic<std::int64_t> serial{0};
-  if (keyval == MPI_KEYVAL_INVALID)
-    MPIA_CHECK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &keyval,
-                                      nullptr));
   void* value = nullptr;
   int flag = 0;
   MPIA_CHECK(MPI_Type_get_attr(type, keyval, &value, &flag));
