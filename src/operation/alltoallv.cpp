@@ -239,7 +239,7 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
   p.maxima[0] = sizes.local.max_block;
   p.maxima[1] = sizes.local.rank_bytes;
   p.maxima[2] = sizes.local.rank_messages;
-  p.tag = true;
+  p.tag = threaded != nullptr;  // a blocking call's plan runs on tag 0, as every blocking call
   const Agreement ag = agree(st, p);
   if (sel.algorithm->kind == AlgorithmKind::Auto) {
     const Machine m = machine_of(comm_locality(st).map);
@@ -249,7 +249,7 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
                        [&] { return choose_alltoallv(t.model, m, stats); });
   }
   auto plan = std::make_shared<AgreedPlan>();
-  plan->tag = TagLease(st.comm, ag.tag);
+  if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
   plan->schedule = alltoallv_schedule(sel, st, ag.tag, std::move(sizes));
   plan->traffic = alltoallv_traffic(plan->schedule.get(), st);
   plan->algorithm = sel.to_string();
@@ -308,8 +308,10 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
           return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get());
         });
     if (ran) return;
-    // Not every rank has seen its pattern before: the uncached exchange below. (A local
-    // argument error always takes the agreed build, which raises it on every rank.)
+    // Not every rank has seen its pattern before, or direct mode: the uncached exchange below.
+    // (A local argument error takes the agreed build, which raises it on every rank, except in
+    // direct mode, where it is this rank's alone, as in MPI.)
+    if (local) throw *local;
   }
   // The blocking auto takes the windowed direct exchange without communicating: every direct
   // variant (pairwise, linear, multipair with any window) moves one message per pair on the

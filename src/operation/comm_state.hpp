@@ -147,6 +147,11 @@ struct CommState {
     static constexpr std::size_t kRecent = 16;
     std::uint64_t recent[kRecent] = {};
     std::size_t recent_next = 0;
+    // Calls of each collective on the agreed path (the same count on every rank), and whether
+    // the last agreed plan is a direct exchange: then calls agree only every kReagree-th call.
+    static constexpr std::uint64_t kReagree = 64;
+    std::uint64_t calls[3] = {0, 0, 0};
+    bool direct[3] = {false, false, false};
     // Whether the default text path_text[c] takes the agreed path (agreed_blocking).
     std::string path_text[3];
     int path[3] = {-1, -1, -1};

@@ -147,6 +147,34 @@ bool agreed_blocking(CommState& st, Collective c) {
   return pc.path[int(c)] == 1;
 }
 
+namespace {
+
+// A plan of one message per pair (no forwarding, no peers' sizes): interoperates with any other
+// direct exchange of the same arguments.
+bool direct_plan(const AgreedPlan& p) {
+  return p.schedule && !p.selection.algorithm->needs_peer_sizes;
+}
+
+void run_entry(CommState& st, Collective c, CommState::PlanCache::Entry& e, const void* sendbuf,
+               const void* recvbuf, bool hit,
+               const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower) {
+  e.used = ++st.plans.clock;
+  if (!e.op || e.sendbuf != sendbuf || e.recvbuf != recvbuf) {
+    e.op.reset();
+    e.op = lower(*e.plan);
+    e.sendbuf = sendbuf;
+    e.recvbuf = recvbuf;
+  }
+  if (settings().report) {
+    st.last[int(c)].algorithm = e.plan->algorithm;
+    st.last[int(c)].hit = hit;
+  }
+  e.op->start();
+  e.op->wait();
+}
+
+}  // namespace
+
 bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
                 const void* recvbuf, const std::function<std::shared_ptr<AgreedPlan>()>& build,
                 const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower) {
@@ -158,6 +186,16 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
         hit = &e;
         break;
       }
+  // Direct mode: the last agreed plan moves one message per pair, like the uncached exchange,
+  // on the same tag (0): any mix of ranks running their cached direct plan and ranks running an
+  // uncached one exchanges the same messages. So no agreement, except every kReagree-th call
+  // (the same calls on every rank), which may find that a pattern now wants another plan.
+  const std::uint64_t n = pc.calls[int(c)]++;
+  if (pc.direct[int(c)] && n % CommState::PlanCache::kReagree != 0) {
+    if (!hit || !direct_plan(*hit->plan)) return false;
+    run_entry(st, c, *hit, sendbuf, recvbuf, true, lower);
+    return true;
+  }
   std::uint64_t h = 0;
   bool seen = false;
   if (local_ok && !hit) {
@@ -201,19 +239,8 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
     }
     return false;
   }
-  e->used = ++pc.clock;
-  if (!e->op || e->sendbuf != sendbuf || e->recvbuf != recvbuf) {
-    e->op.reset();
-    e->op = lower(*e->plan);
-    e->sendbuf = sendbuf;
-    e->recvbuf = recvbuf;
-  }
-  if (settings().report) {
-    st.last[int(c)].algorithm = e->plan->algorithm;
-    st.last[int(c)].hit = e == hit;
-  }
-  e->op->start();
-  e->op->wait();
+  pc.direct[int(c)] = direct_plan(*e->plan);
+  run_entry(st, c, *e, sendbuf, recvbuf, e == hit, lower);
   return true;
 }
 

@@ -133,6 +133,11 @@ inline void note_call(CommState& st, Collective c, const Selection& sel, bool hi
 //     tag), insert it with the next id (LRU eviction, kEntries per communicator) and run it;
 //   - else (a pattern seen for the first time somewhere): return false, the caller runs its
 //     uncached direct exchange, which needs no agreement.
+// Direct mode: when the last agreed plan is a direct exchange (one message per pair, like the
+// uncached one, on tag 0 like every blocking call), ranks need not agree at all -- a rank
+// running its cached direct plan and one running an uncached exchange send the same messages --
+// so calls skip the allreduce except every kReagree-th (the same calls on every rank), and
+// a local argument error is then this rank's alone (thrown by the caller), as in MPI.
 // An entry's id names one agreed build, for which every rank keyed the plan with its own pattern
 // of the time: a hit needs every rank to find the same id, so a rank whose counts changed can
 // never run a stale plan while its peers reuse theirs. (Ranks' caches may hold different

@@ -312,7 +312,7 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
     std::sort(nodes.begin(), nodes.end());
     p.maxima[2] = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
   }
-  p.tag = true;
+  p.tag = threaded_out != nullptr;  // a blocking call's plan runs on tag 0
   const Agreement ag = agree(st, p);
   if (sel.algorithm->kind == AlgorithmKind::Auto) {
     const Machine m = machine_of(comm_locality(st).map);
@@ -323,7 +323,7 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
   }
   if (threaded_out) *threaded_out = threaded;
   auto plan = std::make_shared<AgreedPlan>();
-  plan->tag = TagLease(st.comm, ag.tag);
+  if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
   plan->schedule = neighbor_schedule(sel, st, topo, ag.tag, std::move(sb), std::move(rb));
   plan->traffic = neighbor_traffic(plan->schedule.get(), st);
   plan->algorithm = sel.to_string();
@@ -379,6 +379,7 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
                                 p.tag.get());
         });
     if (ran) return;
+    if (local) throw *local;  // direct mode (see alltoallv_blocking)
   }
   // The blocking auto is direct: it needs no agreement and no edge list.
   const Selection* sel = nullptr;
