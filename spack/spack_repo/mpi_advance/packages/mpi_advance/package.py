@@ -1,0 +1,100 @@
+# Spack recipe of mpi-advance, kept in the project's own repository (spack/).
+#
+# Conventions followed: Spack v1.x, Package API v2.2 (spack_repo/<namespace>/packages/<dir>/,
+# imports from spack_repo.builtin.build_systems and spack.package), as used by spack-packages
+# v2026.06.0, the builtin repository released with Spack v1.2 (any Spack >= 1.0.0 reads it).
+#
+#   spack repo add ./spack/spack_repo/mpi_advance
+#   spack external find openmpi          # the system MPI as an external (or: mpich)
+#   spack install mpi-advance ^openmpi
+#   spack test run mpi-advance           # the smoke test below
+#
+# Version check: `ctest -R spack.recipe` compiles this file and checks it against the project's
+# CMakeLists.txt (the version, and that every MPIA_ option it sets exists).
+
+import os
+
+from spack_repo.builtin.build_systems.cmake import CMakePackage
+
+from spack.package import *
+
+
+class MpiAdvance(CMakePackage):
+    """Faster MPI all-to-all collectives (MPIX_Alltoall, MPIX_Alltoallv,
+    MPIX_Neighbor_alltoall(v) and their persistent _init forms) on top of the system MPI."""
+
+    # PLACEHOLDER: mpi-advance has no public repository or release tarball yet. Replace both
+    # addresses with the real ones when it is published (".invalid" can never resolve). Until
+    # then build from a checkout with `spack develop --path <checkout> mpi-advance@=main`.
+    homepage = "https://mpi-advance.invalid/"
+    git = "https://mpi-advance.invalid/mpi-advance.git"
+
+    # No license("...") directive: the project has no LICENSE file yet.
+
+    version("main", branch="main")
+    # project(MPIAdvance VERSION 0.1.0) in CMakeLists.txt. No tag exists yet: tag the release
+    # v0.1.0 and add its commit= here when publishing.
+    version("0.1.0", tag="v0.1.0")
+
+    variant("hwloc", default=True, description="Use hwloc for the package/NUMA domain of ranks")
+    variant("fortran", default=False, description="Build and install the Fortran module")
+
+    depends_on("c", type="build")
+    depends_on("cxx", type="build")
+    depends_on("fortran", type="build", when="+fortran")
+    depends_on("cmake@3.20:", type="build")
+
+    depends_on("mpi")
+    depends_on("hwloc", when="+hwloc")
+    depends_on("pkgconfig", type="build", when="+hwloc")  # hwloc is found with pkg-config
+    depends_on("googletest", type="test")  # the project's own tests (spack install --test=root)
+
+    # The smoke test compiles a C program against the installed library.
+    test_requires_compiler = True
+
+    def cmake_args(self):
+        mpi = self.spec["mpi"]
+        args = [
+            self.define("MPI_C_COMPILER", mpi.mpicc),
+            self.define("MPI_CXX_COMPILER", mpi.mpicxx),
+            self.define_from_variant("MPIA_ENABLE_HWLOC", "hwloc"),
+            self.define_from_variant("MPIA_ENABLE_FORTRAN", "fortran"),
+            self.define("MPIA_BUILD_TESTS", self.run_tests),
+            self.define("MPIA_BUILD_BENCHMARKS", False),
+        ]
+        if self.run_tests:
+            args.append(self.define("MPIEXEC_EXECUTABLE", mpi.prefix.bin.mpiexec))
+        return args
+
+    def _allow_mpi_as_root(self, env):
+        # Spack removes every environment variable whose name ends in _ROOT from the build and
+        # test environments, OMPI_ALLOW_RUN_AS_ROOT included: set the pair again, so that Open
+        # MPI's mpiexec runs the tests in a container as root. Only as root; MPICH ignores them.
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            env.set("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            env.set("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+
+    def setup_build_environment(self, env: EnvironmentModifications) -> None:
+        self._allow_mpi_as_root(env)
+
+    def setup_run_environment(self, env: EnvironmentModifications) -> None:
+        self._allow_mpi_as_root(env)
+
+    def test_alltoall_smoke(self):
+        """build a C program against the installed library and run it at 2 ranks"""
+        mpi = self.spec["mpi"]
+        source = join_path(self.test_suite.current_test_data_dir, "mpia_smoke.c")
+        mpicc = which(mpi.prefix.bin.mpicc, required=True)
+        mpicc(
+            source,
+            "-o",
+            "mpia_smoke",
+            f"-I{self.prefix.include}",
+            f"-L{self.prefix.lib}",
+            f"-Wl,-rpath,{self.prefix.lib}",
+            "-lmpi_advance",
+        )
+        mpiexec = which(mpi.prefix.bin.mpiexec, required=True)
+        flags = ["--oversubscribe"] if mpi.name == "openmpi" else []  # 2 ranks on 1 core too
+        out = mpiexec(*flags, "-n", "2", "./mpia_smoke", output=str.split, error=str.split)
+        check_outputs(["mpi-advance smoke: OK on 2 ranks"], out)
