@@ -60,7 +60,7 @@ class MpiAdvance(CMakePackage):
             self.define_from_variant("MPIA_ENABLE_HWLOC", "hwloc"),
             self.define_from_variant("MPIA_ENABLE_FORTRAN", "fortran"),
             self.define("MPIA_BUILD_TESTS", self.run_tests),
-            self.define("MPIA_BUILD_BENCHMARKS", False),
+            self.define("MPIA_BUILD_BENCHMARKS", False),  # not installed, no test runs it
         ]
         if self.run_tests:
             args.append(self.define("MPIEXEC_EXECUTABLE", mpi.prefix.bin.mpiexec))
