@@ -25,6 +25,26 @@ install(TARGETS mpi_advance mpi_advance_static mpia_build_flags
           NAMELINK_COMPONENT MPIAdvance_Development
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT MPIAdvance_Development)
 
+# The Fortran module (MPIA_HAVE_FORTRAN): its library in an export set of its own, which
+# MPIAdvanceConfig.cmake loads only into projects that enable Fortran; the .mod files.
+if(TARGET mpi_advance_fortran)
+  install(TARGETS mpi_advance_fortran
+    EXPORT MPIAdvanceFortranTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT MPIAdvance_Runtime
+            NAMELINK_COMPONENT MPIAdvance_Development)
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/fortran-modules/
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpi_advance/fortran
+    COMPONENT MPIAdvance_Development FILES_MATCHING PATTERN "*.mod")
+  install(EXPORT MPIAdvanceFortranTargets
+    NAMESPACE MPIAdvance::
+    FILE MPIAdvanceFortranTargets.cmake
+    DESTINATION ${MPIA_INSTALL_CMAKEDIR}
+    COMPONENT MPIAdvance_Development)
+  export(EXPORT MPIAdvanceFortranTargets
+    NAMESPACE MPIAdvance::
+    FILE ${PROJECT_BINARY_DIR}/MPIAdvanceFortranTargets.cmake)
+endif()
+
 install(FILES ${PROJECT_SOURCE_DIR}/include/mpi_advance.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT MPIAdvance_Development)
 
@@ -127,3 +147,17 @@ install(CODE "
 " COMPONENT MPIAdvance_Development)
 install(FILES ${PROJECT_BINARY_DIR}/mpi_advance.pc
   DESTINATION ${MPIA_INSTALL_PKGCONFIGDIR} COMPONENT MPIAdvance_Development)
+
+# pkg-config for the Fortran module: mpif90 $(pkg-config --cflags --libs mpi_advance_fortran).
+if(TARGET mpi_advance_fortran)
+  set(MPIA_CONFIG_MPI_Fortran_COMPILER "${MPI_Fortran_COMPILER}")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/mpi_advance_fortran.pc.in
+                 ${PROJECT_BINARY_DIR}/mpi_advance_fortran.pc.gen @ONLY)
+  install(CODE "
+    file(READ \"${PROJECT_BINARY_DIR}/mpi_advance_fortran.pc.gen\" _mpia_pc)
+    string(REPLACE \"@MPIA_PC_PREFIX@\" \"\${CMAKE_INSTALL_PREFIX}\" _mpia_pc \"\${_mpia_pc}\")
+    file(WRITE \"${PROJECT_BINARY_DIR}/mpi_advance_fortran.pc\" \"\${_mpia_pc}\")
+  " COMPONENT MPIAdvance_Development)
+  install(FILES ${PROJECT_BINARY_DIR}/mpi_advance_fortran.pc
+    DESTINATION ${MPIA_INSTALL_PKGCONFIGDIR} COMPONENT MPIAdvance_Development)
+endif()

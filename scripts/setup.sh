@@ -10,7 +10,7 @@ set -euo pipefail
 
 packages=(cmake g++ make pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
           libhwloc-dev hwloc googletest libgtest-dev valgrind libfftw3-dev
-          libsimgrid-dev)
+          libsimgrid-dev gfortran)
 
 installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installed-package test: install a built tree into a temporary prefix, then build small C and
-# C++ programs against the *installed* package, with CMake (find_package(MPIAdvance)) and with
-# pkg-config (mpicc $(pkg-config --cflags --libs mpi_advance)), and run each at 2 ranks.
+# Installed-package test: install a built tree into a temporary prefix, then build small C,
+# C++ and (when the tree has the Fortran module) Fortran programs against the *installed*
+# package, with CMake (find_package(MPIAdvance)) and with pkg-config (mpicc $(pkg-config
+# --cflags --libs mpi_advance)), and run each at 2 ranks; and run an unmodified program under
+# the installed drop-in library (lib/libmpi_advance_preload.so).
 #
 #   test/install/run_consumer_test.sh <build-dir> <openmpi|mpich>
 #
@@ -71,7 +73,7 @@ run2() { # run2 <exe> <label>: run at 2 ranks; want exit 0, one 2-rank world, PA
 
 step "cmake --install $build --prefix $prefix"
 # Make sure the library is built (a no-op when it is), then install.
-cmake --build "$build" --target mpi_advance mpi_advance_static -j "$MPIA_JOBS" >/dev/null
+cmake --build "$build" -j "$MPIA_JOBS" >/dev/null
 cmake --install "$build" --prefix "$prefix"
 
 step "installed layout"
@@ -199,6 +201,51 @@ if "$MPICC" -std=c99 -O2 -o "$pbuild/consumer_c_static" "$here/consumer/consumer
   run2 "$pbuild/consumer_c_static" "pkg-config C (static)"
 else
   fail "pkg-config static C consumer did not build"
+fi
+
+# The Fortran module, when this tree built it: a Fortran-only CMake project and mpif90 with
+# pkg-config, both against the installed .mod files.
+if [ -e "$libdir/libmpi_advance_fortran.so" ]; then
+  MPIFC="$(sed -n 's/^MPI_Fortran_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  step "Fortran consumers (use mpi_advance; $(basename "$MPIFC"))"
+  [ -e "$prefix/include/mpi_advance/fortran/mpi_advance.mod" ] || fail "missing include/mpi_advance/fortran/mpi_advance.mod"
+  fbuild="$tmp/cmake-consumer-fortran"
+  if cmake -S "$here/consumer_fortran" -B "$fbuild" -DCMAKE_PREFIX_PATH="$prefix" \
+       -DMPI_C_COMPILER="$MPICC" -DMPI_Fortran_COMPILER="$MPIFC" >"$tmp/fortran.log" 2>&1 &&
+     cmake --build "$fbuild" >>"$tmp/fortran.log" 2>&1; then
+    run2 "$fbuild/consumer_fortran" "cmake Fortran (shared)"
+  else
+    cat "$tmp/fortran.log"
+    fail "CMake Fortran consumer did not configure/build"
+  fi
+  # shellcheck disable=SC2046
+  if "$MPIFC" -O2 -o "$pbuild/consumer_fortran" "$here/consumer_fortran/consumer.f90" \
+       $(pkg-config --cflags --libs mpi_advance_fortran) "$rpath"; then
+    run2 "$pbuild/consumer_fortran" "pkg-config Fortran (shared)"
+  else
+    fail "pkg-config Fortran consumer did not build"
+  fi
+else
+  echo "(no Fortran module in this build: Fortran consumers skipped)"
+fi
+
+# The drop-in library from the installed tree, under an unmodified program.
+step "preload (LD_PRELOAD=lib/libmpi_advance_preload.so, MPIX_REPORT=1)"
+if [ -e "$libdir/libmpi_advance_preload.so" ]; then
+  if "$MPICC" -O1 -o "$pbuild/preload_app" "$here/../preload/preload_app.c"; then
+    if out="$(MPIX_REPORT=1 bash "$here/../preload/run_preload.sh" "$MPIEXEC" 2 \
+                "$libdir/libmpi_advance_preload.so" "$pbuild/preload_app" \
+                --expect '^PASS$' --expect 'MPI_Alltoallv ranks=2 calls=[0-9]+ .*algorithm=[a-rt-z]' 2>&1)"; then
+      echo "ok  preload: $(grep -c '^mpi-advance: ' <<<"$out") report lines"
+    else
+      printf '%s\n' "$out"
+      fail "the installed preload did not run the unmodified program on mpi-advance"
+    fi
+  else
+    fail "preload test program did not build"
+  fi
+else
+  fail "missing lib/libmpi_advance_preload.so"
 fi
 
 echo

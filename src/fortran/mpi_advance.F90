@@ -1,0 +1,495 @@
+! The Fortran interface of mpi-advance: `use mpi_advance` next to `use mpi_f08`.
+!
+! Every public C function has a procedure of the same name, with mpi_f08's handle types
+! (type(MPI_Comm), type(MPI_Datatype), type(MPI_Info), type(MPI_Status)), a type(MPIX_Request),
+! choice buffers as assumed-rank `type(*), dimension(..)` (contiguous: a non-contiguous buffer is
+! MPI_ERR_BUFFER, since a persistent request keeps the address), MPI_IN_PLACE, and mpi_f08's
+! optional `ierror`. Statuses are optional arguments (leave them out to ignore them). Strings
+! are Fortran character variables. The C side is mpia_fortran_glue.c.
+module mpi_advance
+  use, intrinsic :: iso_c_binding
+  use mpi_f08
+  implicit none
+  private
+
+  public :: MPIX_Request, MPIX_REQUEST_NULL, MPIX_MAX_ALGORITHM_STRING, MPIX_INFO_KEY_ALGORITHM
+  public :: MPIX_LOCALITY_UNBOUND, MPIX_LOCALITY_NODE, MPIX_LOCALITY_CROSS
+  public :: MPIX_Alltoall_init, MPIX_Alltoall, MPIX_Alltoallv_init, MPIX_Alltoallv
+  public :: MPIX_Neighbor_alltoall_init, MPIX_Neighbor_alltoall
+  public :: MPIX_Neighbor_alltoallv_init, MPIX_Neighbor_alltoallv
+  public :: MPIX_Start, MPIX_Startall, MPIX_Wait, MPIX_Waitall, MPIX_Test, MPIX_Request_free
+  public :: MPIX_Request_get_algorithm, MPIX_Algorithm_get, MPIX_Request_get_traffic
+  public :: MPIX_Comm_locality, MPIX_Comm_rank_locality, MPIX_Comm_locality_split
+  public :: MPIX_Comm_set_algorithm
+  public :: operator(==), operator(/=)
+
+  ! The C MPIX_Request (a pointer), by value.
+  type, bind(C) :: MPIX_Request
+    type(c_ptr) :: handle = c_null_ptr
+  end type MPIX_Request
+  type(MPIX_Request), parameter :: MPIX_REQUEST_NULL = MPIX_Request(c_null_ptr)
+
+  integer, parameter :: MPIX_MAX_ALGORITHM_STRING = 256
+  character(len=*), parameter :: MPIX_INFO_KEY_ALGORITHM = "mpix_algorithm"
+  integer, parameter :: MPIX_LOCALITY_UNBOUND = -1
+  integer, parameter :: MPIX_LOCALITY_NODE = 0, MPIX_LOCALITY_CROSS = 1
+
+  interface operator(==)
+    module procedure request_eq
+  end interface
+  interface operator(/=)
+    module procedure request_ne
+  end interface
+
+  logical, save :: registered = .false.
+
+  interface
+    subroutine c_register_in_place(in_place) bind(C, name="mpia_f_register_in_place")
+      type(*), dimension(..) :: in_place
+    end subroutine
+    integer(c_int) function c_alltoall_init(sb, sc, st, rb, rc, rt, comm, info, req) &
+        bind(C, name="mpia_f_alltoall_init")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int), value :: sc, st, rc, rt, comm, info
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_alltoall(sb, sc, st, rb, rc, rt, comm) bind(C, name="mpia_f_alltoall")
+      import :: c_int
+      type(*), dimension(..) :: sb, rb
+      integer(c_int), value :: sc, st, rc, rt, comm
+    end function
+    integer(c_int) function c_alltoallv_init(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, req) &
+        bind(C, name="mpia_f_alltoallv_init")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt, comm, info
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm) &
+        bind(C, name="mpia_f_alltoallv")
+      import :: c_int
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt, comm
+    end function
+    integer(c_int) function c_neighbor_alltoall_init(sb, sc, st, rb, rc, rt, comm, info, req) &
+        bind(C, name="mpia_f_neighbor_alltoall_init")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int), value :: sc, st, rc, rt, comm, info
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_neighbor_alltoall(sb, sc, st, rb, rc, rt, comm) &
+        bind(C, name="mpia_f_neighbor_alltoall")
+      import :: c_int
+      type(*), dimension(..) :: sb, rb
+      integer(c_int), value :: sc, st, rc, rt, comm
+    end function
+    integer(c_int) function c_neighbor_alltoallv_init(sb, scs, sds, st, rb, rcs, rds, rt, comm, &
+        info, req) bind(C, name="mpia_f_neighbor_alltoallv_init")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt, comm, info
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm) &
+        bind(C, name="mpia_f_neighbor_alltoallv")
+      import :: c_int
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt, comm
+    end function
+    integer(c_int) function c_start(req) bind(C, name="mpia_f_start")
+      import :: c_int, MPIX_Request
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_startall(n, reqs) bind(C, name="mpia_f_startall")
+      import :: c_int, MPIX_Request
+      integer(c_int), value :: n
+      type(MPIX_Request) :: reqs(*)
+    end function
+    integer(c_int) function c_wait(req, fstatus) bind(C, name="mpia_f_wait")
+      import :: c_int, c_ptr, MPIX_Request
+      type(MPIX_Request) :: req
+      type(c_ptr), value :: fstatus
+    end function
+    integer(c_int) function c_test(req, flag, fstatus) bind(C, name="mpia_f_test")
+      import :: c_int, c_ptr, MPIX_Request
+      type(MPIX_Request) :: req
+      integer(c_int) :: flag
+      type(c_ptr), value :: fstatus
+    end function
+    integer(c_int) function c_waitall(n, reqs, fstatuses) bind(C, name="mpia_f_waitall")
+      import :: c_int, c_ptr, MPIX_Request
+      integer(c_int), value :: n
+      type(MPIX_Request) :: reqs(*)
+      type(c_ptr), value :: fstatuses
+    end function
+    integer(c_int) function c_request_free(req) bind(C, name="mpia_f_request_free")
+      import :: c_int, MPIX_Request
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_request_get_algorithm(req, name, len, resultlen) &
+        bind(C, name="mpia_f_request_get_algorithm")
+      import :: c_int, c_char, MPIX_Request
+      type(MPIX_Request), value :: req
+      character(kind=c_char) :: name(*)
+      integer(c_int), value :: len
+      integer(c_int) :: resultlen
+    end function
+    integer(c_int) function c_algorithm_get(coll, index, name, name_len, desc, desc_len) &
+        bind(C, name="mpia_f_algorithm_get")
+      import :: c_int, c_char
+      character(kind=c_char) :: coll(*), name(*), desc(*)
+      integer(c_int), value :: index, name_len, desc_len
+    end function
+    integer(c_int) function c_request_get_traffic(req, m, b, im, ib) &
+        bind(C, name="mpia_f_request_get_traffic")
+      import :: c_int, MPIX_Request, MPI_COUNT_KIND
+      type(MPIX_Request), value :: req
+      integer(MPI_COUNT_KIND) :: m, b, im, ib
+    end function
+    integer(c_int) function c_comm_locality(comm, node, nnodes, local_rank, local_size) &
+        bind(C, name="mpia_f_comm_locality")
+      import :: c_int
+      integer(c_int), value :: comm
+      integer(c_int) :: node, nnodes, local_rank, local_size
+    end function
+    integer(c_int) function c_comm_rank_locality(comm, rank, node, local_rank, package, numa) &
+        bind(C, name="mpia_f_comm_rank_locality")
+      import :: c_int
+      integer(c_int), value :: comm, rank
+      integer(c_int) :: node, local_rank, package, numa
+    end function
+    integer(c_int) function c_comm_locality_split(comm, kind, newcomm) &
+        bind(C, name="mpia_f_comm_locality_split")
+      import :: c_int
+      integer(c_int), value :: comm, kind
+      integer(c_int) :: newcomm
+    end function
+    integer(c_int) function c_comm_set_algorithm(comm, coll, sel) &
+        bind(C, name="mpia_f_comm_set_algorithm")
+      import :: c_int, c_char
+      integer(c_int), value :: comm
+      character(kind=c_char) :: coll(*), sel(*)
+    end function
+  end interface
+
+contains
+
+  logical function request_eq(a, b)
+    type(MPIX_Request), intent(in) :: a, b
+    request_eq = c_associated(a%handle, b%handle) .or. &
+                 (.not. c_associated(a%handle) .and. .not. c_associated(b%handle))
+  end function
+  logical function request_ne(a, b)
+    type(MPIX_Request), intent(in) :: a, b
+    request_ne = .not. request_eq(a, b)
+  end function
+
+  ! The C side recognises MPI_IN_PLACE by the address of mpi_f08's MPI_IN_PLACE.
+  subroutine register()
+    if (.not. registered) then
+      call c_register_in_place(MPI_IN_PLACE)
+      registered = .true.
+    end if
+  end subroutine
+
+  subroutine to_status(f, status)
+    integer(c_int), intent(in) :: f(3)
+    type(MPI_Status), intent(out) :: status
+    status%MPI_SOURCE = f(1)
+    status%MPI_TAG = f(2)
+    status%MPI_ERROR = f(3)
+  end subroutine
+
+  subroutine set(ierror, rc)
+    integer, optional, intent(out) :: ierror
+    integer(c_int), intent(in) :: rc
+    if (present(ierror)) ierror = int(rc)
+  end subroutine
+
+  function cstr(s) result(c)
+    character(len=*), intent(in) :: s
+    character(kind=c_char) :: c(len_trim(s) + 1)
+    integer :: i
+    do i = 1, len_trim(s)
+      c(i) = s(i:i)
+    end do
+    c(len_trim(s) + 1) = c_null_char
+  end function
+
+  subroutine MPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+                                info, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcount, recvcount
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPI_Info), intent(in) :: info
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_alltoall_init(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
+                                     recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+    type(*), dimension(..), intent(in) :: sendbuf
+    type(*), dimension(..) :: recvbuf
+    integer, intent(in) :: sendcount, recvcount
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_alltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
+                                recvtype%MPI_VAL, comm%MPI_VAL))
+  end subroutine
+
+  subroutine MPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+                                 rdispls, recvtype, comm, info, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPI_Info), intent(in) :: info
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
+                                      recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, &
+                                      info%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+                            recvtype, comm, ierror)
+    type(*), dimension(..), intent(in) :: sendbuf
+    type(*), dimension(..) :: recvbuf
+    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
+                                 recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+                                         recvtype, comm, info, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcount, recvcount
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPI_Info), intent(in) :: info
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoall_init(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, &
+                                              recvcount, recvtype%MPI_VAL, comm%MPI_VAL, &
+                                              info%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+                                    comm, ierror)
+    type(*), dimension(..), intent(in) :: sendbuf
+    type(*), dimension(..) :: recvbuf
+    integer, intent(in) :: sendcount, recvcount
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
+                                         recvtype%MPI_VAL, comm%MPI_VAL))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+                                          recvcounts, rdispls, recvtype, comm, info, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPI_Info), intent(in) :: info
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, &
+                                               recvbuf, recvcounts, rdispls, recvtype%MPI_VAL, &
+                                               comm%MPI_VAL, info%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+                                     rdispls, recvtype, comm, ierror)
+    type(*), dimension(..), intent(in) :: sendbuf
+    type(*), dimension(..) :: recvbuf
+    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
+                                          recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL))
+  end subroutine
+
+  subroutine MPIX_Start(request, ierror)
+    type(MPIX_Request), intent(inout) :: request
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_start(request))
+  end subroutine
+
+  subroutine MPIX_Startall(count, requests, ierror)
+    integer, intent(in) :: count
+    type(MPIX_Request), intent(inout) :: requests(count)
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_startall(count, requests))
+  end subroutine
+
+  subroutine MPIX_Wait(request, status, ierror)
+    type(MPIX_Request), intent(inout) :: request
+    type(MPI_Status), optional, intent(out) :: status
+    integer, optional, intent(out) :: ierror
+    integer(c_int), target :: f(3)
+    integer(c_int) :: rc
+    if (present(status)) then
+      rc = c_wait(request, c_loc(f))
+      call to_status(f, status)
+    else
+      rc = c_wait(request, c_null_ptr)
+    end if
+    call set(ierror, rc)
+  end subroutine
+
+  subroutine MPIX_Test(request, flag, status, ierror)
+    type(MPIX_Request), intent(inout) :: request
+    logical, intent(out) :: flag
+    type(MPI_Status), optional, intent(out) :: status
+    integer, optional, intent(out) :: ierror
+    integer(c_int), target :: f(3)
+    integer(c_int) :: rc, cflag
+    cflag = 0
+    if (present(status)) then
+      rc = c_test(request, cflag, c_loc(f))
+      if (cflag /= 0) call to_status(f, status)
+    else
+      rc = c_test(request, cflag, c_null_ptr)
+    end if
+    flag = cflag /= 0
+    call set(ierror, rc)
+  end subroutine
+
+  subroutine MPIX_Waitall(count, requests, statuses, ierror)
+    integer, intent(in) :: count
+    type(MPIX_Request), intent(inout) :: requests(count)
+    type(MPI_Status), optional, intent(out) :: statuses(*)
+    integer, optional, intent(out) :: ierror
+    integer(c_int), allocatable, target :: f(:, :)
+    integer(c_int) :: rc
+    integer :: i
+    if (present(statuses) .and. count > 0) then
+      allocate (f(3, count))
+      rc = c_waitall(count, requests, c_loc(f))
+      do i = 1, count
+        call to_status(f(:, i), statuses(i))
+      end do
+    else
+      rc = c_waitall(count, requests, c_null_ptr)
+    end if
+    call set(ierror, rc)
+  end subroutine
+
+  subroutine MPIX_Request_free(request, ierror)
+    type(MPIX_Request), intent(inout) :: request
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_request_free(request))
+  end subroutine
+
+  subroutine MPIX_Request_get_algorithm(request, name, resultlen, ierror)
+    type(MPIX_Request), intent(in) :: request
+    character(len=*), intent(out) :: name
+    integer, intent(out) :: resultlen
+    integer, optional, intent(out) :: ierror
+    character(kind=c_char) :: buf(MPIX_MAX_ALGORITHM_STRING)
+    integer(c_int) :: rc, n
+    integer :: i
+    n = 0
+    rc = c_request_get_algorithm(request, buf, int(MPIX_MAX_ALGORITHM_STRING, c_int), n)
+    name = ""
+    if (rc == MPI_SUCCESS) then
+      do i = 1, min(int(n), len(name))
+        name(i:i) = buf(i)
+      end do
+    end if
+    resultlen = int(n)
+    call set(ierror, rc)
+  end subroutine
+
+  subroutine MPIX_Algorithm_get(collective, index, name, description, ierror)
+    character(len=*), intent(in) :: collective
+    integer, intent(in) :: index
+    character(len=*), intent(out) :: name, description
+    integer, optional, intent(out) :: ierror
+    character(kind=c_char) :: n(len(name)), d(len(description))
+    integer :: i
+    integer(c_int) :: rc
+    rc = c_algorithm_get(cstr(collective), index, n, len(name), d, len(description))
+    name = ""
+    description = ""
+    if (rc == MPI_SUCCESS) then
+      do i = 1, len(name)
+        name(i:i) = n(i)
+      end do
+      do i = 1, len(description)
+        description(i:i) = d(i)
+      end do
+    end if
+    call set(ierror, rc)
+  end subroutine
+
+  subroutine MPIX_Request_get_traffic(request, messages, bytes, internode_messages, &
+                                      internode_bytes, ierror)
+    type(MPIX_Request), intent(in) :: request
+    integer(MPI_COUNT_KIND), intent(out) :: messages, bytes, internode_messages, internode_bytes
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_request_get_traffic(request, messages, bytes, internode_messages, &
+                                           internode_bytes))
+  end subroutine
+
+  subroutine MPIX_Comm_locality(comm, node, nnodes, local_rank, local_size, ierror)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(out) :: node, nnodes, local_rank, local_size
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_comm_locality(comm%MPI_VAL, node, nnodes, local_rank, local_size))
+  end subroutine
+
+  subroutine MPIX_Comm_rank_locality(comm, rank, node, local_rank, package, numa, ierror)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: rank
+    integer, intent(out) :: node, local_rank, package, numa
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_comm_rank_locality(comm%MPI_VAL, rank, node, local_rank, package, numa))
+  end subroutine
+
+  subroutine MPIX_Comm_locality_split(comm, kind, newcomm, ierror)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: kind
+    type(MPI_Comm), intent(out) :: newcomm
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: f
+    f = 0
+    call set(ierror, c_comm_locality_split(comm%MPI_VAL, kind, f))
+    newcomm%MPI_VAL = f
+  end subroutine
+
+  subroutine MPIX_Comm_set_algorithm(comm, collective, selection, ierror)
+    type(MPI_Comm), intent(in) :: comm
+    character(len=*), intent(in) :: collective, selection
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_comm_set_algorithm(comm%MPI_VAL, cstr(collective), cstr(selection)))
+  end subroutine
+
+end module mpi_advance

@@ -1,0 +1,192 @@
+/* The C side of the Fortran module mpi_advance (mpi_advance.F90): bind(C) entry points that take
+ * the Fortran handles (MPI_Fint: the MPI_VAL of mpi_f08's handle types) and choice buffers as C
+ * descriptors (type(*), dimension(..): ISO_Fortran_binding.h), convert them (MPI_Comm_f2c,
+ * MPI_Type_f2c, MPI_Info_f2c; the Fortran MPI_IN_PLACE by its address, registered by the module)
+ * and call the C API. Every function returns the MPI error code (the communicator's error
+ * handler has run, as in C). A non-contiguous buffer is MPI_ERR_BUFFER: a persistent request
+ * keeps the address, which a compiler's contiguous temporary would not outlive. */
+#include <ISO_Fortran_binding.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_advance.h"
+
+static const void* fortran_in_place;
+
+void mpia_f_register_in_place(CFI_cdesc_t* in_place) { fortran_in_place = in_place->base_addr; }
+
+/* The C address of a Fortran choice buffer: MPI_IN_PLACE, or the base of a contiguous array. */
+static int address(const CFI_cdesc_t* d, MPI_Comm comm, void** out) {
+  if (fortran_in_place && d->base_addr == fortran_in_place) {
+    *out = MPI_IN_PLACE;
+    return MPI_SUCCESS;
+  }
+  if (d->rank > 0 && !CFI_is_contiguous(d)) {
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, MPI_ERR_BUFFER);
+    return MPI_ERR_BUFFER;
+  }
+  *out = d->base_addr;
+  return MPI_SUCCESS;
+}
+
+#define BUFFERS(sb, rb, comm)                                     \
+  void *s_, *r_;                                                  \
+  int rc_ = address(sb, comm, &s_);                               \
+  if (rc_ == MPI_SUCCESS) rc_ = address(rb, comm, &r_);           \
+  if (rc_ != MPI_SUCCESS) return rc_;
+
+int mpia_f_alltoall_init(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
+                         MPI_Fint rt, MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Alltoall_init(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c,
+                            MPI_Info_f2c(info), req);
+}
+
+int mpia_f_alltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc, MPI_Fint rt,
+                    MPI_Fint comm) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Alltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c);
+}
+
+int mpia_f_alltoallv_init(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
+                          CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
+                          MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Alltoallv_init(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c,
+                             MPI_Info_f2c(info), req);
+}
+
+int mpia_f_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
+                     CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
+                     MPI_Fint comm) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c);
+}
+
+int mpia_f_neighbor_alltoall_init(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
+                                  MPI_Fint rt, MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Neighbor_alltoall_init(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c,
+                                     MPI_Info_f2c(info), req);
+}
+
+int mpia_f_neighbor_alltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
+                             MPI_Fint rt, MPI_Fint comm) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Neighbor_alltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c);
+}
+
+int mpia_f_neighbor_alltoallv_init(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
+                                   CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
+                                   MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Neighbor_alltoallv_init(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds,
+                                      MPI_Type_f2c(rt), c, MPI_Info_f2c(info), req);
+}
+
+int mpia_f_neighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
+                              CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
+                              MPI_Fint comm) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Neighbor_alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt),
+                                 c);
+}
+
+int mpia_f_start(MPIX_Request* r) { return MPIX_Start(r); }
+int mpia_f_startall(int n, MPIX_Request* rs) { return MPIX_Startall(n, rs); }
+
+/* Statuses go back as (MPI_SOURCE, MPI_TAG, MPI_ERROR) triples, which the module copies into
+ * type(MPI_Status) (mpi_f08's public components; MPI_Status_f2f08 is not in Open MPI 4.1). A
+ * request's status is empty: MPI_ANY_SOURCE, MPI_ANY_TAG, its error code. NULL: ignored. */
+static void triple(const MPI_Status* s, int* out) {
+  out[0] = s->MPI_SOURCE;
+  out[1] = s->MPI_TAG;
+  out[2] = s->MPI_ERROR;
+}
+
+int mpia_f_wait(MPIX_Request* r, int* status) {
+  MPI_Status s;
+  const int rc = MPIX_Wait(r, status ? &s : MPI_STATUS_IGNORE);
+  if (status) triple(&s, status);
+  return rc;
+}
+
+int mpia_f_test(MPIX_Request* r, int* flag, int* status) {
+  MPI_Status s;
+  const int rc = MPIX_Test(r, flag, status ? &s : MPI_STATUS_IGNORE);
+  if (status && *flag) triple(&s, status);
+  return rc;
+}
+
+int mpia_f_waitall(int n, MPIX_Request* rs, int* statuses) {
+  if (!statuses || n <= 0) return MPIX_Waitall(n, rs, MPI_STATUSES_IGNORE);
+  MPI_Status* s = (MPI_Status*)malloc(sizeof(MPI_Status) * (size_t)n);
+  if (!s) return MPIX_Waitall(n, rs, MPI_STATUSES_IGNORE);
+  const int rc = MPIX_Waitall(n, rs, s);
+  for (int i = 0; i < n; ++i) triple(&s[i], statuses + 3 * (size_t)i);
+  free(s);
+  return rc;
+}
+
+int mpia_f_request_free(MPIX_Request* r) { return MPIX_Request_free(r); }
+
+/* Character results: copied into the Fortran buffer (len bytes), blank-padded. */
+static void to_fortran(const char* from, char* to, int len) {
+  int n = from ? (int)strlen(from) : 0;
+  if (n > len) n = len;
+  if (n > 0) memcpy(to, from, (size_t)n);
+  if (len > n) memset(to + n, ' ', (size_t)(len - n));
+}
+
+int mpia_f_request_get_algorithm(MPIX_Request r, char* name, int len, int* resultlen) {
+  char buf[MPIX_MAX_ALGORITHM_STRING];
+  const int rc = MPIX_Request_get_algorithm(r, buf, resultlen);
+  if (rc == MPI_SUCCESS) to_fortran(buf, name, len);
+  return rc;
+}
+
+int mpia_f_algorithm_get(const char* collective, int index, char* name, int name_len,
+                         char* description, int description_len) {
+  const char *n = NULL, *d = NULL;
+  const int rc = MPIX_Algorithm_get(collective, index, &n, &d);
+  if (rc == MPI_SUCCESS) {
+    to_fortran(n, name, name_len);
+    to_fortran(d, description, description_len);
+  }
+  return rc;
+}
+
+int mpia_f_request_get_traffic(MPIX_Request r, MPI_Count* messages, MPI_Count* bytes,
+                               MPI_Count* internode_messages, MPI_Count* internode_bytes) {
+  return MPIX_Request_get_traffic(r, messages, bytes, internode_messages, internode_bytes);
+}
+
+int mpia_f_comm_locality(MPI_Fint comm, int* node, int* nnodes, int* local_rank,
+                         int* local_size) {
+  return MPIX_Comm_locality(MPI_Comm_f2c(comm), node, nnodes, local_rank, local_size);
+}
+
+int mpia_f_comm_rank_locality(MPI_Fint comm, int rank, int* node, int* local_rank,
+                              int* package, int* numa) {
+  return MPIX_Comm_rank_locality(MPI_Comm_f2c(comm), rank, node, local_rank, package, numa);
+}
+
+int mpia_f_comm_locality_split(MPI_Fint comm, int kind, MPI_Fint* newcomm) {
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = MPIX_Comm_locality_split(MPI_Comm_f2c(comm), kind, &c);
+  *newcomm = MPI_Comm_c2f(c);
+  return rc;
+}
+
+int mpia_f_comm_set_algorithm(MPI_Fint comm, const char* collective, const char* selection) {
+  return MPIX_Comm_set_algorithm(MPI_Comm_f2c(comm), collective, selection);
+}
