@@ -4,8 +4,10 @@
 ! (type(MPI_Comm), type(MPI_Datatype), type(MPI_Info), type(MPI_Status)), a type(MPIX_Request),
 ! choice buffers as assumed-rank `type(*), dimension(..)` (contiguous: a non-contiguous buffer is
 ! MPI_ERR_BUFFER, since a persistent request keeps the address), MPI_IN_PLACE, and mpi_f08's
-! optional `ierror`. Statuses are optional arguments (leave them out to ignore them). Strings
-! are Fortran character variables. The C side is mpia_fortran_glue.c.
+! optional `ierror`. Statuses are optional arguments: leave them out, or pass mpi_f08's
+! MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE (recognised by address, never written). A status
+! returned is empty, as in C: MPI_ANY_SOURCE, MPI_ANY_TAG, the request's error, count 0, not
+! cancelled. Strings are Fortran character variables. The C side is mpia_fortran_glue.c.
 module mpi_advance
   use, intrinsic :: iso_c_binding
   use mpi_f08
@@ -47,6 +49,10 @@ module mpi_advance
     subroutine c_register_in_place(in_place) bind(C, name="mpia_f_register_in_place")
       type(*), dimension(..) :: in_place
     end subroutine
+    type(c_ptr) function c_address(x) bind(C, name="mpia_f_address")
+      import :: c_ptr
+      type(*), dimension(..) :: x
+    end function
     integer(c_int) function c_alltoall_init(sb, sc, st, rb, rc, rt, comm, info, req) &
         bind(C, name="mpia_f_alltoall_init")
       import :: c_int, MPIX_Request
@@ -198,9 +204,22 @@ contains
     end if
   end subroutine
 
+  ! Whether a status argument is to be written: present and not mpi_f08's MPI_STATUS_IGNORE
+  ! (MPI_STATUSES_IGNORE for an array, given by its first element).
+  logical function wanted(status, ignore)
+    type(MPI_Status), optional :: status
+    type(MPI_Status) :: ignore(..)
+    wanted = .false.
+    if (present(status)) wanted = .not. c_associated(c_address(status), c_address(ignore))
+  end function
+
+  ! An empty status (the C side's MPI_SOURCE, MPI_TAG, MPI_ERROR; count 0, not cancelled),
+  ! through mpi_f08 itself: the hidden fields' layout differs between MPIs.
   subroutine to_status(f, status)
     integer(c_int), intent(in) :: f(3)
-    type(MPI_Status), intent(out) :: status
+    type(MPI_Status) :: status
+    call MPI_Status_set_elements(status, MPI_BYTE, 0)
+    call MPI_Status_set_cancelled(status, .false.)
     status%MPI_SOURCE = f(1)
     status%MPI_TAG = f(2)
     status%MPI_ERROR = f(3)
@@ -351,11 +370,11 @@ contains
 
   subroutine MPIX_Wait(request, status, ierror)
     type(MPIX_Request), intent(inout) :: request
-    type(MPI_Status), optional, intent(out) :: status
+    type(MPI_Status), optional :: status
     integer, optional, intent(out) :: ierror
     integer(c_int), target :: f(3)
     integer(c_int) :: rc
-    if (present(status)) then
+    if (wanted(status, MPI_STATUS_IGNORE)) then
       rc = c_wait(request, c_loc(f))
       call to_status(f, status)
     else
@@ -367,12 +386,12 @@ contains
   subroutine MPIX_Test(request, flag, status, ierror)
     type(MPIX_Request), intent(inout) :: request
     logical, intent(out) :: flag
-    type(MPI_Status), optional, intent(out) :: status
+    type(MPI_Status), optional :: status
     integer, optional, intent(out) :: ierror
     integer(c_int), target :: f(3)
     integer(c_int) :: rc, cflag
     cflag = 0
-    if (present(status)) then
+    if (wanted(status, MPI_STATUS_IGNORE)) then
       rc = c_test(request, cflag, c_loc(f))
       if (cflag /= 0) call to_status(f, status)
     else
@@ -385,12 +404,15 @@ contains
   subroutine MPIX_Waitall(count, requests, statuses, ierror)
     integer, intent(in) :: count
     type(MPIX_Request), intent(inout) :: requests(count)
-    type(MPI_Status), optional, intent(out) :: statuses(*)
+    type(MPI_Status), optional :: statuses(*)
     integer, optional, intent(out) :: ierror
     integer(c_int), allocatable, target :: f(:, :)
     integer(c_int) :: rc
     integer :: i
-    if (present(statuses) .and. count > 0) then
+    logical :: want
+    want = .false.
+    if (present(statuses) .and. count > 0) want = wanted(statuses(1), MPI_STATUSES_IGNORE)
+    if (want) then
       allocate (f(3, count))
       rc = c_waitall(count, requests, c_loc(f))
       do i = 1, count

@@ -16,6 +16,9 @@ static const void* fortran_in_place;
 
 void mpia_f_register_in_place(CFI_cdesc_t* in_place) { fortran_in_place = in_place->base_addr; }
 
+/* The address of any Fortran argument (the module compares statuses with MPI_STATUS_IGNORE). */
+void* mpia_f_address(CFI_cdesc_t* x) { return x->base_addr; }
+
 /* The C address of a Fortran choice buffer: MPI_IN_PLACE, or the base of a contiguous array. */
 static int address(const CFI_cdesc_t* d, MPI_Comm comm, void** out) {
   if (fortran_in_place && d->base_addr == fortran_in_place) {
@@ -105,8 +108,9 @@ int mpia_f_start(MPIX_Request* r) { return MPIX_Start(r); }
 int mpia_f_startall(int n, MPIX_Request* rs) { return MPIX_Startall(n, rs); }
 
 /* Statuses go back as (MPI_SOURCE, MPI_TAG, MPI_ERROR) triples, which the module copies into
- * type(MPI_Status) (mpi_f08's public components; MPI_Status_f2f08 is not in Open MPI 4.1). A
- * request's status is empty: MPI_ANY_SOURCE, MPI_ANY_TAG, its error code. NULL: ignored. */
+ * type(MPI_Status) (mpi_f08's public components; MPI_Status_f2f08 is not in Open MPI 4.1) and
+ * completes with MPI_Status_set_elements(0) / MPI_Status_set_cancelled(.false.): a request's
+ * status is empty (MPI_ANY_SOURCE, MPI_ANY_TAG, its error code). NULL: ignored. */
 static void triple(const MPI_Status* s, int* out) {
   out[0] = s->MPI_SOURCE;
   out[1] = s->MPI_TAG;
@@ -128,11 +132,25 @@ int mpia_f_test(MPIX_Request* r, int* flag, int* status) {
 }
 
 int mpia_f_waitall(int n, MPIX_Request* rs, int* statuses) {
-  if (!statuses || n <= 0) return MPIX_Waitall(n, rs, MPI_STATUSES_IGNORE);
-  MPI_Status* s = (MPI_Status*)malloc(sizeof(MPI_Status) * (size_t)n);
-  if (!s) return MPIX_Waitall(n, rs, MPI_STATUSES_IGNORE);
-  const int rc = MPIX_Waitall(n, rs, s);
-  for (int i = 0; i < n; ++i) triple(&s[i], statuses + 3 * (size_t)i);
+  MPI_Status* s = NULL;
+  if (statuses && n > 0) {
+    s = (MPI_Status*)malloc(sizeof(MPI_Status) * (size_t)n);
+    if (!s) {
+      MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_NO_MEM);
+      return MPI_ERR_NO_MEM;
+    }
+  }
+  /* MPICH's MPI_STATUSES_IGNORE is (MPI_Status*)1, which GCC reads as a zero-size array. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+  const int rc = MPIX_Waitall(n, rs, s ? s : MPI_STATUSES_IGNORE);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+  if (s)
+    for (int i = 0; i < n; ++i) triple(&s[i], statuses + 3 * (size_t)i);
   free(s);
   return rc;
 }

@@ -1,8 +1,11 @@
 ! The Fortran module mpi_advance against mpi_f08's own collectives, on every rank, element by
-! element: persistent MPIX_Alltoall_init (and MPI_IN_PLACE), MPIX_Alltoallv_init (uneven counts
-! with zeros, gaps), MPIX_Neighbor_alltoallv_init on a periodic ring, each started 3 times with
-! changed data; blocking MPIX_Alltoallv; MPIX_Waitall/Test with statuses; the optional ierror
-! present and absent; the query functions. All ranks fail if one does.
+! element: persistent MPIX_Alltoall_init (with an info selection, and MPI_IN_PLACE under the
+! communicator's selection), MPIX_Alltoallv_init (uneven counts with zeros, gaps),
+! MPIX_Neighbor_alltoallv_init and MPIX_Neighbor_alltoall_init on a ring, each started 3 times
+! with changed data; the blocking calls; MPIX_Wait/Test/Waitall with statuses (empty: count 0)
+! and with MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE; the optional ierror present and absent; a
+! non-contiguous buffer (MPI_ERR_BUFFER); the query and locality functions. All ranks fail if
+! one does.
 program test_module
   use mpi_f08
   use mpi_advance
@@ -10,16 +13,18 @@ program test_module
   integer :: rank, P, errors, total, iter, i, j, k, ierr, n
   integer, parameter :: B = 3
   integer, allocatable, asynchronous :: sbuf(:), rbuf(:)
-  integer, allocatable :: want(:), sc(:), sd(:), rc(:), rd(:)
+  integer, allocatable :: want(:), sc(:), sd(:), rc(:), rd(:), nwant(:)
+  integer, allocatable, asynchronous :: nr(:)
   type(MPIX_Request) :: req, reqs(2)
   type(MPI_Status) :: status, statuses(2)
-  type(MPI_Comm) :: ring
+  type(MPI_Comm) :: ring, nodecomm
+  type(MPI_Info) :: info
   character(len=MPIX_MAX_ALGORITHM_STRING) :: name
   character(len=64) :: aname
   character(len=512) :: adesc
   integer(MPI_COUNT_KIND) :: msgs, bytes, imsgs, ibytes
   logical :: flag
-  integer :: node, nnodes, lrank, lsize
+  integer :: node, nnodes, lrank, lsize, node2, lrank2, pkg, numa
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -28,31 +33,50 @@ program test_module
 
   ! --- persistent alltoall, then in place ---
   allocate (sbuf(B*P), rbuf(B*P), want(B*P))
+  call MPI_Info_create(info)
+  call MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, "pairwise")
   call MPIX_Alltoall_init(sbuf, B, MPI_INTEGER, rbuf, B, MPI_INTEGER, MPI_COMM_WORLD, &
-                          MPI_INFO_NULL, req, ierr)
+                          info, req, ierr)
   call check(ierr == MPI_SUCCESS, "MPIX_Alltoall_init ierror")
+  call MPI_Info_free(info)
   do iter = 1, 3
     call fill(sbuf, B)
     rbuf = -1
+    call poison(status)
     call MPIX_Start(req)
     call MPIX_Wait(req, status, ierr)
     call check(ierr == MPI_SUCCESS, "MPIX_Wait ierror")
+    call check_status(status, "MPIX_Wait status")
     call MPI_Alltoall(sbuf, B, MPI_INTEGER, want, B, MPI_INTEGER, MPI_COMM_WORLD)
     call check(all(rbuf == want), "persistent alltoall")
+    rbuf = -1
+    call MPIX_Alltoall(sbuf, B, MPI_INTEGER, rbuf, B, MPI_INTEGER, MPI_COMM_WORLD)
+    call check(all(rbuf == want), "blocking alltoall")
   end do
   call MPIX_Request_get_algorithm(req, name, n)
-  call check(n > 0 .and. len_trim(name) == n, "MPIX_Request_get_algorithm")
+  call check(n > 0 .and. len_trim(name) == n .and. name(1:min(n, 8)) == "pairwise", &
+             "MPIX_Request_get_algorithm: the info's selection")
   call MPIX_Request_get_traffic(req, msgs, bytes, imsgs, ibytes)
   call check(msgs >= 0 .and. bytes >= 0, "MPIX_Request_get_traffic")
   call MPIX_Request_free(req)
   call check(req == MPIX_REQUEST_NULL, "MPIX_Request_free sets MPIX_REQUEST_NULL")
+  call MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", "linear", ierr)
+  call check(ierr == MPI_SUCCESS, "MPIX_Comm_set_algorithm")
   call MPIX_Alltoall_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, B, MPI_INTEGER, &
                           MPI_COMM_WORLD, MPI_INFO_NULL, req)
+  call MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", "")
+  call MPIX_Request_get_algorithm(req, name, n, ierr)
+  call check(ierr == MPI_SUCCESS .and. name == "linear" .and. n == 6, &
+             "MPIX_Request_get_algorithm: the communicator's selection")
   do iter = 1, 3
     call fill(rbuf, B)
     call MPI_Alltoall(rbuf, B, MPI_INTEGER, want, B, MPI_INTEGER, MPI_COMM_WORLD)
     call MPIX_Start(req, ierr)
-    call MPIX_Wait(req)
+    if (iter == 2) then
+      call MPIX_Wait(req, MPI_STATUS_IGNORE)
+    else
+      call MPIX_Wait(req)
+    end if
     call check(all(rbuf == want), "persistent alltoall in place")
   end do
   call MPIX_Request_free(req)
@@ -79,9 +103,15 @@ program test_module
     want = -7
     call MPIX_Startall(1, reqs(1:1))
     flag = .false.
+    call poison(status)
     do while (.not. flag)
-      call MPIX_Test(reqs(1), flag, status)
+      if (iter == 2) then
+        call MPIX_Test(reqs(1), flag, MPI_STATUS_IGNORE)
+      else
+        call MPIX_Test(reqs(1), flag, status)
+      end if
     end do
+    if (iter /= 2) call check_status(status, "MPIX_Test status")
     call MPI_Alltoallv(sbuf, sc, sd, MPI_INTEGER, want, rc, rd, MPI_INTEGER, MPI_COMM_WORLD)
     call check(all(rbuf == want), "persistent alltoallv")
     rbuf = -7
@@ -99,34 +129,68 @@ program test_module
   sd(1:2) = [0, 2]
   rc(1:2) = [2, 1]
   rd(1:2) = [3, 0]
-  allocate (sbuf(4), rbuf(6), want(6))
+  allocate (sbuf(4), rbuf(6), want(6), nr(2), nwant(2))
   call MPIX_Neighbor_alltoallv_init(sbuf, sc, sd, MPI_INTEGER, rbuf, rc, rd, MPI_INTEGER, ring, &
                                     MPI_INFO_NULL, reqs(1), ierr)
-  call MPIX_Neighbor_alltoall_init(sbuf, 1, MPI_INTEGER, want, 1, MPI_INTEGER, ring, &
-                                   MPI_INFO_NULL, reqs(2), ierr)
-  call MPIX_Request_free(reqs(2))
+  call check(ierr == MPI_SUCCESS, "MPIX_Neighbor_alltoallv_init ierror")
+  call MPIX_Neighbor_alltoall_init(sbuf, 1, MPI_INTEGER, nr, 1, MPI_INTEGER, ring, &
+                                   MPI_INFO_NULL, reqs(2))
   do iter = 1, 3
     call fill(sbuf, 1)
     rbuf = -7
     want = -7
-    call MPIX_Start(reqs(1))
-    call MPIX_Waitall(1, reqs(1:1), statuses(1:1), ierr)
+    nr = -7
+    nwant = -7
+    call poison(statuses(1))
+    call poison(statuses(2))
+    call MPIX_Startall(2, reqs)
+    if (iter == 2) then
+      call MPIX_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+    else
+      call MPIX_Waitall(2, reqs, statuses, ierr)
+      call check_status(statuses(1), "MPIX_Waitall statuses(1)")
+      call check_status(statuses(2), "MPIX_Waitall statuses(2)")
+    end if
     call check(ierr == MPI_SUCCESS, "MPIX_Waitall ierror")
     call MPI_Neighbor_alltoallv(sbuf, sc(1:2), sd(1:2), MPI_INTEGER, want, rc(1:2), rd(1:2), &
                                 MPI_INTEGER, ring)
     call check(all(rbuf == want), "persistent neighbor alltoallv")
+    call MPI_Neighbor_alltoall(sbuf, 1, MPI_INTEGER, nwant, 1, MPI_INTEGER, ring)
+    call check(all(nr == nwant), "persistent neighbor alltoall")
+    rbuf = -7
+    nr = -7
+    call MPIX_Neighbor_alltoallv(sbuf, sc, sd, MPI_INTEGER, rbuf, rc, rd, MPI_INTEGER, ring, ierr)
+    call check(ierr == MPI_SUCCESS .and. all(rbuf == want), "blocking neighbor alltoallv")
+    call MPIX_Neighbor_alltoall(sbuf, 1, MPI_INTEGER, nr, 1, MPI_INTEGER, ring)
+    call check(all(nr == nwant), "blocking neighbor alltoall")
   end do
   call MPIX_Request_free(reqs(1))
+  call MPIX_Request_free(reqs(2), ierr)
+  call check(ierr == MPI_SUCCESS .and. reqs(2) == MPIX_REQUEST_NULL, "MPIX_Request_free")
   call MPI_Comm_free(ring)
+  deallocate (sbuf, rbuf, want, nr, nwant)
 
   ! --- queries and an error class ---
   call MPIX_Algorithm_get("alltoall", 0, aname, adesc, ierr)
   call check(ierr == MPI_SUCCESS .and. len_trim(aname) > 0, "MPIX_Algorithm_get")
   call MPIX_Comm_locality(MPI_COMM_WORLD, node, nnodes, lrank, lsize, ierr)
   call check(ierr == MPI_SUCCESS .and. nnodes >= 1 .and. lsize >= 1, "MPIX_Comm_locality")
+  call MPIX_Comm_rank_locality(MPI_COMM_WORLD, rank, node2, lrank2, pkg, numa, ierr)
+  call check(ierr == MPI_SUCCESS .and. node2 == node .and. lrank2 == lrank, &
+             "MPIX_Comm_rank_locality")
+  call MPIX_Comm_locality_split(MPI_COMM_WORLD, MPIX_LOCALITY_NODE, nodecomm, ierr)
+  call MPI_Comm_size(nodecomm, n)
+  call check(ierr == MPI_SUCCESS .and. n == lsize, "MPIX_Comm_locality_split")
+  call MPI_Comm_free(nodecomm)
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
   call MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", "no_such_algorithm", ierr)
-  call check(ierr /= MPI_SUCCESS, "MPIX_Comm_set_algorithm rejects an unknown algorithm")
+  call check(ierr == MPI_ERR_INFO_VALUE, "MPIX_Comm_set_algorithm rejects an unknown algorithm")
+  ! Every 2nd element: rejected on every rank before anything is sent.
+  allocate (sbuf(2*P), rbuf(P))
+  call MPIX_Alltoall(sbuf(1:2*P:2), 1, MPI_INTEGER, rbuf, 1, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  call check(ierr == MPI_ERR_BUFFER, "a non-contiguous buffer is MPI_ERR_BUFFER")
+  deallocate (sbuf, rbuf, sc, sd, rc, rd)
+  iter = 0
 
   call MPI_Allreduce(errors, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0) then
@@ -149,6 +213,28 @@ contains
     do x = 1, size(buf)
       buf(x) = rank*100003 + x*7 + iter*31 + stride
     end do
+  end subroutine
+
+  ! A status that an empty one cannot be mistaken for.
+  subroutine poison(st)
+    type(MPI_Status), intent(inout) :: st
+    st%MPI_SOURCE = 12345
+    st%MPI_TAG = 12345
+    st%MPI_ERROR = 12345
+    call MPI_Status_set_elements(st, MPI_INTEGER, 99)
+    call MPI_Status_set_cancelled(st, .true.)
+  end subroutine
+
+  ! The empty status of a completed collective request: count 0, not cancelled, no source.
+  subroutine check_status(st, what)
+    type(MPI_Status), intent(in) :: st
+    character(len=*), intent(in) :: what
+    integer :: cnt
+    logical :: cancelled
+    call MPI_Get_count(st, MPI_INTEGER, cnt)
+    call MPI_Test_cancelled(st, cancelled)
+    call check(st%MPI_SOURCE == MPI_ANY_SOURCE .and. st%MPI_TAG == MPI_ANY_TAG .and. &
+               st%MPI_ERROR == MPI_SUCCESS .and. cnt == 0 .and. .not. cancelled, what)
   end subroutine
 
   subroutine check(ok, what)

@@ -218,6 +218,8 @@ if [ -e "$libdir/libmpi_advance_fortran.so" ]; then
     cat "$tmp/fortran.log"
     fail "CMake Fortran consumer did not configure/build"
   fi
+  [ "$(pkg-config --variable=mpifort mpi_advance_fortran)" = "$MPIFC" ] ||
+    fail "pkg-config mpifort variable is '$(pkg-config --variable=mpifort mpi_advance_fortran)', want $MPIFC"
   # shellcheck disable=SC2046
   if "$MPIFC" -O2 -o "$pbuild/consumer_fortran" "$here/consumer_fortran/consumer.f90" \
        $(pkg-config --cflags --libs mpi_advance_fortran) "$rpath"; then
