@@ -54,13 +54,9 @@ PRELOAD="$(cd "$(dirname "$PRELOAD")" && pwd)/$(basename "$PRELOAD")"
 command -v "$MPIEXEC" >/dev/null || { echo "no launcher $MPIEXEC" >&2; exit 2; }
 
 # Open MPI in a container / on a small machine (values already set win); harmless for MPICH.
-export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
-export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
-export OMPI_MCA_rmaps_base_oversubscribe="${OMPI_MCA_rmaps_base_oversubscribe:-1}"
-export OMPI_MCA_mpi_yield_when_idle="${OMPI_MCA_mpi_yield_when_idle:-1}"
-export OMPI_MCA_hwloc_base_binding_policy="${OMPI_MCA_hwloc_base_binding_policy:-none}"
-export OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"
-export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+mpia_mpi_env
 
 if "$MPIEXEC" --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
   envflag() { printf -- '-x\n%s=%s\n' "$1" "$2"; }   # mpirun -x VAR=value
