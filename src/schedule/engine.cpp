@@ -71,6 +71,18 @@ MPI_Datatype packed_type(std::int64_t bytes, int& count, std::vector<MPI_Datatyp
   return whole;
 }
 
+// Whether a send of `bytes` is posted with MPI_Isend at each start (engine.hpp). Not under
+// SMPI, whose charge for the engine's persistent sends (smpi_charge.hpp) makes them cost what
+// MPI_Isend costs there already.
+bool posts_with_isend(std::int64_t bytes) {
+#if defined(SMPI_H)
+  (void)bytes;
+  return false;
+#else
+  return bytes <= kIsendBytes;
+#endif
+}
+
 bool stage_derived_receives() {
   static const bool on = [] {
     char text[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -291,7 +303,9 @@ void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRou
   MPI_Request& req = is_send ? round.send.back() : round.recv.back();
   Recipe& recipe = is_send ? round.send_recipe.back() : round.recv_recipe.back();
   recipe = Recipe{addr, count, type, t.peer};
-  if (is_send)
+  if (is_send && posts_with_isend(t.bytes()))
+    recipe.isend = true;  // req stays MPI_REQUEST_NULL: fill() posts it
+  else if (is_send)
     MPIA_CHECK(MPI_Send_init(addr, count, type, t.peer, tag_, comm_, &req));
   else
     MPIA_CHECK(MPI_Recv_init(addr, count, type, t.peer, tag_, comm_, &req));
@@ -410,9 +424,17 @@ void LoweredSchedule::fill(std::size_t slot) {
     // Receive first so that an eager message finds its buffer posted.
     for (std::size_t k : {std::size_t(1), std::size_t(0)}) {
       MPI_Request& q = window_[2 * slot + k];
+      const Recipe& c = k == 0 ? r.send_recipe[e] : r.recv_recipe[e];
+      if (k == 0 && c.isend) {
+        if (errors_->note(MPI_Isend(c.addr, c.count, c.type, c.peer, tag_, comm_, &q),
+                          "MPI_Isend"))
+          ++pending_[slot];
+        else
+          q = MPI_REQUEST_NULL;
+        continue;
+      }
       if (q == MPI_REQUEST_NULL) continue;
-      if (errors_->note(start_request(&q, k == 0, r.send_recipe[e].count, r.send_recipe[e].type),
-                        "MPI_Start"))
+      if (errors_->note(start_request(&q, k == 0, c.count, c.type), "MPI_Start"))
         ++pending_[slot];
       else
         q = MPI_REQUEST_NULL;
@@ -447,12 +469,12 @@ void LoweredSchedule::complete(int index) {
 void LoweredSchedule::finished(int index, int error) {
   if (error != MPI_SUCCESS) {
     errors_->note(error, "a transfer");
-    if (window_[std::size_t(index)] == MPI_REQUEST_NULL) {
-      const std::size_t slot = std::size_t(index) / 2, e = exchange_[slot];
-      const bool is_send = index % 2 == 0;
-      LoweredRound& r = rounds_[round_];
+    const std::size_t slot = std::size_t(index) / 2, e = exchange_[slot];
+    const bool is_send = index % 2 == 0;
+    LoweredRound& r = rounds_[round_];
+    const Recipe& c = is_send ? r.send_recipe[e] : r.recv_recipe[e];
+    if (window_[std::size_t(index)] == MPI_REQUEST_NULL && !c.isend) {
       MPI_Request& req = is_send ? r.send[e] : r.recv[e];
-      const Recipe& c = is_send ? r.send_recipe[e] : r.recv_recipe[e];
       const int rc = is_send ? MPI_Send_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req)
                              : MPI_Recv_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req);
       if (rc != MPI_SUCCESS) {

@@ -349,9 +349,10 @@ TEST(CommAlgorithm, ErrorsOnEveryRankKeepThePreviousChoice) {
 // ------------------------------------------------------------------------------------------
 // What a call sends. This program interposes a few MPI functions (each forwards to its PMPI_
 // twin): MPI_Send_init remembers every persistent send request's peer and byte count,
-// MPI_Start/MPI_Startall note the ones started while a recording is on, and the MPI library's
-// all-to-all collectives count their calls. mpi-advance lowers every scheduled algorithm into
-// persistent point-to-point requests, so the sends a blocking call starts can be compared with
+// MPI_Start/MPI_Startall note the ones started while a recording is on, MPI_Isend notes its
+// own (the engine posts sends of at most 256 B that way), and the MPI library's all-to-all
+// collectives count their calls. mpi-advance lowers every scheduled algorithm into
+// point-to-point messages, so the sends a blocking call starts can be compared with
 // those a persistent request of the algorithm starts on the same arguments: equal when the
 // blocking call runs the algorithm MPIX_Comm_set_algorithm named.
 // ------------------------------------------------------------------------------------------
@@ -783,6 +784,17 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
     trace().live[*request] = {dest, static_cast<long long>(count) * size};
   }
   return rc;
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm, MPI_Request *request) {
+  // The size exchanges of an init (neighbor, alltoallv) send MPI_INT64_T: not the call's data.
+  if (trace().recording && datatype != MPI_INT64_T) {
+    int size = 0;
+    PMPI_Type_size(datatype, &size);
+    trace().started.push_back({dest, static_cast<long long>(count) * size});
+  }
+  return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
 int MPI_Start(MPI_Request *request) {
