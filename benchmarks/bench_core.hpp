@@ -164,6 +164,7 @@ struct Options {
     std::vector<std::string> patterns;  // empty: the workload's default
     int iters = 0;  // 0: adapt to the bytes a rank sends
     int warmup = 10;
+    int settle = -1;  // --settle N; -1: max(50, 2 * warmup)
     int rounds = 1;
     bool iters_given = false, warmup_given = false;
     std::vector<std::string> variant_patterns;  // empty: the default set

@@ -55,6 +55,8 @@ const char *const kUsage =
     "  --iters N        timed iterations per variant and configuration (default: 100 when a\n"
     "                   rank sends <= 64 KiB in all, 50 up to 1 MiB, 20 above)\n"
     "  --warmup N       untimed iterations before timing, per round (default 10)\n"
+    "  --settle N       calls of MPI_<Call> at each size before the first variant (default\n"
+    "                   max(50, 2 x warmup); 0 in a simulation, where nothing needs settling)\n"
     "  --rounds R       split the timed iterations into R rounds; each round sets up, checks,\n"
     "                   warms up and times every variant, in an order rotating from round to\n"
     "                   round (default 1)\n"
@@ -95,6 +97,7 @@ Options parse_options(int argc, char **argv, int rank, int nprocs, const Workloa
         else if (a.is("--patterns")) o.patterns = split(a.value(), ',');
         else if (a.is("--iters")) o.iters = int(a.count(1, 100000000)), o.iters_given = true;
         else if (a.is("--warmup")) o.warmup = int(a.count(0, 100000000)), o.warmup_given = true;
+        else if (a.is("--settle")) o.settle = int(a.count(0, 100000000));
         else if (a.is("--rounds")) o.rounds = int(a.count(1, 100000000));
         else if (a.is("--variants")) o.variant_patterns = split(a.value(), ',');
         else if (a.is("--radices")) o.sweeps["radix"] = a.int_list(2), radix_given = true;
@@ -841,7 +844,8 @@ int run_bench(int argc, char **argv)
             g_watchdog.set_phase("settling with MPI_" + std::string(w.call) + ", size " +
                                  std::to_string(size));
             std::vector<unsigned char> scratch = k->poison;
-            for (int i = 0; i < std::max(50, 2 * o.warmup); ++i) {
+            const int settle = o.settle >= 0 ? o.settle : std::max(50, 2 * o.warmup);
+            for (int i = 0; i < settle; ++i) {
                 check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),
                          "settling");
                 g_watchdog.poke();

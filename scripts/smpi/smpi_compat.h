@@ -7,7 +7,14 @@
  *  - MPI_Comm_idup (the library's private duplicate of a user communicator,
  *    src/operation/comm_state.cpp): a blocking MPI_Comm_dup and a null request, which every
  *    MPI_Wait / MPI_Test completes at once. The nonblocking dup only matters when a rank must
- *    drive other requests while it waits; in a simulation every rank reaches its dup anyway. */
+ *    drive other requests while it waits; in a simulation every rank reaches its dup anyway.
+ *  - MPI_Iallreduce in place, MPI_Iallgather and MPI_Ibarrier (the init protocol's agreement,
+ *    the locality exchange): the blocking call and a null request. SMPI implements its
+ *    nonblocking collectives as flat exchanges -- every rank with every rank, P(P-1) messages --
+ *    whatever smpi/allgather and the like say; at P = 1024 the library's one MPI_Iallgather of
+ *    12 bytes per rank is a million simulated messages, and a run did not get past it in
+ *    12 minutes (the flow solver; P = 256 is 65,280 messages, seconds). The blocking ones run
+ *    the log-round algorithms of platform.env. Times are taken after init, so no result changes. */
 #ifndef MPIA_SMPI_COMPAT_H
 #define MPIA_SMPI_COMPAT_H
 
@@ -30,6 +37,22 @@ static inline int mpia_smpi_iallreduce(const void* sendbuf, void* recvbuf, int c
   return MPI_Allreduce(MPI_IN_PLACE, recvbuf, count, type, op, comm);
 }
 #define MPI_Iallreduce mpia_smpi_iallreduce
+
+static inline int mpia_smpi_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       MPI_Comm comm, MPI_Request* request)
+{
+  *request = MPI_REQUEST_NULL;
+  return MPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+#define MPI_Iallgather mpia_smpi_iallgather
+
+static inline int mpia_smpi_ibarrier(MPI_Comm comm, MPI_Request* request)
+{
+  *request = MPI_REQUEST_NULL;
+  return MPI_Barrier(comm);
+}
+#define MPI_Ibarrier mpia_smpi_ibarrier
 #endif
 
 #endif

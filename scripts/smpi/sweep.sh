@@ -149,7 +149,7 @@ run() {
      smpirun -platform "$plat" -hostfile "$hosts" -np "$P" "${CFG[@]}" "${ecfg[@]}" \
        "--cfg=surf/precision:$prec" \
        "$BENCH" --variants "$variants" --radices "$radices" --sizes "$size" \
-       --iters "$ITERS" --warmup 0 --rounds 1 --watchdog 0 --csv "$csv") >"$logf" 2>&1 &
+       --iters "$ITERS" --warmup 0 --settle 0 --rounds 1 --watchdog 0 --csv "$csv") >"$logf" 2>&1 &
   sim_pid=$!
   wait "$sim_pid"
   rc=$?
@@ -223,7 +223,7 @@ for P in $NPS; do
     # 2. Ours: the single-parameter-set algorithms (linear, which posts everything at once and
     #    costs the most to simulate, in a run of its own), then tra in runs of a few radices, so
     #    that one run past SWEEP_TIMEOUT loses little. The benchmark always runs MPI_Alltoall
-    #    too (and 50 untimed ones per size): SMPI's bruck, a log-round algorithm, keeps that
+    #    too (--settle 0: no untimed ones): SMPI's bruck, a log-round algorithm, keeps that
     #    cheap, and is recorded as the baseline "smpi:bruck" from the first run.
     #    auto has a run of its own too, so that its rows can be deleted and measured again
     #    alone when the model changes (SWEEP_ALGOS=auto SWEEP_SKIP_TRA=1 SWEEP_SKIP_TRA2=1
