@@ -59,8 +59,9 @@ Machine machine_of(const NodeMap& map);
 struct Terms {
   std::array<double, 7> c{};  // messages intra, messages inter, latencies intra/inter,
                               // bytes on one intra flow, bytes through one NIC, bytes copied
-  // Two costs that overlap (every message posted at once: the CPU posting them while the NIC
-  // drains the first ones): the time is c + max(cpu, wire).
+  // Two costs that overlap (linear: the CPU posting every message while the NIC drains the
+  // first ones; flat radix exchanges whose ranks fall out of step, model.cpp): the time is
+  // c + max(cpu, wire).
   std::array<double, 7> cpu{}, wire{};
   std::int64_t rounds = 0;    // dependent rounds (K, or K1 + K2)
   std::int64_t blocks = 0;    // blocks a rank sends, forwarded ones included (D, D1 + D2)
