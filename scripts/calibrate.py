@@ -40,12 +40,18 @@ ALIASES = {
 }
 
 
-def read_rows(paths):
-    rows = []
+def read_rows(paths, platform=None):
+    """The usable rows; a CSV with a platform column (the simulated sweep's) holds several
+    machines, and the rows of one only are read: --platform, or the only one there is."""
+    rows, seen = [], set()
     for path in paths:
         with open(path, newline="") as f:
             lines = [l for l in f if not l.startswith("#")]
         for r in csv.DictReader(lines):
+            if r.get("platform"):
+                seen.add(r["platform"])
+                if platform is not None and r["platform"] != platform:
+                    continue
             out = {}
             for key, names in ALIASES.items():
                 for n in names:
@@ -66,6 +72,9 @@ def read_rows(paths):
                 )
             except ValueError:
                 continue
+    if platform is None and len(seen) > 1:
+        sys.exit("calibrate: rows of several platforms (%s): choose one with --platform"
+                 % ", ".join(sorted(seen)))
     if not rows:
         sys.exit("calibrate: no usable rows (need nranks, ppn, bytes, selection, time_us)")
     return rows
@@ -134,7 +143,7 @@ def machines(rows):
 
 
 def fit(args):
-    rows = [r for r in read_rows(args.csv) if not is_baseline(r["selection"])
+    rows = [r for r in read_rows(args.csv, args.platform) if not is_baseline(r["selection"])
             and not r["selection"].startswith("auto")]
     # Where two costs overlap (linear: posting vs the NIC) the larger counts: which one that is
     # depends on the constants, so fit, recompute the terms under the fit, and fit again.
@@ -148,7 +157,7 @@ def fit(args):
            % (len(b), 100 * np.median(rel), 100 * np.percentile(rel, 90), 100 * rel.max()),
            "model " + model]
     if args.rules:
-        out += rules_for(args, read_rows(args.csv), model)
+        out += rules_for(args, read_rows(args.csv, args.platform), model)
     text = "\n".join(out) + "\n"
     if args.output:
         with open(args.output, "w") as f:
@@ -215,7 +224,7 @@ def rules_for(args, rows, model):
 
 
 def grid(args):
-    rows = read_rows(args.csv)
+    rows = read_rows(args.csv, args.platform)
     best, peers, measured = best_by_point(rows)
     auto_rows = {(r["nranks"], r["ppn"], r["bytes"]): r for r in rows
                  if r["selection"].startswith("auto")}
@@ -262,6 +271,8 @@ def main():
         s = sub.add_parser(name)
         s.add_argument("csv", nargs="+")
         s.add_argument("--model-tool", required=True, help="path of the mpia_model executable")
+        s.add_argument("--platform", help="the rows of this platform only (a CSV with a "
+                       "platform column, e.g. cluster or fattree)")
     f = sub.choices["fit"]
     f.add_argument("-o", "--output", help="tuning file to write (also printed)")
     f.add_argument("--rules", action="store_true", help="pin the best selection where the model misses")
