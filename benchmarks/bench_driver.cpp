@@ -843,8 +843,8 @@ int run_bench(int argc, char **argv)
             // fresh buffers and a new message size otherwise penalize whichever comes first.
             g_watchdog.set_phase("settling with MPI_" + std::string(w.call) + ", size " +
                                  std::to_string(size));
-            std::vector<unsigned char> scratch = k->poison;
             const int settle = o.settle >= 0 ? o.settle : std::max(50, 2 * o.warmup);
+            std::vector<unsigned char> scratch = settle > 0 ? k->poison : std::vector<unsigned char>();
             for (int i = 0; i < settle; ++i) {
                 check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),
                          "settling");
