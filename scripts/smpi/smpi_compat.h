@@ -8,13 +8,15 @@
  *    src/operation/comm_state.cpp): a blocking MPI_Comm_dup and a null request, which every
  *    MPI_Wait / MPI_Test completes at once. The nonblocking dup only matters when a rank must
  *    drive other requests while it waits; in a simulation every rank reaches its dup anyway.
- *  - MPI_Iallreduce in place, MPI_Iallgather and MPI_Ibarrier (the init protocol's agreement,
- *    the locality exchange): the blocking call and a null request. SMPI implements its
- *    nonblocking collectives as flat exchanges -- every rank with every rank, P(P-1) messages --
- *    whatever smpi/allgather and the like say; at P = 1024 the library's one MPI_Iallgather of
- *    12 bytes per rank is a million simulated messages, and a run did not get past it in
- *    12 minutes (the flow solver; P = 256 is 65,280 messages, seconds). The blocking ones run
- *    the log-round algorithms of platform.env. Times are taken after init, so no result changes. */
+ *  - MPI_Iallreduce in place (the init protocol's agreement): SMPI reads the MPI_IN_PLACE
+ *    marker as the send buffer (scripts/smpi/README.md); the blocking call and a null request.
+ *  - MPI_Iallgather and MPI_Ibarrier (the locality exchange, the system path): the blocking
+ *    call and a null request. SMPI implements its nonblocking collectives as flat exchanges --
+ *    every rank with every rank, P(P-1) messages -- whatever smpi/allgather and the like say;
+ *    at P = 1024 the library's one MPI_Iallgather of 12 bytes per rank is a million simulated
+ *    messages, and a run did not get past it in 12 minutes (the flow solver; P = 256 is 65,280
+ *    messages, seconds). The blocking ones run the log-round algorithms of platform.env. Times
+ *    are taken after init, so no simulated time changes. */
 #ifndef MPIA_SMPI_COMPAT_H
 #define MPIA_SMPI_COMPAT_H
 
