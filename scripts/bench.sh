@@ -252,11 +252,7 @@ done
 
 # Plots of the mpia_bench CSVs (time per size of every variant), when matplotlib is there.
 if [ "${MPIA_BENCH_PLOTS:-1}" != 0 ] && [ "${#logs[@]}" -gt 0 ]; then
-  py=""
-  for p in /usr/bin/python3 python3; do  # the distribution's python3-matplotlib first
-    "$p" -c 'import matplotlib' 2>/dev/null && { py="$p"; break; }
-  done
-  if [ -n "$py" ]; then
+  if py="$(mpia_python matplotlib)"; then
     csvs=()
     for log in "${logs[@]}"; do
       case "$log" in results/overlap_*|results/fft3d_*) continue ;; esac
@@ -265,7 +261,7 @@ if [ "${MPIA_BENCH_PLOTS:-1}" != 0 ] && [ "${#logs[@]}" -gt 0 ]; then
     [ "${#csvs[@]}" -gt 0 ] && { "$py" "$ROOT/benchmarks/plot_bench.py" "${csvs[@]}" ||
       mpia_log "plot_bench.py failed (the CSVs are fine)"; }
   else
-    mpia_log "no matplotlib for python3 (apt-get install python3-matplotlib): no plots"
+    mpia_log "no plots"
   fi
 fi
 

@@ -23,11 +23,22 @@ it), and the fastest baseline; auto/best and auto/peers. Pure Python 3 + numpy.
 """
 import argparse
 import csv
+import os
 import subprocess
 import sys
 from collections import defaultdict
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    # The python3 first on PATH may be a separate installation (/usr/local/bin) that does not
+    # see the distribution's python3-numpy (scripts/setup.sh installs it): run under that one.
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and \
+            os.access("/usr/bin/python3", os.X_OK) and not os.environ.get("MPIA_CALIBRATE_REEXEC"):
+        os.environ["MPIA_CALIBRATE_REEXEC"] = "1"
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__)] + sys.argv[1:])
+    sys.exit("calibrate.py: needs numpy (Debian: apt-get install python3-numpy, or run "
+             "scripts/setup.sh; then /usr/bin/python3 scripts/calibrate.py ...)")
 
 CONSTANTS = ["o_intra", "o_inter", "lat_intra", "lat_inter", "bw_intra", "bw_inter", "bw_copy"]
 BASELINES = ("smpi", "ompi", "mpich", "system", "mpi_alltoall", "peers")

@@ -11,11 +11,33 @@
 #   mpia_build_dir FLAVOUR [VARIANT] build/<flavour>[-<variant>]  (variant: "" or asan)
 #   mpia_configure FLAVOUR [VARIANT] [cmake args...]
 #   mpia_build     FLAVOUR [VARIANT] [cmake args...]   configure, then build -j$MPIA_JOBS (2)
+#   mpia_python [MODULE...]          print the first Python 3 that imports the modules (default
+#                                    numpy): $MPIA_PYTHON, /usr/bin/python3, then python3 on PATH
 
 MPIA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${MPIA_JOBS:=2}"
 
 mpia_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# The interpreter for the scripts that need numpy (scripts/calibrate.py) or matplotlib (the
+# plots): the distribution's /usr/bin/python3 first, which sees python3-numpy and
+# python3-matplotlib (scripts/setup.sh installs them), where the python3 first on PATH may be a
+# separate installation (/usr/local/bin) that does not. $MPIA_PYTHON, when set, is tried first.
+# Prints the path and returns 0, or returns 1 with a hint on stderr.
+mpia_python() {
+  local mods=("$@") p imports
+  [ ${#mods[@]} -gt 0 ] || mods=(numpy)
+  imports="import $(IFS=,; printf '%s' "${mods[*]}")"
+  for p in ${MPIA_PYTHON:+"$MPIA_PYTHON"} /usr/bin/python3 python3; do
+    command -v "$p" >/dev/null 2>&1 || continue
+    if "$p" -c "$imports" >/dev/null 2>&1; then
+      command -v "$p"
+      return 0
+    fi
+  done
+  mpia_log "no python3 with ${mods[*]} (run scripts/setup.sh: python3-numpy python3-matplotlib)"
+  return 1
+}
 
 # Echo a flavour name back if it is valid, fail otherwise.
 mpia_check_flavour() {

@@ -38,6 +38,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 # shellcheck source=scripts/smpi/platform.env
 . "$here/platform.env"
+# shellcheck source=scripts/common.sh
+. "$root/scripts/common.sh"   # mpia_python: the interpreter that has matplotlib
 Q="$SMPI_PPN"
 
 grid="${SWEEP_GRID:-modest}"
@@ -262,10 +264,10 @@ done
 log "sweep: $((SECONDS - t_all)) s, $failures failed run(s); CSV ${CSV#"$root"/}"
 
 if [ "${SWEEP_NO_PLOT:-0}" != 1 ]; then
-  if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-    /usr/bin/python3 "$here/plot.py" "$CSV" "$(dirname "$CSV")" || log "plot.py failed"
+  if py="$(mpia_python matplotlib)"; then
+    "$py" "$here/plot.py" "$CSV" "$(dirname "$CSV")" || log "plot.py failed"
   else
-    log "no matplotlib for /usr/bin/python3 (apt-get install python3-matplotlib): no plots"
+    log "no plots"
   fi
 fi
 [ "$failures" -eq 0 ]
