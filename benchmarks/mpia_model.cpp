@@ -1,8 +1,9 @@
 // mpia_model: what auto's cost model predicts, without running anything. For a machine of
 // --nranks P ranks, --ppn Q per node (block placement; --roundrobin for the other), and block
 // sizes, prints one CSV line per (size, selection): the predicted time and the coefficients of
-// the model's seven constants that hold under the given constants (the terms calibrate.py
-// fits), and which selection auto takes.
+// the model's ten constants that hold under the given constants (the terms calibrate.py
+// fits; a bandwidth's column, inv_bw_*, is the bytes its inverse multiplies), and which
+// selection auto takes.
 //
 //   mpia_model --nranks 1024 --ppn 16 --bytes 8,512 [--select tra:radix=4,tra2:radix_intra=2,radix_inter=8]
 //              [--all] [--model o_inter=1e-6,...] [--tuning FILE]
@@ -83,8 +84,12 @@ int main(int argc, char** argv) {
   if (!bad.empty()) usage(bad.c_str());
   Machine m{P, P / Q, Q, !roundrobin || P == Q};
   std::printf("# model %s\n", to_string(tuning.model).c_str());
-  std::printf("nranks,ppn,nodes,bytes,selection,predicted_us,auto,o_intra,o_inter,lat_intra,"
-              "lat_inter,inv_bw_intra,inv_bw_inter,inv_bw_copy,rounds,blocks,messages\n");
+  std::printf("nranks,ppn,nodes,bytes,selection,predicted_us,auto");
+  for (int i = 0; i < kModelTerms; ++i) {
+    const std::string key = cost_model_key(i);
+    std::printf(",%s%s", key.compare(0, 3, "bw_") == 0 ? "inv_" : "", key.c_str());
+  }
+  std::printf(",rounds,blocks,messages\n");
   try {
     for (std::int64_t B : sizes) {
       const Selection chosen = resolve_auto(tuning, Collective::Alltoall, m, B, [&] {

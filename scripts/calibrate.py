@@ -3,18 +3,23 @@
 does against the best measured selection and the MPI libraries' own alltoall.
 
     scripts/calibrate.py fit  --model-tool build/x/benchmarks/mpia_model CSV... [-o tuning.txt] [--rules]
+                              [--fix o_recv_intra=0,...] [--points]
     scripts/calibrate.py grid --model-tool build/x/benchmarks/mpia_model CSV... [--tuning FILE] [--md]
 
 CSV: rows of measured times with (at least) the columns nranks, ppn, bytes, selection, time_us
-(aliases: P, block_bytes, size; algorithm, variant; time, avg_us, t_us). Rows whose selection is
+(aliases: P, block_bytes, size; algorithm, variant; time, median_max_us, avg_us, t_us; without
+ppn, nranks / nodes: mpia_bench's own --csv reads as it is). Rows whose selection is
 not one of the library's algorithms (the MPI library's own, named ompi / mpich / system /
 MPI_Alltoall) are the baselines of the grid. An `auto` row is ignored by the fit.
 
-fit: the model's prediction is linear in its seven constants (mpia_model prints the
+fit: the model's prediction is linear in its ten constants (mpia_model prints the
 coefficients), so the constants are the non-negative least-squares solution of the relative
-errors (every measurement weighs the same whatever its size). The result is a tuning file with
-one `model` line (MPIX_TUNING=<file>), and with --rules one rule per measured point where the
-fitted model's choice is more than 10 % slower than the best measured selection (pinning that
+errors (every measurement weighs the same whatever its size). --fix holds some constants at
+given values and fits the others (e.g. --fix o_recv_intra=0,o_recv_inter=0,g_inflight=0: the
+model without receive-side and in-flight costs). The result is a tuning file with one `model`
+line (MPIX_TUNING=<file>), with --points the fitted prediction against the measurement at
+every point (comment lines), and with --rules one rule per measured point where the fitted
+model's choice is more than 10 % slower than the best measured selection (pinning that
 selection for that P and block size).
 
 grid: for every (P, ppn, bytes) measured: the best selection and its time, what auto picks
@@ -40,14 +45,18 @@ except ImportError:
     sys.exit("calibrate.py: needs numpy (Debian: apt-get install python3-numpy, or run "
              "scripts/setup.sh; then /usr/bin/python3 scripts/calibrate.py ...)")
 
-CONSTANTS = ["o_intra", "o_inter", "lat_intra", "lat_inter", "bw_intra", "bw_inter", "bw_copy"]
+# The model's constants in mpia_model's column order (model.hpp's CostModel); a bandwidth's
+# column is inv_<name>, the coefficient of its inverse.
+CONSTANTS = ["o_intra", "o_inter", "lat_intra", "lat_inter", "bw_intra", "bw_inter", "bw_copy",
+             "o_recv_intra", "o_recv_inter", "g_inflight"]
+COLUMNS = ["inv_" + c if c.startswith("bw") else c for c in CONSTANTS]
 BASELINES = ("smpi", "ompi", "mpich", "system", "mpi_alltoall", "peers")
 ALIASES = {
     "nranks": ("nranks", "P", "np", "ranks"),
     "ppn": ("ppn", "Q"),
     "bytes": ("bytes", "block_bytes", "size", "block"),
     "selection": ("selection", "algorithm", "variant"),
-    "time_us": ("time_us", "time", "avg_us", "t_us", "max_us"),
+    "time_us": ("time_us", "time", "median_max_us", "avg_us", "t_us", "max_us"),
 }
 
 
@@ -69,6 +78,9 @@ def read_rows(paths, platform=None):
                     if n in r and r[n] != "":
                         out[key] = r[n]
                         break
+            if "ppn" not in out and "nranks" in out and r.get("nodes", "").isdigit() \
+                    and int(r["nodes"]) > 0 and int(out["nranks"]) % int(r["nodes"]) == 0:
+                out["ppn"] = str(int(out["nranks"]) // int(r["nodes"]))  # mpia_bench's CSV
             if len(out) < len(ALIASES):
                 continue
             try:
@@ -77,7 +89,8 @@ def read_rows(paths, platform=None):
                         "nranks": int(out["nranks"]),
                         "ppn": int(out["ppn"]),
                         "bytes": int(out["bytes"]),
-                        "selection": out["selection"].strip(),
+                        # mpia_bench's algorithm column: "tra2:... (as init)" for MPIX_Alltoall
+                        "selection": out["selection"].split(" (")[0].strip(),
                         "time_us": float(out["time_us"]),
                     }
                 )
@@ -158,15 +171,24 @@ def fit(args):
             and not r["selection"].startswith("auto")]
     # Where two costs overlap (linear: posting vs the NIC) the larger counts: which one that is
     # depends on the constants, so fit, recompute the terms under the fit, and fit again.
+    fixed = parse_fix(args.fix)
     model = None
     for _ in range(4):
-        model, A, b, x = fit_once(args, rows, model)
+        model, A, b, x, points = fit_once(args, rows, model, fixed)
     pred = A @ x
     rel = np.abs(pred - b) / b
     out = ["# mpi-advance tuning file written by scripts/calibrate.py from %s" % " ".join(args.csv),
            "# %d points; relative error median %.1f %%, 90th percentile %.1f %%, max %.1f %%"
-           % (len(b), 100 * np.median(rel), 100 * np.percentile(rel, 90), 100 * rel.max()),
-           "model " + model]
+           % (len(b), 100 * np.median(rel), 100 * np.percentile(rel, 90), 100 * rel.max())]
+    if fixed:
+        out.append("# held: " + ",".join("%s=%g" % kv for kv in fixed.items()))
+    out.append("model " + model)
+    if args.points:
+        out.append("# %5s %4s %8s  %-36s %11s %12s %7s" % ("P", "ppn", "bytes", "selection",
+                                                          "measured_us", "predicted_us", "error"))
+        for (P, Q, B, sel, t), p in zip(points, pred / b):
+            out.append("# %5d %4d %8d  %-36s %11.2f %12.2f %+6.1f%%" % (P, Q, B, sel, t, p * t,
+                                                                       100 * (p - 1)))
     if args.rules:
         out += rules_for(args, read_rows(args.csv, args.platform), model)
     text = "\n".join(out) + "\n"
@@ -176,8 +198,31 @@ def fit(args):
     sys.stdout.write(text)
 
 
-def fit_once(args, rows, model):
-    A, b = [], []
+def parse_fix(text):
+    """--fix "k=v,...": {constant: value in the model's units (bandwidths in bytes/s)}."""
+    fixed = {}
+    for kv in filter(None, (text or "").split(",")):
+        k, _, v = kv.partition("=")
+        if k not in CONSTANTS:
+            sys.exit("calibrate: --fix: unknown constant '%s' (one of %s)" % (k, ", ".join(CONSTANTS)))
+        try:
+            fixed[k] = float(v)
+        except ValueError:
+            sys.exit("calibrate: --fix: bad value in '%s'" % kv)
+    return fixed
+
+
+def coefficient(name, value):
+    """What multiplies a constant's term: a bandwidth's inverse (0 = free), else itself."""
+    if name.startswith("bw"):
+        return 1.0 / value if value > 0 else 0.0
+    return value
+
+
+def fit_once(args, rows, model, fixed):
+    A, b, points = [], [], []
+    if model is None and fixed:
+        model = ",".join("%s=%.6g" % kv for kv in fixed.items())  # the first branch choice
     for (P, Q), rs in sorted(machines(rows).items()):
         sels = sorted({r["selection"] for r in rs})
         terms, _ = model_rows(args.model_tool, P, Q, sorted({r["bytes"] for r in rs}), sels, model)
@@ -185,23 +230,31 @@ def fit_once(args, rows, model):
             t = terms.get((r["bytes"], r["selection"]))
             if t is None:
                 continue
-            coef = [float(t[k]) for k in ("o_intra", "o_inter", "lat_intra", "lat_inter",
-                                           "inv_bw_intra", "inv_bw_inter", "inv_bw_copy")]
+            coef = [float(t[k]) for k in COLUMNS]
             w = 1.0 / r["time_us"]
             A.append([c * w for c in coef])
             b.append(r["time_us"] * 1e-6 * w)
+            points.append((P, Q, r["bytes"], r["selection"], r["time_us"]))
+    if not A:
+        sys.exit("calibrate: no measured row is one of the model's selections")
     A, b = np.array(A), np.array(b)
+    # Held constants: their share of each time is known; the others fit the rest.
+    held = np.array([coefficient(c, fixed[c]) if c in fixed else 0.0 for c in CONSTANTS])
+    free = np.array([c not in fixed for c in CONSTANTS])
+    rest = b - A @ held
     # Columns scaled to unit norm so that seconds-per-message and seconds-per-byte fit alike.
-    norms = np.linalg.norm(A, axis=0)
+    Af = A[:, free]
+    norms = np.linalg.norm(Af, axis=0)
     norms[norms == 0] = 1
-    x = nnls(A / norms, b) / norms
+    x = held.copy()
+    x[free] = nnls(Af / norms, rest) / norms
     parts = []
     for name, v in zip(CONSTANTS, x):
         if name.startswith("bw"):
             parts.append("%s=%.4g" % (name, 1.0 / v if v > 0 else 0))  # 0: free
         else:
             parts.append("%s=%.4g" % (name, v))
-    return ",".join(parts), A, b, x
+    return ",".join(parts), A, b, x, points
 
 
 def best_by_point(rows):
@@ -287,6 +340,9 @@ def main():
     f = sub.choices["fit"]
     f.add_argument("-o", "--output", help="tuning file to write (also printed)")
     f.add_argument("--rules", action="store_true", help="pin the best selection where the model misses")
+    f.add_argument("--fix", help="hold these constants (k=v,...; bandwidths in bytes/s) and fit the others")
+    f.add_argument("--points", action="store_true",
+                   help="the fitted prediction against the measurement at every point (comments)")
     g = sub.choices["grid"]
     g.add_argument("--tuning", help="tuning file auto reads (default: the built-in model)")
     g.add_argument("--md", action="store_true", help="a Markdown table")

@@ -17,16 +17,29 @@ struct Key {
   const char* name;
   double CostModel::*field;
 };
+// In the order of the terms (enum Term): a prediction is the dot product of the two.
 constexpr Key kKeys[] = {
-    {"o_intra", &CostModel::o_intra},     {"o_inter", &CostModel::o_inter},
-    {"lat_intra", &CostModel::lat_intra}, {"lat_inter", &CostModel::lat_inter},
-    {"bw_intra", &CostModel::bw_intra},   {"bw_inter", &CostModel::bw_inter},
-    {"bw_copy", &CostModel::bw_copy},
+    {"o_intra", &CostModel::o_intra},           {"o_inter", &CostModel::o_inter},
+    {"lat_intra", &CostModel::lat_intra},       {"lat_inter", &CostModel::lat_inter},
+    {"bw_intra", &CostModel::bw_intra},         {"bw_inter", &CostModel::bw_inter},
+    {"bw_copy", &CostModel::bw_copy},           {"o_recv_intra", &CostModel::o_recv_intra},
+    {"o_recv_inter", &CostModel::o_recv_inter}, {"g_inflight", &CostModel::g_inflight},
 };
+static_assert(sizeof kKeys / sizeof kKeys[0] == kModelTerms, "one key per term");
 
 double inverse(double bw) { return bw > 0 ? 1.0 / bw : 0.0; }
 
-enum Term { kMsgIntra, kMsgInter, kLatIntra, kLatInter, kBytesIntra, kBytesNic, kBytesCopy };
+enum Term {
+  kMsgIntra, kMsgInter, kLatIntra, kLatInter, kBytesIntra, kBytesNic, kBytesCopy,
+  kRecvIntra, kRecvInter, kInflight
+};
+// The constants whose term is bytes: the model holds a bandwidth, the term its inverse.
+constexpr bool is_bandwidth(int i) { return i == kBytesIntra || i == kBytesNic || i == kBytesCopy; }
+
+// Messages in flight through a node's NIC when each of its q ranks has k off-node exchanges
+// (a send and a receive each) outstanding at once, beyond the one exchange per rank that every
+// round of a round-by-round schedule has: what g_inflight is charged for.
+double inflight_beyond_one(double q, double k) { return k > 1 ? 2 * q * (k - 1) : 0.0; }
 
 // The blocks of a radix-r exchange among n participants whose j-th digit (in base r) at
 // position x (weight rx) is z: the round (x, z) of seed 003 (the same count as
@@ -43,12 +56,16 @@ void add_round(Terms& t, double bytes, std::int64_t nic_flows, std::int64_t bloc
   ++t.rounds;
   ++t.messages;
   t.blocks += blocks;
+  // The message received comes over the same distance (from rank - d): off the node exactly
+  // when the one sent leaves it, on blocked nodes and on scattered ones alike.
   if (nic_flows > 0) {
     t.c[kMsgInter] += 1;
+    t.c[kRecvInter] += 1;
     t.c[kLatInter] += 1;
     t.c[kBytesNic] += bytes * double(nic_flows);
   } else {
     t.c[kMsgIntra] += 1;
+    t.c[kRecvIntra] += 1;
     t.c[kLatIntra] += 1;
     t.c[kBytesIntra] += bytes;
   }
@@ -87,7 +104,7 @@ bool power_of(std::int64_t q, std::int64_t r) {
   return q == 1;
 }
 void overlap_rounds(Terms& t) {
-  for (int i : {kMsgIntra, kMsgInter, kLatIntra, kLatInter}) {
+  for (int i : {kMsgIntra, kMsgInter, kRecvIntra, kRecvInter, kLatIntra, kLatInter}) {
     t.cpu[i] += (1 - kOutOfStepSerial) * t.c[i];
     t.c[i] *= kOutOfStepSerial;
   }
@@ -123,12 +140,18 @@ void apply_cost_model(CostModel& m, std::string_view text, std::string* warnings
     char* end = nullptr;
     const double v = eq == std::string::npos ? -1 : std::strtod(kv.c_str() + eq + 1, &end);
     if (!key || v < 0 || !end || *end != '\0' || end == kv.c_str() + eq + 1) {
-      if (warnings) *warnings += "ignoring '" + kv + "' (expected key=value, value >= 0, key one of o_intra, o_inter, lat_intra, lat_inter, bw_intra, bw_inter, bw_copy)\n";
+      if (warnings) {
+        *warnings += "ignoring '" + kv + "' (expected key=value, value >= 0, key one of";
+        for (const Key& k : kKeys) *warnings += std::string(&k == kKeys ? " " : ", ") + k.name;
+        *warnings += ")\n";
+      }
       continue;
     }
     m.*(key->field) = v;
   }
 }
+
+const char* cost_model_key(int i) { return i >= 0 && i < kModelTerms ? kKeys[i].name : ""; }
 
 CostModel parse_cost_model(std::string_view text) {
   CostModel m;
@@ -165,12 +188,14 @@ Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_b
   auto flat = [&m](std::int64_t d) { return flat_flows(m, d); };
   if (name == "linear") {
     // Every exchange posted at once: one latency, the overheads in series, the node's NIC
-    // carrying every off-node block of its Q ranks.
+    // carrying every off-node block of its Q ranks, and 2(P-Q) of its messages in flight
+    // through the NIC per rank, where a round-by-round schedule has two.
     t.rounds = 1;
     t.messages = t.blocks = P - 1;
-    t.cpu[kMsgIntra] = double(Q - 1);
-    t.cpu[kMsgInter] = double(P - Q);
+    t.cpu[kMsgIntra] = t.cpu[kRecvIntra] = double(Q - 1);
+    t.cpu[kMsgInter] = t.cpu[kRecvInter] = double(P - Q);
     t.c[N > 1 ? kLatInter : kLatIntra] = 1;
+    t.c[kInflight] = inflight_beyond_one(double(Q), double(P - Q));
     t.wire[kBytesIntra] = Q > 1 ? B : 0;
     t.wire[kBytesNic] = double(Q) * double(P - Q) * B;
   } else if (name == "pairwise") {
@@ -196,12 +221,12 @@ Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_b
 
 namespace {
 
-double dot(const CostModel& model, const std::array<double, 7>& c) {
-  const double k[7] = {model.o_intra,          model.o_inter,          model.lat_intra,
-                       model.lat_inter,        inverse(model.bw_intra), inverse(model.bw_inter),
-                       inverse(model.bw_copy)};
+double dot(const CostModel& model, const TermArray& c) {
   double s = 0;
-  for (int i = 0; i < 7; ++i) s += c[i] * k[i];
+  for (int i = 0; i < kModelTerms; ++i) {
+    const double v = model.*(kKeys[i].field);
+    s += c[std::size_t(i)] * (is_bandwidth(i) ? inverse(v) : v);
+  }
   return s;
 }
 
@@ -211,10 +236,10 @@ double predicted_seconds(const CostModel& model, const Terms& t) {
   return dot(model, t.c) + std::max(dot(model, t.cpu), dot(model, t.wire));
 }
 
-std::array<double, 7> effective_terms(const CostModel& model, const Terms& t) {
-  const std::array<double, 7>& more = dot(model, t.cpu) >= dot(model, t.wire) ? t.cpu : t.wire;
-  std::array<double, 7> e = t.c;
-  for (int i = 0; i < 7; ++i) e[i] += more[i];
+TermArray effective_terms(const CostModel& model, const Terms& t) {
+  const TermArray& more = dot(model, t.cpu) >= dot(model, t.wire) ? t.cpu : t.wire;
+  TermArray e = t.c;
+  for (std::size_t i = 0; i < e.size(); ++i) e[i] += more[i];
   return e;
 }
 
@@ -279,12 +304,16 @@ Selection choose_alltoallv(const CostModel& model, const Machine& m, const Allto
   Selection best = make(Collective::Alltoallv, "multipair_waitany", {8});
   if (st.rank_messages <= best.values[0]) best = make(Collective::Alltoallv, "linear");
   if (P <= 1) return best;
-  // The direct exchange as linear alltoall with the rank's real message count and bytes.
+  // The direct exchange as linear alltoall with the rank's real message count and bytes (as
+  // many received as sent), its window's off-node exchanges in flight at once.
   Terms d;
   const double off = double(P - Q) / double(P - 1);
-  d.cpu[kMsgIntra] = double(st.rank_messages) * (1 - off);
-  d.cpu[kMsgInter] = double(st.rank_messages) * off;
+  d.cpu[kMsgIntra] = d.cpu[kRecvIntra] = double(st.rank_messages) * (1 - off);
+  d.cpu[kMsgInter] = d.cpu[kRecvInter] = double(st.rank_messages) * off;
   d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
+  const std::int64_t window =
+      best.values.empty() ? st.rank_messages : std::min(st.rank_messages, best.values[0]);
+  d.c[kInflight] = inflight_beyond_one(double(Q), double(window) * off);
   d.wire[kBytesIntra] = double(st.max_block);
   d.wire[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
   double best_t = predicted_seconds(model, d);
@@ -320,14 +349,16 @@ Selection choose_neighbor(const CostModel& model, const Machine& m, const Neighb
   const double E = double(st.remote_edges), M = double(st.max_message);
   const double Q = double(m.ppn);
   Terms d, l;
-  d.cpu[kMsgInter] = E;
+  d.cpu[kMsgInter] = d.cpu[kRecvInter] = E;
   d.c[kLatInter] = 1;
   d.wire[kBytesNic] = Q * E * M;
-  l.c[kMsgIntra] = 2 * E;
+  d.c[kInflight] = inflight_beyond_one(Q, E);  // every off-node edge at once
+  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * E;
   l.c[kLatIntra] = 2;
   l.c[kBytesIntra] = 2 * M;
-  l.c[kMsgInter] = double(st.remote_nodes);
+  l.c[kMsgInter] = l.c[kRecvInter] = double(st.remote_nodes);
   l.c[kLatInter] = 1;
+  l.c[kInflight] = inflight_beyond_one(Q, double(st.remote_nodes));
   l.c[kBytesNic] = Q * E * M;
   l.c[kBytesCopy] = 4 * E * M;
   if (predicted_seconds(model, l) < predicted_seconds(model, d))

@@ -1,13 +1,16 @@
 // The cost model behind "auto": what an algorithm costs on a machine of N nodes of Q ranks,
 // from the schedule's structure (round count K and block count D of the radix-r exchange, seed
-// 003 Props. 1-4; the two-level K1/D1 within a node and K2/D2 between nodes) and seven machine
-// constants: per-message overhead, latency and bandwidth within a node and between nodes (a
-// node's NIC shared by its ranks' concurrent flows), and the bandwidth of local copies.
+// 003 Props. 1-4; the two-level K1/D1 within a node and K2/D2 between nodes) and ten machine
+// constants: per-message overhead at the sender and at the receiver, latency and bandwidth,
+// each within a node and between nodes (a node's NIC shared by its ranks' concurrent flows),
+// the bandwidth of local copies, and what each message in flight through a node's NIC beyond
+// one exchange per rank costs (the all-at-once exchanges: linear, the direct alltoallv and
+// neighbor exchanges).
 //
 // A prediction is linear in the constants: predicted_terms() returns the coefficient of each
-// (messages, latencies, bytes per link, bytes copied), and the time is their dot product with
-// the model. The calibration (scripts/calibrate.py) fits the constants to measured times with
-// the same terms, printed by the mpia_model tool.
+// (messages sent and received, latencies, bytes per link, bytes copied, messages in flight),
+// and the time is their dot product with the model. The calibration (scripts/calibrate.py)
+// fits the constants to measured times with the same terms, printed by the mpia_model tool.
 //
 // Every input (P, nodes, ranks per node, placement, the block's packed size) is a value all
 // ranks agree on, so every rank makes the same choice without communicating.
@@ -28,14 +31,26 @@ struct NodeMap;
 struct CostModel {
   // Built-in defaults: the simulated cluster of scripts/smpi/platform.env (an InfiniBand
   // HDR-class machine: 100 Gb/s NIC per node, shared memory within a node).
-  double o_intra = 5.0e-7;   // s of CPU per message within a node (send + receive side)
-  double o_inter = 5.0e-7;   // s of CPU per message between nodes
+  double o_intra = 5.0e-7;   // s of CPU per message sent within a node (all of it, when
+                             // o_recv_intra is 0: the simulation charges it to the sender)
+  double o_inter = 5.0e-7;   // s of CPU per message sent between nodes
   double lat_intra = 2.0e-7; // s of latency within a node
   double lat_inter = 1.0e-6; // s of latency between nodes (NIC, switch, NIC)
   double bw_intra = 40e9;    // bytes/s of one flow within a node
   double bw_inter = 12.5e9;  // bytes/s of a node's NIC, shared by the node's concurrent flows
   double bw_copy = 0;        // bytes/s of local pack/unpack copies (0: free, as in SMPI)
+  double o_recv_intra = 0;   // s of CPU per message received within a node
+  double o_recv_inter = 0;   // s of CPU per message received from another node
+  double g_inflight = 0;     // s per message in flight through a node's NIC at once beyond one
+                             // send and one receive per rank (a node's Q ranks with k off-node
+                             // exchanges each outstanding: 2Q(k-1) messages; linear: k = P-Q)
 };
+
+// The constants in CostModel's order, and the number of a prediction's terms (one per constant).
+constexpr int kModelTerms = 10;
+using TermArray = std::array<double, kModelTerms>;
+// Their names ("o_intra", ..., "g_inflight"), the keys of MPIX_COST_MODEL and a "model" line.
+const char* cost_model_key(int i);
 
 // Overrides the model's constants from text "key=value,key=value" (the syntax of
 // MPIX_COST_MODEL and of a tuning file's "model" line). Unknown keys and bad values are
@@ -55,14 +70,16 @@ struct Machine {
 Machine machine_of(const NodeMap& map);
 
 // Coefficients of the model's constants, in CostModel's order (o_intra, o_inter, lat_intra,
-// lat_inter, 1/bw_intra, 1/bw_inter, 1/bw_copy), plus the structural counts for tests.
+// lat_inter, 1/bw_intra, 1/bw_inter, 1/bw_copy, o_recv_intra, o_recv_inter, g_inflight), plus
+// the structural counts for tests.
 struct Terms {
-  std::array<double, 7> c{};  // messages intra, messages inter, latencies intra/inter,
-                              // bytes on one intra flow, bytes through one NIC, bytes copied
+  TermArray c{};  // messages sent intra, inter, latencies intra/inter, bytes on one intra flow,
+                  // bytes through one NIC, bytes copied, messages received intra, inter,
+                  // messages in flight through the NIC beyond one exchange per rank
   // Two costs that overlap (linear: the CPU posting every message while the NIC drains the
   // first ones; flat radix exchanges whose ranks fall out of step, model.cpp): the time is
   // c + max(cpu, wire).
-  std::array<double, 7> cpu{}, wire{};
+  TermArray cpu{}, wire{};
   std::int64_t rounds = 0;    // dependent rounds (K, or K1 + K2)
   std::int64_t blocks = 0;    // blocks a rank sends, forwarded ones included (D, D1 + D2)
   std::int64_t messages = 0;  // messages a rank sends
@@ -71,7 +88,7 @@ Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_b
 double predicted_seconds(const CostModel& model, const Terms& t);
 // The coefficients that hold under this model's constants (c plus the larger of cpu and wire):
 // what a calibration fits, iterating until the branch no longer changes.
-std::array<double, 7> effective_terms(const CostModel& model, const Terms& t);
+TermArray effective_terms(const CostModel& model, const Terms& t);
 double predicted_seconds(const CostModel& model, const Selection& s, const Machine& m,
                          std::int64_t block_bytes);
 

@@ -198,6 +198,90 @@ TEST(Model, AutoFollowsTheSeedShape) {
   EXPECT_LT(a.value("radix_inter"), b.value("radix_inter")) << a.to_string() << " " << b.to_string();
 }
 
+// The receive-side overheads and the in-flight cost (issue #18) default to 0: every built-in
+// prediction is what it was. A receive is charged per message received, which every schedule
+// here matches with a message sent (same distance, same node or not), in the same place as the
+// send's overhead (serial, or overlapping the NIC for linear); only linear has messages in
+// flight beyond one exchange per rank: 2Q(P-Q-1) of them through the node's NIC.
+TEST(Model, ReceiveAndInflightTermsDefaultToNoChange) {
+  const CostModel cm;
+  EXPECT_EQ(cm.o_recv_intra, 0.0);
+  EXPECT_EQ(cm.o_recv_inter, 0.0);
+  EXPECT_EQ(cm.g_inflight, 0.0);
+  for (auto [nodes, ppn] : {std::pair{1, 16}, {4, 16}, {8, 16}, {3, 5}}) {
+    const Machine m{nodes * ppn, nodes, ppn, true};
+    for (const Selection& s : alltoall_candidates(m)) {
+      const Terms t = predicted_terms(s, m, 512);
+      double sent[2] = {0, 0}, received[2] = {0, 0};
+      for (const TermArray* a : {&t.c, &t.cpu, &t.wire}) {
+        sent[0] += (*a)[0], sent[1] += (*a)[1];
+        received[0] += (*a)[7], received[1] += (*a)[8];
+      }
+      EXPECT_DOUBLE_EQ(received[0], sent[0]) << s.to_string();
+      EXPECT_DOUBLE_EQ(received[1], sent[1]) << s.to_string();
+      const bool linear = std::string(s.algorithm->name) == "linear";
+      EXPECT_DOUBLE_EQ(t.c[9], linear && nodes > 1 ? 2.0 * ppn * (nodes * ppn - ppn - 1) : 0.0)
+          << s.to_string() << " " << nodes << "x" << ppn;
+      EXPECT_EQ(t.cpu[9] + t.wire[9], 0.0);
+      // Zero constants: the same time as a model that never heard of the terms.
+      Terms old = t;
+      for (TermArray* a : {&old.c, &old.cpu, &old.wire}) (*a)[7] = (*a)[8] = (*a)[9] = 0;
+      EXPECT_EQ(predicted_seconds(cm, t), predicted_seconds(cm, old)) << s.to_string();
+    }
+  }
+}
+
+TEST(Model, ReceiveOverheadAddsPerMessageReceived) {
+  const NodeMap map = blocks_of(4, 16);
+  const Machine m = machine_of(map);
+  CostModel recv;
+  recv.o_recv_intra = 2e-7;
+  recv.o_recv_inter = 3e-7;
+  // Round by round: each round's receive in series with its send.
+  const Terms pw = predicted_terms(sel("pairwise", map), m, 8);
+  EXPECT_NEAR(predicted_seconds(recv, pw) - predicted_seconds(CostModel{}, pw),
+              pw.c[0] * 2e-7 + pw.c[1] * 3e-7, 1e-15);
+  const Terms t2 = predicted_terms(sel("tra2:radix_intra=2,radix_inter=2", map), m, 8);
+  EXPECT_NEAR(predicted_seconds(recv, t2) - predicted_seconds(CostModel{}, t2),
+              4 * 2e-7 + 2 * 3e-7, 1e-15);  // K1 = 4 rounds in the node, K2 = 2 between nodes
+  // Linear: the receives join the posting that overlaps the NIC's transfers.
+  const Terms lin = predicted_terms(sel("linear", map), m, 8);
+  EXPECT_NEAR(predicted_seconds(recv, lin),
+              recv.lat_inter + 15 * (recv.o_intra + 2e-7) + 48 * (recv.o_inter + 3e-7), 1e-15);
+}
+
+// The machine of issue #18 in small: at P = 64 and 128, 512 B the built-in model takes linear
+// (its posting and the NIC's transfer overlap); a receive-side cost, or a cost per message in
+// flight, each alone moves the pick to a round-by-round exchange.
+TEST(Model, NewTermsMoveLinearAtMediumBlocks) {
+  for (int nodes : {4, 8}) {
+    EXPECT_EQ(choice(nodes, 16, 512), "linear") << nodes;
+    CostModel recv;
+    recv.o_recv_intra = recv.o_recv_inter = 5e-7;
+    EXPECT_NE(choice(nodes, 16, 512, recv), "linear") << nodes;
+    CostModel inflight;
+    inflight.g_inflight = 2e-8;
+    EXPECT_NE(choice(nodes, 16, 512, inflight), "linear") << nodes;
+    // Large blocks stay with linear (bandwidth-bound, the fewest bytes).
+    EXPECT_EQ(choice(nodes, 16, 1 << 20, inflight), "linear") << nodes;
+  }
+}
+
+TEST(Model, InflightCostMovesTheDirectExchanges) {
+  const Machine m{256, 16, 16, true};
+  // Alltoallv, sparse (8 blocks of 512 B a rank): the direct exchange, all 8 at once, beats
+  // forwarding every block at the largest size, until its messages in flight cost.
+  const AlltoallvStats st{512, 8 * 512, 8};
+  EXPECT_EQ(choose_alltoallv(CostModel{}, m, st).to_string(), "linear");
+  CostModel g;
+  g.g_inflight = 1e-6;
+  EXPECT_NE(choose_alltoallv(g, m, st).to_string(), "linear");
+  // Neighbor: direct has every off-node edge in flight, locality one message per other node.
+  const NeighborStats ns{8, 26, 2};
+  EXPECT_EQ(choose_neighbor(CostModel{}, m, ns).to_string(), "direct");
+  EXPECT_EQ(choose_neighbor(g, m, ns).to_string(), "locality");
+}
+
 TEST(Model, CostModelText) {
   CostModel m;
   std::string warnings;
@@ -208,6 +292,13 @@ TEST(Model, CostModelText) {
   EXPECT_NE(warnings.find("nonsense"), std::string::npos);
   EXPECT_NE(warnings.find("lat_intra=-1"), std::string::npos);
   EXPECT_NE(warnings.find("bw_inter=x"), std::string::npos);
+  EXPECT_NE(warnings.find("g_inflight"), std::string::npos);  // the keys it knows, all ten
+  apply_cost_model(m, "o_recv_intra=1e-7,o_recv_inter=2e-7,g_inflight=3e-9", &warnings);
+  EXPECT_DOUBLE_EQ(m.o_recv_intra, 1e-7);
+  EXPECT_DOUBLE_EQ(m.o_recv_inter, 2e-7);
+  EXPECT_DOUBLE_EQ(m.g_inflight, 3e-9);
+  for (int i = 0; i < kModelTerms; ++i)
+    EXPECT_NE(to_string(m).find(std::string(cost_model_key(i)) + "="), std::string::npos) << i;
   // Round trip.
   EXPECT_EQ(to_string(parse_cost_model(to_string(m))), to_string(m));
 }
@@ -216,7 +307,7 @@ TEST(Tuning, RulesAndModel) {
   Tuning t;
   std::string w;
   parse_tuning("# a comment\n"
-               "model o_intra=1e-7,bw_copy=1e10   # trailing comment\n"
+               "model o_intra=1e-7,bw_copy=1e10,o_recv_inter=4e-7,g_inflight=1e-9   # trailing comment\n"
                "\n"
                "alltoall nranks=64-256 bytes=0-512 tra2:radix_intra=2,radix_inter=4\n"
                "alltoall bytes=4096- linear\n"
@@ -229,6 +320,9 @@ TEST(Tuning, RulesAndModel) {
                t, w);
   EXPECT_DOUBLE_EQ(t.model.o_intra, 1e-7);
   EXPECT_DOUBLE_EQ(t.model.bw_copy, 1e10);
+  EXPECT_DOUBLE_EQ(t.model.o_recv_inter, 4e-7);
+  EXPECT_DOUBLE_EQ(t.model.g_inflight, 1e-9);
+  EXPECT_DOUBLE_EQ(t.model.o_recv_intra, 0.0);
   ASSERT_EQ(t.rules.size(), 4u) << w;
   EXPECT_NE(w.find("line 8:"), std::string::npos) << w;
   EXPECT_NE(w.find("line 9:"), std::string::npos) << w;
