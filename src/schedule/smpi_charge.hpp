@@ -1,5 +1,6 @@
 // Starting one persistent request of a lowered schedule, and -- in a SimGrid SMPI build only --
-// charging the per-message send overhead that SMPI forgets for persistent sends.
+// charging the per-message send overhead that SMPI forgets for persistent sends (and the
+// receive overhead it charges to no receive without eager sends).
 //
 // SMPI (SimGrid 3.32) injects its send overhead into a rank's simulated time only for sends
 // flagged "isend" (MPI_Isend, MPI_Issend, and the sends of its own MPI_Sendrecv, which every
@@ -10,10 +11,17 @@
 // what MPI_Isend of the same size would: smpi/ois evaluated the way SMPI evaluates it
 // (sections "bytes:seconds:seconds-per-byte;..." or one value; the section of the largest
 // bound below the size), minus the smpi/os that SMPI itself charges when it detaches the send
-// (below smpi/send-is-detached-thresh). Receives need nothing: SMPI charges smpi/or to a
-// persistent receive exactly as to MPI_Irecv. A sleep, not smpi_execute(): that is the call
-// SMPI's MPI_Isend makes, and smpi_execute() drops durations below smpi/cpu-threshold (1 us by
-// default) and scales by smpi/host-speed. Everywhere else start_request() is MPI_Start.
+// (below smpi/send-is-detached-thresh). Receives: SMPI charges smpi/or only to a receive matched
+// with a detached send, i.e. never under smpi/send-is-detached-thresh:0 (checked: P = 64, 8 B,
+// linear and pairwise take the same simulated time with smpi/or 0 and 0.5 us); so that a
+// simulated machine can have a receive-side per-message cost (scripts/smpi/platforms'
+// variants, the cost model's o_recv_*), the engine's persistent receives sleep smpi/or at
+// MPI_Start. That is the rank's CPU time per message received, in the place where the engine
+// spends it on its receives, not where SMPI would (after the match): one rank's overheads add
+// up the same way. SMPI's own collectives never pay it. A sleep, not smpi_execute(): that is
+// the call SMPI's MPI_Isend makes, and smpi_execute() drops durations below
+// smpi/cpu-threshold (1 us by default) and scales by smpi/host-speed. Everywhere else
+// start_request() is MPI_Start.
 //
 // SMPI is detected by SimGrid's own header guard: SMPI's <mpi.h> includes <smpi/smpi.h>.
 #pragma once
@@ -88,7 +96,7 @@ struct MessageCost {
 };
 
 struct SendCharge {
-  MessageCost isend, send;
+  MessageCost isend, send, recv;
   double detached_below = 0;  // smpi/send-is-detached-thresh (bytes)
 
   static const SendCharge& get() {
@@ -97,6 +105,7 @@ struct SendCharge {
       try {
         c.isend = MessageCost::parse(simgrid::config::get_value<std::string>("smpi/ois"));
         c.send = MessageCost::parse(simgrid::config::get_value<std::string>("smpi/os"));
+        c.recv = MessageCost::parse(simgrid::config::get_value<std::string>("smpi/or"));
         c.detached_below = simgrid::config::get_value<int>("smpi/send-is-detached-thresh");
       } catch (...) {
         c = SendCharge{};  // an option SimGrid does not know: charge nothing
@@ -111,6 +120,11 @@ struct SendCharge {
     const double isend_cost = isend(bytes);
     return bytes < detached_below ? std::max(0.0, isend_cost - send(bytes)) : isend_cost;
   }
+
+  // Seconds to add to a persistent receive of `bytes`: smpi/or, which SMPI itself charges only
+  // to a receive that matches a detached send (none without eager sends). With detached sends
+  // SMPI charges it after the match, so the engine adds nothing then.
+  double extra_recv(double bytes) const { return bytes < detached_below ? 0.0 : recv(bytes); }
 };
 
 }  // namespace smpi_detail
@@ -119,12 +133,12 @@ struct SendCharge {
 // MPI_Start of one request of a lowered schedule; a send is `count` elements of `type`.
 inline int start_request(MPI_Request* q, bool is_send, int count, MPI_Datatype type) {
 #if defined(SMPI_H)
-  if (is_send) {
-    int size = 0;
-    if (MPI_Type_size(type, &size) == MPI_SUCCESS) {
-      const double o = smpi_detail::SendCharge::get().extra(double(size) * double(count));
-      if (o > 0) sg_actor_sleep_for(o);
-    }
+  int size = 0;
+  if (MPI_Type_size(type, &size) == MPI_SUCCESS) {
+    const smpi_detail::SendCharge& charge = smpi_detail::SendCharge::get();
+    const double bytes = double(size) * double(count);
+    const double o = is_send ? charge.extra(bytes) : charge.extra_recv(bytes);
+    if (o > 0) sg_actor_sleep_for(o);
   }
 #else
   (void)is_send;
