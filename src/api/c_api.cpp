@@ -93,6 +93,22 @@ void empty_status(MPI_Status* status, int code) {
   MPI_Status_set_cancelled(status, 0);
 }
 
+// A request's "starting" claim, held while MPIX_Start starts it (see MPIA_Startall).
+class StartClaim {
+ public:
+  explicit StartClaim(mpia_request* r)
+      : r_(r->starting.exchange(true, std::memory_order_acquire) ? nullptr : r) {}
+  ~StartClaim() {
+    if (r_) r_->starting.store(false, std::memory_order_release);
+  }
+  StartClaim(const StartClaim&) = delete;
+  StartClaim& operator=(const StartClaim&) = delete;
+  explicit operator bool() const { return r_ != nullptr; }
+
+ private:
+  mpia_request* r_;
+};
+
 MPI_Comm comm_of(MPIX_Request r) {
   if (!r) return MPI_COMM_NULL;
   return r->library_comm && r->library_comm->user_freed ? MPI_COMM_SELF : r->comm;
@@ -164,6 +180,9 @@ MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const i
 MPIA_API int MPIA_Start(MPIX_Request* request) {
   return guard(request ? comm_of(*request) : MPI_COMM_NULL, [&] {
     if (!request || !*request) fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start on a null request");
+    StartClaim claim(*request);
+    if (!claim)
+      fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start: another thread is starting this request");
     (*request)->op->start();
   });
 }
@@ -172,25 +191,38 @@ MPIA_API int MPIA_Startall(int count, MPIX_Request requests[]) {
   if (count < 0 || (count > 0 && !requests))
     return guard(MPI_COMM_NULL, [] { fail(MPI_ERR_ARG, "mpi-advance: MPIX_Startall: bad array"); });
   // Everything is checked before anything is started, so that an error leaves every request
-  // as it was: null, active, or the same request twice (marked while checking).
-  int bad = -1;
+  // as it was: null, active, or the same request twice. Each request is claimed first (an
+  // atomic exchange), so a request that is in this array twice, or that another thread is
+  // starting, is seen without a race; the claims are held until the starts are done.
+  int bad = -1, claimed = 0;
   const char* why = nullptr;
-  for (int i = 0; i < count && bad < 0; ++i) {
-    if (!requests[i] || requests[i]->op->active())
-      bad = i, why = "mpi-advance: MPIX_Startall: null or active request";
-    else if (requests[i]->marked)
-      bad = i, why = "mpi-advance: MPIX_Startall: the same request twice";
-    else
-      requests[i]->marked = true;
+  for (; claimed < count; ++claimed) {
+    mpia_request* r = requests[claimed];
+    if (!r) {
+      bad = claimed, why = "mpi-advance: MPIX_Startall: null request";
+      break;
+    }
+    if (r->starting.exchange(true, std::memory_order_acquire)) {
+      bad = claimed;
+      why = std::find(requests, requests + claimed, r) != requests + claimed
+                ? "mpi-advance: MPIX_Startall: the same request twice"
+                : "mpi-advance: MPIX_Startall: another thread is starting one of the requests";
+      break;
+    }
+    if (r->op->active()) {
+      bad = claimed++, why = "mpi-advance: MPIX_Startall: active request";
+      break;
+    }
   }
-  for (int i = 0; i < count; ++i)
-    if (requests[i]) requests[i]->marked = false;
-  if (bad >= 0) return guard(comm_of(requests[bad]), [why] { fail(MPI_ERR_REQUEST, why); });
-  for (int i = 0; i < count; ++i) {
-    const int rc = MPIA_Start(&requests[i]);
-    if (rc != MPI_SUCCESS) return rc;
+  int rc = MPI_SUCCESS;
+  if (bad >= 0) {
+    rc = guard(comm_of(requests[bad]), [why] { fail(MPI_ERR_REQUEST, why); });
+  } else {
+    for (int i = 0; i < count && rc == MPI_SUCCESS; ++i)
+      rc = guard(comm_of(requests[i]), [&] { requests[i]->op->start(); });
   }
-  return MPI_SUCCESS;
+  for (int i = 0; i < claimed; ++i) requests[i]->starting.store(false, std::memory_order_release);
+  return rc;
 }
 
 MPIA_API int MPIA_Wait(MPIX_Request* request, MPI_Status* status) {

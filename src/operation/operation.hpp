@@ -184,5 +184,8 @@ struct mpia_request {
   std::unique_ptr<mpia::Operation> op;
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator: errors are raised on it
   std::shared_ptr<mpia::PrivateComm> library_comm;  // tells whether comm was freed since
-  bool marked = false;  // MPIX_Startall's duplicate check
+  // Held by the MPIX_Start or MPIX_Startall that is starting the request: taken with an atomic
+  // exchange, so two threads that start arrays sharing a request cannot both own it, and the
+  // same request twice in one array is seen without writing any other shared state.
+  std::atomic<bool> starting{false};
 };

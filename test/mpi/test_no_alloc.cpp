@@ -101,6 +101,36 @@ TEST(NoAllocation, DerivedTypeStartAndWaitAllocateNothing) {
   MPI_Type_free(&vec);
 }
 
+// MPIX_Startall's checks (null, active, the same request twice) and MPIX_Waitall allocate
+// nothing either, at the small counts a program starts together.
+TEST(NoAllocation, StartallAndWaitallAllocateNothing) {
+  int P;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  const char* algos[] = {"pairwise", "bruck", "linear", "zero_copy_bruck"};
+  constexpr int n = 4;
+  std::vector<int> send(std::size_t(P) * 2), recv[n];
+  MPIX_Request reqs[n];
+  for (int i = 0; i < n; ++i) {
+    recv[i].resize(send.size());
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algos[i]);
+    reqs[i] = MPIX_REQUEST_NULL;
+    ASSERT_EQ(MPIX_Alltoall_init(send.data(), 2, MPI_INT, recv[i].data(), 2, MPI_INT,
+                                 MPI_COMM_WORLD, info, &reqs[i]),
+              MPI_SUCCESS)
+        << algos[i];
+    MPI_Info_free(&info);
+  }
+  const long before = g_allocations.load();
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_EQ(MPIX_Startall(n, reqs), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Waitall(n, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0) << "MPIX_Startall + MPIX_Waitall of " << n;
+  for (MPIX_Request& r : reqs) MPIX_Request_free(&r);
+}
+
 // Neighbor all-to-all on a periodic 2-D grid (both neighbors of a size-2 or size-1 dimension
 // are one rank) and on a ring: the same engine, so the same guarantee.
 TEST(NoAllocation, NeighborStartAndWaitAllocateNothing) {

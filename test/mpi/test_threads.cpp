@@ -16,6 +16,9 @@
 //                    communicator in a loop.
 //   MixedBlockingAndPersistent  blocking calls on own communicators and persistent requests on
 //                    a shared one, side by side.
+//   Ownership.*      one request between two threads, each rank alone on MPI_COMM_SELF:
+//                    concurrent MPIX_Startall on arrays sharing a request (at most one wins, a
+//                    loser starts nothing).
 //
 // MPI forbids two threads to issue collective calls (blocking calls, inits,
 // MPIX_Comm_set_algorithm) on the same communicator concurrently; the tests never do. Start,
@@ -28,6 +31,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -331,6 +335,93 @@ TEST_P(Threads, MixedBlockingAndPersistent) {
     }
   });
   for (int t = 0; t < nthreads_; ++t) free_all(shared.of(t), t);
+}
+
+// ------------------------------------------------------------------------------------------
+// Ownership of one request between threads (issue 18). Each rank works alone on a duplicate of
+// MPI_COMM_SELF, so that whether a start succeeded may differ between ranks and threads.
+// ------------------------------------------------------------------------------------------
+
+// Two threads rendezvous before each round, so that their calls overlap.
+class Rendezvous {
+ public:
+  void arrive(int round) {
+    arrived_.fetch_add(1);
+    while (arrived_.load() < 2 * (round + 1)) std::this_thread::yield();
+  }
+
+ private:
+  std::atomic<int> arrived_{0};
+};
+
+class Ownership : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (world_thread_level() < MPI_THREAD_MULTIPLE)
+      GTEST_SKIP() << "MPI provides less than MPI_THREAD_MULTIPLE";
+    watchdog_ = std::make_unique<Watchdog>(90);
+    MPI_Comm_dup(MPI_COMM_SELF, &self_);
+    MPI_Comm_set_errhandler(self_, MPI_ERRORS_RETURN);
+  }
+  void TearDown() override {
+    watchdog_.reset();
+    if (self_ != MPI_COMM_NULL) MPI_Comm_free(&self_);
+  }
+  MPIX_Request make(std::vector<int> &buf) {
+    MPIX_Request r = MPIX_REQUEST_NULL;
+    const int rc =
+        MPIX_Alltoall_init(buf.data(), 1, MPI_INT, buf.data() + 1, 1, MPI_INT, self_,
+                           MPI_INFO_NULL, &r);
+    EXPECT_EQ(rc, MPI_SUCCESS) << error_text(rc);
+    return r;
+  }
+
+  std::unique_ptr<Watchdog> watchdog_;
+  MPI_Comm self_ = MPI_COMM_NULL;
+};
+
+// Two threads call MPIX_Startall at the same time on arrays that share one request, {own_t,
+// shared}: starting an active request is erroneous, so at most one call succeeds, and a call
+// that fails must have started nothing (MPIX_Startall checks everything first) -- its own
+// request must start normally afterwards. A duplicate check that two calls race on lets both
+// pass it, after which the loser has started its own request before it fails on the shared
+// one.
+TEST_F(Ownership, ConcurrentStartallSharingARequest) {
+  std::vector<int> bufs[3] = {{1, 0}, {2, 0}, {3, 0}};
+  MPIX_Request own[2] = {make(bufs[0]), make(bufs[1])}, shared = make(bufs[2]);
+  ASSERT_TRUE(own[0] && own[1] && shared);
+  const int rounds = int(env_long("MPIA_TEST_STARTALL_ROUNDS", 400));
+  Rendezvous meet;
+  int rcs[2] = {MPI_SUCCESS, MPI_SUCCESS};
+  std::atomic<long> partial{0}, both{0};
+  std::atomic<bool> stop{false};
+  for (int round = 0; round < rounds && !stop; ++round) {
+    run_threads(2, [&](int t) {
+      MPIX_Request arr[2] = {own[t], shared};
+      meet.arrive(round);
+      rcs[t] = MPIX_Startall(2, arr);
+    });
+    if (rcs[0] == MPI_SUCCESS && rcs[1] == MPI_SUCCESS) ++both;
+    for (int t = 0; t < 2; ++t) {
+      if (rcs[t] == MPI_SUCCESS) {
+        EXPECT_EQ(MPIX_Wait(&own[t], MPI_STATUS_IGNORE), MPI_SUCCESS);
+        EXPECT_EQ(MPIX_Wait(&shared, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        continue;
+      }
+      EXPECT_EQ(error_class(rcs[t]), MPI_ERR_REQUEST) << error_text(rcs[t]);
+      // Nothing of the failed call may have started: its own request is inactive.
+      const int rc = MPIX_Start(&own[t]);
+      if (rc != MPI_SUCCESS) ++partial, stop = true;
+      EXPECT_EQ(rc, MPI_SUCCESS) << "round " << round << ": thread " << t
+                                 << "'s MPIX_Startall failed (" << error_text(rcs[t])
+                                 << ") but left its own request active: " << error_text(rc);
+      EXPECT_EQ(MPIX_Wait(&own[t], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+    MPIX_Wait(&shared, MPI_STATUS_IGNORE);
+  }
+  EXPECT_EQ(both.load(), 0) << "both calls started the shared request";
+  EXPECT_EQ(partial.load(), 0);
+  for (MPIX_Request *r : {&own[0], &own[1], &shared}) EXPECT_EQ(MPIX_Request_free(r), MPI_SUCCESS);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Threads, ::testing::Values(2, 4),
