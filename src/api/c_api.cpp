@@ -111,7 +111,9 @@ class StartClaim {
 
 MPI_Comm comm_of(MPIX_Request r) {
   if (!r) return MPI_COMM_NULL;
-  return r->library_comm && r->library_comm->user_freed ? MPI_COMM_SELF : r->comm;
+  return r->library_comm && r->library_comm->user_freed.load(std::memory_order_acquire)
+             ? MPI_COMM_SELF
+             : r->comm;
 }
 
 // Completes one request without raising: its code (the request's own error, with its class).

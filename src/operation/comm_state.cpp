@@ -60,7 +60,7 @@ int delete_state(MPI_Comm, int, void* value, void*) {
     std::lock_guard<std::mutex> lock(g_states_mutex);
     g_states.erase(state);
   }
-  state->comm->user_freed = true;
+  state->comm->user_freed.store(true, std::memory_order_release);
   delete state;
   return MPI_SUCCESS;
 }

@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -66,8 +67,9 @@ class PrivateComm {
   MPI_Comm get() const { return comm_; }
   TagAllocator tags;
   // Set when the user frees their communicator: errors of requests that outlive it are then
-  // raised on MPI_COMM_SELF.
-  bool user_freed = false;
+  // raised on MPI_COMM_SELF. Atomic: the attribute's delete callback sets it in the thread
+  // that frees the communicator while another thread may be completing one of its requests.
+  std::atomic<bool> user_freed{false};
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -18,7 +18,8 @@
 //                    a shared one, side by side.
 //   Ownership.*      one request between two threads, each rank alone on MPI_COMM_SELF:
 //                    concurrent MPIX_Startall on arrays sharing a request (at most one wins, a
-//                    loser starts nothing).
+//                    loser starts nothing); the user freeing a request's communicator while
+//                    another thread runs the request.
 //
 // MPI forbids two threads to issue collective calls (blocking calls, inits,
 // MPIX_Comm_set_algorithm) on the same communicator concurrently; the tests never do. Start,
@@ -422,6 +423,53 @@ TEST_F(Ownership, ConcurrentStartallSharingARequest) {
   EXPECT_EQ(both.load(), 0) << "both calls started the shared request";
   EXPECT_EQ(partial.load(), 0);
   for (MPIX_Request *r : {&own[0], &own[1], &shared}) EXPECT_EQ(MPIX_Request_free(r), MPI_SUCCESS);
+}
+
+// The user frees the communicator of a request in one thread while another thread keeps
+// starting and completing the request (every Start, Wait and Test reads whether the user's
+// communicator was freed, to know where errors go); afterwards an error of the request is raised
+// on MPI_COMM_SELF. Under ThreadSanitizer this is the data race of a plain flag written by the
+// attribute's delete callback and read by the request's calls.
+TEST_F(Ownership, CommunicatorFreedWhileRequestRuns) {
+  MPI_Comm user;
+  MPI_Comm_dup(self_, &user);
+  MPI_Comm_set_errhandler(user, MPI_ERRORS_RETURN);
+  std::vector<int> buf = {7, 0};
+  MPIX_Request r = MPIX_REQUEST_NULL;
+  ASSERT_EQ(MPIX_Alltoall_init(buf.data(), 1, MPI_INT, buf.data() + 1, 1, MPI_INT, user,
+                               MPI_INFO_NULL, &r),
+            MPI_SUCCESS);
+  std::atomic<int> started{0};
+  std::atomic<bool> freed{false};
+  run_threads(2, [&](int t) {
+    if (t == 0) {
+      while (started.load() < 20) std::this_thread::yield();
+      EXPECT_EQ(MPI_Comm_free(&user), MPI_SUCCESS);
+      freed = true;
+      return;
+    }
+    for (int i = 0; !freed || i < 200; ++i) {
+      buf[0] = i, buf[1] = -1;
+      EXPECT_EQ(MPIX_Start(&r), MPI_SUCCESS);
+      int flag = 0;
+      EXPECT_EQ(MPIX_Test(&r, &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+      if (!flag) {
+        EXPECT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+      }
+      EXPECT_EQ(buf[1], i);
+      ++started;
+    }
+  });
+  // Starting an active request is an error, raised on MPI_COMM_SELF now.
+  MPI_Errhandler old;
+  MPI_Comm_get_errhandler(MPI_COMM_SELF, &old);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  EXPECT_EQ(MPIX_Start(&r), MPI_SUCCESS);
+  EXPECT_EQ(error_class(MPIX_Start(&r)), MPI_ERR_REQUEST);
+  EXPECT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, old);
+  MPI_Errhandler_free(&old);
+  EXPECT_EQ(MPIX_Request_free(&r), MPI_SUCCESS);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Threads, ::testing::Values(2, 4),
