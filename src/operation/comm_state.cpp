@@ -1,6 +1,7 @@
 #include "operation/comm_state.hpp"
 
 #include "locality/locality.hpp"
+#include "operation/common.hpp"
 #include "operation/neighbor.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
@@ -85,6 +86,7 @@ int at_finalize(MPI_Comm, int, void*, void*) {
   }
   for (MPI_Comm c : alive) MPI_Comm_delete_attr(c, g_keyval);
   free_protocol();
+  free_type_identity();
   MPI_Comm_free_keyval(&g_keyval);
   MPI_Comm_free_keyval(&g_self_keyval);
   return MPI_SUCCESS;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace mpia {
 
@@ -110,25 +111,38 @@ CommState::PlanCache::Entry::Entry(Entry&&) noexcept = default;
 CommState::PlanCache::Entry& CommState::PlanCache::Entry::operator=(Entry&&) noexcept = default;
 CommState::PlanCache::Entry::~Entry() = default;
 
+namespace {
+
+// push_type_identity's keyval: created by its first use, freed at MPI_Finalize
+// (free_type_identity). Never created again after that: MPI cannot be initialised twice.
+std::once_flag g_type_keyval_once;
+int g_type_keyval = MPI_KEYVAL_INVALID;
+
+}  // namespace
+
+void free_type_identity() {
+  // Attributes still on the user's types keep the keyval alive inside MPI until they go.
+  if (g_type_keyval != MPI_KEYVAL_INVALID) MPI_Type_free_keyval(&g_type_keyval);
+}
+
 void push_type_identity(std::vector<std::int64_t>& key, MPI_Datatype type) {
   if (predefined(type)) {
     key.push_back(0);
     key.push_back(word(type));
     return;
   }
-  // Created once (thread-safe static initialisation); duplicates do not inherit the serial.
-  static const int keyval = [] {
-    int k = MPI_KEYVAL_INVALID;
-    MPIA_CHECK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k, nullptr));
-    return k;
-  }();
+  // Duplicates do not inherit the serial (MPI_TYPE_NULL_COPY_FN).
+  std::call_once(g_type_keyval_once, [] {
+    MPIA_CHECK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN,
+                                      &g_type_keyval, nullptr));
+  });
   static std::atomic<std::int64_t> serial{0};
   void* value = nullptr;
   int flag = 0;
-  MPIA_CHECK(MPI_Type_get_attr(type, keyval, &value, &flag));
+  MPIA_CHECK(MPI_Type_get_attr(type, g_type_keyval, &value, &flag));
   if (!flag) {
     value = reinterpret_cast<void*>(static_cast<std::intptr_t>(++serial));
-    MPIA_CHECK(MPI_Type_set_attr(type, keyval, value));
+    MPIA_CHECK(MPI_Type_set_attr(type, g_type_keyval, value));
   }
   key.push_back(1);
   key.push_back(static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(value)));

@@ -157,6 +157,8 @@ struct AgreedPlan {
 // derived type gets a serial number in an attribute (never copied to duplicates), so a handle
 // reused by MPI after MPI_Type_free is a different identity. Appends two words to key.
 void push_type_identity(std::vector<std::int64_t>& key, MPI_Datatype type);
+// Frees push_type_identity's keyval (at MPI_Finalize, comm_state.cpp).
+void free_type_identity();
 
 bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
                 const void* recvbuf, const std::function<std::shared_ptr<AgreedPlan>()>& build,

@@ -67,6 +67,10 @@ int report_keyval = MPI_KEYVAL_INVALID;
 
 int print_report(MPI_Comm, int, void*, void*) {
   std::lock_guard<std::mutex> lock(report_mutex);
+  // Run once, at MPI_Finalize (MPI_COMM_SELF's attributes go first): the keyval goes with it.
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (!finalized) PMPI_Comm_free_keyval(&report_keyval);
   int rank = 0, size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);

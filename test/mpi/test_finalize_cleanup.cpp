@@ -3,10 +3,11 @@
 // duplicates and on a Cartesian communicator that it never frees (its persistent requests it
 // does free: those are the user's), then finalizes.
 //
-// It watches the library through the MPI profiling interface: the communicators and reduction
-// operations the library creates (every MPI_Comm_* constructor and MPI_Op_create called while
-// the program itself is not inside one of its own MPI calls) must all be freed by the time
-// MPI_Finalize returns. Under the ASan build, LeakSanitizer additionally checks the library's
+// It watches the library through the MPI profiling interface: the communicators, reduction
+// operations and attribute keyvals (communicator and datatype) the library creates (every
+// MPI_Comm_* constructor, MPI_Op_create and MPI_*_create_keyval called while the program
+// itself is not inside one of its own MPI calls) must all be freed by the time MPI_Finalize
+// returns. Under the ASan build, LeakSanitizer additionally checks the library's
 // own memory. Plain main (no GoogleTest): the check runs after MPI_Finalize; exit status 1 on
 // any failure, on the failing rank.
 #include <mpi.h>
@@ -24,6 +25,8 @@ bool g_user = false;  // inside a communicator constructor the program itself ca
 int g_rank = -1;
 std::set<MPI_Comm> g_lib_comms;
 std::set<MPI_Op> g_lib_ops;
+std::set<int> g_lib_comm_keyvals, g_lib_type_keyvals;
+long g_lib_type_keyvals_created = 0;
 long g_lib_comms_created = 0;
 int g_failures = 0;
 
@@ -110,6 +113,33 @@ int MPI_Op_free(MPI_Op *op) {
   if (rc == MPI_SUCCESS) g_lib_ops.erase(o);
   return rc;
 }
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
+                           int *keyval, void *extra) {
+  const int rc = PMPI_Comm_create_keyval(copy, del, keyval, extra);
+  if (rc == MPI_SUCCESS && !g_user) g_lib_comm_keyvals.insert(*keyval);
+  return rc;
+}
+int MPI_Comm_free_keyval(int *keyval) {
+  const int k = keyval ? *keyval : MPI_KEYVAL_INVALID;
+  const int rc = PMPI_Comm_free_keyval(keyval);
+  if (rc == MPI_SUCCESS) g_lib_comm_keyvals.erase(k);
+  return rc;
+}
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del,
+                           int *keyval, void *extra) {
+  const int rc = PMPI_Type_create_keyval(copy, del, keyval, extra);
+  if (rc == MPI_SUCCESS && !g_user) {
+    g_lib_type_keyvals.insert(*keyval);
+    ++g_lib_type_keyvals_created;
+  }
+  return rc;
+}
+int MPI_Type_free_keyval(int *keyval) {
+  const int k = keyval ? *keyval : MPI_KEYVAL_INVALID;
+  const int rc = PMPI_Type_free_keyval(keyval);
+  if (rc == MPI_SUCCESS) g_lib_type_keyvals.erase(k);
+  return rc;
+}
 }  // extern "C"
 
 namespace {
@@ -147,6 +177,22 @@ void use(MPI_Comm comm, int salt) {
                      displs.data(), MPI_INT, comm) != MPI_SUCCESS)
     fail("MPIX_Alltoallv");
   value_check(r, me, P, n, salt + 1, "MPIX_Alltoallv data");
+  // With a derived datatype: the plan cache of blocking alltoallv gives it an identity (an
+  // attribute on the type, under a keyval of the library's).
+  MPI_Datatype pair;
+  {
+    UserCall u;
+    MPI_Type_contiguous(n, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+  }
+  std::vector<int> ones(std::size_t(P), 1), at(static_cast<std::size_t>(P));
+  for (int k = 0; k < P; ++k) at[std::size_t(k)] = k;
+  value_fill(s, r, me, P, n, salt + 3);
+  if (MPIX_Alltoallv(s.data(), ones.data(), at.data(), pair, r.data(), ones.data(), at.data(),
+                     pair, comm) != MPI_SUCCESS)
+    fail("MPIX_Alltoallv with a derived datatype");
+  value_check(r, me, P, n, salt + 3, "MPIX_Alltoallv data with a derived datatype");
+  MPI_Type_free(&pair);
   MPI_Info info;
   {
     UserCall u;
@@ -216,6 +262,12 @@ int main(int argc, char **argv) {
     fail("the library's communicators outlive MPI_Finalize");
   }
   if (!g_lib_ops.empty()) fail("the library's MPI_Op outlives MPI_Finalize");
+  if (g_lib_type_keyvals_created == 0)
+    fail("the profiling layer saw no datatype keyval created by the library (is the derived "
+         "datatype's identity still kept in an attribute?)");
+  if (!g_lib_comm_keyvals.empty())
+    fail("the library's communicator keyvals outlive MPI_Finalize");
+  if (!g_lib_type_keyvals.empty()) fail("the library's datatype keyval outlives MPI_Finalize");
   if (g_rank == 0 && g_failures == 0)
     std::printf("finalize cleanup: passed (%ld library communicators created, %zu alive before "
                 "MPI_Finalize, all freed)\n",
