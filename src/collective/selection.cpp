@@ -127,9 +127,22 @@ Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallb
     }
   }
   if (!fallback.empty()) {
+    // A bad value of the environment variable is reported and replaced by auto. A failure to
+    // learn the communicator's extent is not the variable's fault (a malformed MPIX_LOCALITY,
+    // reported where it is parsed): it is the call's error, as auto would meet it too.
+    bool extent_failed = false;
+    const ExtentOf guarded = [&](const AlgorithmSpec& a) {
+      try {
+        return nranks(a);
+      } catch (...) {
+        extent_failed = true;
+        throw;
+      }
+    };
     try {
-      return parse_selection(c, fallback, nranks, false);
+      return parse_selection(c, fallback, guarded, false);
     } catch (const Error& e) {
+      if (extent_failed) throw;
       warn_once(std::string(e.what()) + " (from " + collective_env(c) + "; using auto)");
     }
   }

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -70,7 +71,21 @@ Locality compute_locality(MPI_Comm comm, int rank, int P, const std::string& spe
     int world_size = 0, world_rank = 0;
     MPIA_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
     MPIA_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-    mine[0] = parse_locality_spec(spec, world_size)[std::size_t(world_rank)];
+    try {
+      mine[0] = parse_locality_spec(spec, world_size)[std::size_t(world_rank)];
+    } catch (const Error& e) {
+      // Said once per process, whichever call met it first: with MPI_ERRORS_RETURN the calls'
+      // MPI_ERR_ARG alone would not say why.
+      static std::once_flag said;
+      std::call_once(said, [&e] {
+        std::fprintf(stderr,
+                     "%s; every call that needs locality fails with MPI_ERR_ARG (persistent "
+                     "inits, the locality calls, blocking calls of auto and of the "
+                     "locality-aware algorithms)\n",
+                     e.what());
+      });
+      throw;
+    }
     loc.source = "MPIX_LOCALITY";
   } else {
     // The node's label: the lowest rank (in comm) of the ranks sharing memory with this one.

@@ -18,6 +18,10 @@
 #   mpi.env.locality_bad_*     test_locality  BadLocality.*: the blocking call under a malformed
 #                              MPIX_LOCALITY with MPIX_ALLTOALL naming an algorithm that needs
 #                              no locality (must work) or one that does (auto or MPI_ERR_ARG)
+#   mpi.env.locality_warning_* test_locality  BadLocalityWarning.*: what stderr says at the
+#                              first call under a malformed MPIX_LOCALITY: that variable named,
+#                              MPI_ERR_ARG announced and returned; MPIX_ALLTOALL blamed only
+#                              when it is bad itself (MPIA_TEST_WARN_ALLTOALL=1)
 #
 # (c.api_env, in test/c/CMakeLists.txt, does the same for the C API.) Few rank counts: 1 and 3,
 # or 3 alone; all carry the label "environment" (ctest -L environment).
@@ -78,6 +82,12 @@ _mpia_env_test(locality_bad_pairwise locality FILTER "BadLocality.*" NPROCS 3 EN
   MPIX_LOCALITY=bogus MPIA_TEST_EXPECT_BAD_LOCALITY=1 MPIX_ALLTOALL=pairwise)
 _mpia_env_test(locality_bad_tra2 locality FILTER "BadLocality.*" NPROCS 3 ENVIRONMENT
   MPIX_LOCALITY=bogus MPIA_TEST_EXPECT_BAD_LOCALITY=1 MPIX_ALLTOALL=tra2)
+# ... and what stderr says about it: a good MPIX_ALLTOALL needing locality, then a bad one.
+_mpia_env_test(locality_warning_tra2 locality FILTER "BadLocalityWarning.*" NPROCS 1 3
+  ENVIRONMENT MPIX_LOCALITY=garbage MPIA_TEST_EXPECT_BAD_LOCALITY=1 MPIX_ALLTOALL=tra2)
+_mpia_env_test(locality_warning_unknown locality FILTER "BadLocalityWarning.*" NPROCS 3
+  ENVIRONMENT MPIX_LOCALITY=garbage MPIA_TEST_EXPECT_BAD_LOCALITY=1 MPIX_ALLTOALL=no_such
+  MPIA_TEST_WARN_ALLTOALL=1)
 
 # MPIX_TUNING: the file's rules apply where the algorithm is auto (MPIX_ALLTOALL=auto, said
 # explicitly so that SelectionEnv runs) and lose to MPI_Info, MPIX_Comm_set_algorithm and an

@@ -456,6 +456,49 @@ void expect_err_arg_everywhere(int rc, MPI_Comm comm, const std::string &what) {
   EXPECT_EQ(any, 0) << what << " succeeded on some rank";
 }
 
+// The first blocking call under a malformed MPIX_LOCALITY with MPIX_ALLTOALL set (its own
+// registrations in environment.cmake: warnings are said once per process, so this must be the
+// process's first library call). stderr must blame MPIX_LOCALITY and say what happens (calls
+// that need locality fail with MPI_ERR_ARG), and the call must do just that. It must blame
+// MPIX_ALLTOALL only where MPIX_ALLTOALL itself is bad (MPIA_TEST_WARN_ALLTOALL=1): never
+// "(from MPIX_ALLTOALL; using auto)" for a good value whose algorithm needs the locality.
+TEST(BadLocalityWarning, FirstBlockingCallSaysWhatIsWrong) {
+  const char *alg = std::getenv("MPIX_ALLTOALL");
+  if (!expect_bad_locality() || !alg) GTEST_SKIP() << "needs a bad MPIX_LOCALITY and MPIX_ALLTOALL";
+  const char *warn_env = std::getenv("MPIA_TEST_WARN_ALLTOALL");
+  const bool alltoall_bad = warn_env && std::strcmp(warn_env, "1") == 0;
+  SCOPED_TRACE(std::string("MPIX_LOCALITY='") + locality_env() + "' MPIX_ALLTOALL='" + alg + "'");
+  const int me = comm_rank(MPI_COMM_WORLD), P = comm_size(MPI_COMM_WORLD);
+  ScopedErrhandler eh(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  std::vector<int> sbuf(static_cast<std::size_t>(2 * P), me), rbuf(sbuf.size(), -1);
+  int rc = MPI_SUCCESS;
+  const std::string said = capture_stderr([&] {
+    rc = MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
+  });
+  // auto, like tra2, needs the locality: the call fails, on every rank.
+  expect_err_arg_everywhere(rc, MPI_COMM_WORLD, "the first blocking MPIX_Alltoall");
+  const std::string locality = std::string("MPIX_LOCALITY='") + locality_env() + "'";
+  EXPECT_NE(said.find(locality), std::string::npos)
+      << "stderr must name MPIX_LOCALITY and its value; it had '" << said << "'";
+  EXPECT_NE(said.find("fails with MPI_ERR_ARG"), std::string::npos)
+      << "stderr must say what happens next; it had '" << said << "'";
+  // A warning blaming MPIX_ALLTOALL ("... (from MPIX_ALLTOALL; using auto)").
+  const bool blames_alltoall = said.find("from MPIX_ALLTOALL") != std::string::npos;
+  if (alltoall_bad) {
+    EXPECT_TRUE(blames_alltoall) << "MPIX_ALLTOALL is bad too; stderr had '" << said << "'";
+  } else {
+    EXPECT_FALSE(blames_alltoall) << "MPIX_ALLTOALL is good; stderr had '" << said << "'";
+    // The locality message is the only one, and it is not dressed as MPIX_ALLTOALL's.
+    EXPECT_EQ(said.find("using auto"), std::string::npos) << "stderr had '" << said << "'";
+  }
+  // Said once: the same call again fails the same way, silently.
+  const std::string again = capture_stderr([&] {
+    rc = MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
+  });
+  expect_err_arg_everywhere(rc, MPI_COMM_WORLD, "the second blocking MPIX_Alltoall");
+  EXPECT_EQ(again.find("mpi-advance:"), std::string::npos) << "said again: '" << again << "'";
+}
+
 TEST(BadLocality, EveryCallFailsWithErrArg) {
   if (!expect_bad_locality()) GTEST_SKIP() << "MPIX_LOCALITY is well formed";
   SCOPED_TRACE(std::string("MPIX_LOCALITY='") + (locality_env() ? locality_env() : "<unset>") +
