@@ -90,13 +90,25 @@ BlockBuffer ScheduledOperation::shadow_of(const BlockBuffer& recv) {
 
 void ScheduledOperation::lower(const Schedule& schedule, const BlockBuffer& send,
                                const BlockBuffer& recv, int tag) {
+  send_ = send;
+  recv_ = recv;
+  tag_ = tag;
   Bindings b;
   b.send = send;
   b.recv = recv;
   b.comm = comm_->get();
   b.tag = tag;
   b.errors = &errors_;
+  lowered_.reset();  // its requests are freed before the new ones are made
   lowered_ = std::make_unique<LoweredSchedule>(schedule, b);
+}
+
+void ScheduledOperation::relower(const Schedule& schedule, std::string algorithm,
+                                 const Traffic& traffic) {
+  if (active()) fail(MPI_ERR_INTERN, "mpi-advance: relowering an active operation");
+  lower(schedule, send_, recv_, tag_);
+  algorithm_ = std::move(algorithm);
+  traffic_ = traffic;
 }
 
 bool ScheduledOperation::do_start() {

@@ -65,10 +65,14 @@ class Operation {
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
-  const Traffic& traffic() const { return traffic_; }
+  // What one start makes this rank send, and the algorithm with its resolved parameters in
+  // selection syntax: the plan the next start runs (a trial's may change while it runs, so
+  // both are copies).
+  virtual Traffic traffic() const { return traffic_; }
   void set_traffic(const Traffic& t) { traffic_ = t; }
-  // The algorithm and its resolved parameters, in selection syntax.
-  const std::string& algorithm() const { return algorithm_; }
+  virtual std::string algorithm() const { return algorithm_; }
+  // What a measured trial tried and chose ("" for an operation that runs no trial).
+  virtual std::string trial() const { return {}; }
   // Active: started and not yet completed by Wait or Test (the MPI request state).
   bool active() const { return active_.load(std::memory_order_acquire); }
 
@@ -93,6 +97,11 @@ class Operation {
   // Advances the execution; with block, returns only once it is complete. Returns whether it
   // is complete. Communication errors go to errors_.
   virtual bool do_progress(bool block) = 0;
+  // For an operation whose executions are another's (trial.cpp), driven under this one's owner
+  // lock and never on the running list by itself: the part's do_start / do_progress, its
+  // errors recorded as this execution's.
+  bool start_part(Operation& part);
+  bool progress_part(Operation& part, bool block);
   StickyError errors_;
   std::string algorithm_;
   Traffic traffic_;
@@ -162,6 +171,9 @@ class ScheduledOperation : public Operation {
   // For MPI_IN_PLACE: a send buffer that mirrors recv, read from a copy made at each Start.
   BlockBuffer shadow_of(const BlockBuffer& recv);
   void lower(const Schedule& schedule, const BlockBuffer& send, const BlockBuffer& recv, int tag);
+  // Lowers another schedule over the buffers of the last lower(), dropping the lowered one
+  // (inactive only): the algorithms a trial runs share one binding.
+  void relower(const Schedule& schedule, std::string algorithm, const Traffic& traffic);
 
  protected:
   bool do_start() override;
@@ -175,6 +187,8 @@ class ScheduledOperation : public Operation {
   const char* shadow_source_ = nullptr;
   std::size_t shadow_bytes_ = 0;
   std::unique_ptr<LoweredSchedule> lowered_;
+  BlockBuffer send_, recv_;
+  int tag_ = 0;
 };
 
 }  // namespace mpia

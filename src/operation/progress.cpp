@@ -121,6 +121,31 @@ bool Operation::drive(bool block) {
   return done;
 }
 
+bool Operation::start_part(Operation& part) {
+  part.errors_.clear();
+  bool done;
+  try {
+    done = part.do_start();
+  } catch (const Error& e) {
+    part.errors_.note(e);
+    done = true;
+  }
+  if (done && part.errors_) errors_.note(Error(part.errors_.code, part.errors_.what));
+  return done;
+}
+
+bool Operation::progress_part(Operation& part, bool block) {
+  bool done;
+  try {
+    done = part.do_progress(block);
+  } catch (const Error& e) {
+    part.errors_.note(e);
+    done = true;
+  }
+  if (done && part.errors_) errors_.note(Error(part.errors_.code, part.errors_.what));
+  return done;
+}
+
 void Operation::start() {
   std::lock_guard<SpinLock> lock(owner_);
   if (active_.load(std::memory_order_relaxed))
