@@ -299,11 +299,33 @@ Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t
 // linear when a rank has no more than that), the radix exchange with every block counted at
 // the largest block's size (it forwards blocks; skewed sizes make it pay), and the node-aware
 // exchange (both of its phases direct).
+namespace {
+
+// The pick (the first candidate of least time: later ones replace it only when strictly
+// faster) to the front, the others after it by predicted time.
+std::vector<Ranked> pick_first(std::vector<Ranked> out) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < out.size(); ++i)
+    if (out[i].seconds < out[best].seconds) best = i;
+  if (out.empty()) return out;
+  std::rotate(out.begin(), out.begin() + best, out.begin() + best + 1);
+  std::stable_sort(out.begin() + 1, out.end(),
+                   [](const Ranked& a, const Ranked& b) { return a.seconds < b.seconds; });
+  return out;
+}
+
+}  // namespace
+
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st) {
+  return rank_alltoallv(model, m, st).front().selection;
+}
+
+std::vector<Ranked> rank_alltoallv(const CostModel& model, const Machine& m,
+                                   const AlltoallvStats& st) {
   const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P);
-  Selection best = make(Collective::Alltoallv, "multipair_waitany", {8});
-  if (st.rank_messages <= best.values[0]) best = make(Collective::Alltoallv, "linear");
-  if (P <= 1) return best;
+  Selection direct = make(Collective::Alltoallv, "multipair_waitany", {8});
+  if (st.rank_messages <= direct.values[0]) direct = make(Collective::Alltoallv, "linear");
+  if (P <= 1) return {{direct, 0.0}};
   // The direct exchange as linear alltoall with the rank's real message count and bytes (as
   // many received as sent), its window's off-node exchanges in flight at once.
   Terms d;
@@ -312,40 +334,39 @@ Selection choose_alltoallv(const CostModel& model, const Machine& m, const Allto
   d.cpu[kMsgInter] = d.cpu[kRecvInter] = double(st.rank_messages) * off;
   d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
   const std::int64_t window =
-      best.values.empty() ? st.rank_messages : std::min(st.rank_messages, best.values[0]);
+      direct.values.empty() ? st.rank_messages : std::min(st.rank_messages, direct.values[0]);
   d.c[kInflight] = inflight_beyond_one(double(Q), double(window) * off);
   d.wire[kBytesIntra] = double(st.max_block);
   d.wire[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
-  double best_t = predicted_seconds(model, d);
+  std::vector<Ranked> out{{direct, predicted_seconds(model, d)}};
   // The radix exchange learns forwarded sizes at init with O(P log P) work and memory per rank:
   // beyond 1024 ranks the direct exchange is taken.
-  if (P < 4 || P > 1024 || st.max_block == 0) return best;
+  if (P < 4 || P > 1024 || st.max_block == 0) return out;
   for (std::int64_t r : radix_ladder(P)) {
     Terms t;
     add_radix(t, P, r, double(st.max_block), 1, [&m](std::int64_t dist) { return flat_flows(m, dist); });
-    const double time = predicted_seconds(model, t);
-    if (time < best_t) {
-      best = make(Collective::Alltoallv, "bruck", {r});
-      best_t = time;
-    }
+    out.push_back({make(Collective::Alltoallv, "bruck", {r}), predicted_seconds(model, t)});
   }
   if (m.nnodes > 1) {
     Terms t;
     const std::int64_t N = m.nnodes;
     add_radix(t, Q, Q, double(N) * double(st.max_block), N, [](std::int64_t) { return 0; });
     add_radix(t, N, N, double(Q) * double(st.max_block), Q, [Q](std::int64_t) { return Q; });
-    if (predicted_seconds(model, t) < best_t)
-      best = make(Collective::Alltoallv, "locality");
+    out.push_back({make(Collective::Alltoallv, "locality"), predicted_seconds(model, t)});
   }
-  return best;
+  return pick_first(std::move(out));
 }
 
 // Direct sends every off-node edge through the NIC; locality gathers a node's off-node edges
 // to one gateway per remote node (one intra-node hop), sends one message per node pair, and
 // scatters on arrival (a second hop): fewer off-node messages for two intra-node ones each.
 Selection choose_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st) {
+  return rank_neighbor(model, m, st).front().selection;
+}
+
+std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st) {
   const Selection direct = make(Collective::NeighborAlltoallv, "direct");
-  if (m.nnodes <= 1 || st.remote_edges == 0) return direct;
+  if (m.nnodes <= 1 || st.remote_edges == 0) return {{direct, 0.0}};
   const double E = double(st.remote_edges), M = double(st.max_message);
   const double Q = double(m.ppn);
   Terms d, l;
@@ -361,9 +382,8 @@ Selection choose_neighbor(const CostModel& model, const Machine& m, const Neighb
   l.c[kInflight] = inflight_beyond_one(Q, double(st.remote_nodes));
   l.c[kBytesNic] = Q * E * M;
   l.c[kBytesCopy] = 4 * E * M;
-  if (predicted_seconds(model, l) < predicted_seconds(model, d))
-    return make(Collective::NeighborAlltoallv, "locality");
-  return direct;
+  return pick_first({{direct, predicted_seconds(model, d)},
+                     {make(Collective::NeighborAlltoallv, "locality"), predicted_seconds(model, l)}});
 }
 
 }  // namespace mpia

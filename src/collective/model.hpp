@@ -106,6 +106,16 @@ struct AlltoallvStats {
 };
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st);
 
+// A candidate with its predicted time. The rank_* functions return every candidate the
+// model weighs, its pick (what choose_* returns) first, then the others by predicted time: what
+// a measured trial shortlists (collective/shortlist.hpp).
+struct Ranked {
+  Selection selection;
+  double seconds = 0;
+};
+std::vector<Ranked> rank_alltoallv(const CostModel& model, const Machine& m,
+                                   const AlltoallvStats& st);
+
 // Neighbor alltoallv statistics, each the maximum over ranks.
 struct NeighborStats {
   std::int64_t max_message = 0;   // largest message on any edge
@@ -113,5 +123,6 @@ struct NeighborStats {
   std::int64_t remote_nodes = 0;  // most distinct other nodes one rank's out-edges reach
 };
 Selection choose_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st);
+std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st);
 
 }  // namespace mpia

@@ -77,6 +77,10 @@ struct AlgorithmSpec {
   bool needs_peer_sizes = false;
   bool needs_locality = false;  // builds on the node map (collective once per communicator)
   NeighborBuilder build_neighbor = nullptr;
+  // Algorithms that differ only in how they copy (the published Bruck variants) share a family:
+  // a measured trial tries one per family first (collective/shortlist.hpp). nullptr: the name.
+  const char* family = nullptr;
+  const char* family_name() const { return family ? family : name; }
 };
 
 const std::vector<AlgorithmSpec>& registry();
