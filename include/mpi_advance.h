@@ -25,14 +25,19 @@
  * with a note on stderr. "auto" (the default) takes the first matching rule of the tuning file
  * named by MPIX_TUNING, else the cost model's cheapest algorithm and parameters for the
  * communicator's size, node map and block size; the model's constants come from MPIX_COST_MODEL
- * ("o_intra=..,o_inter=..,lat_intra=..,lat_inter=..,bw_intra=..,bw_inter=..,bw_copy=.."), then
- * the tuning file's "model" line, then built-in defaults (src/collective/tuning.hpp has the
- * file's syntax; scripts/calibrate.py writes one from measurements).
+ * ("o_intra=..,o_inter=..,lat_intra=..,lat_inter=..,bw_intra=..,bw_inter=..,bw_copy=..,
+ * o_recv_intra=..,o_recv_inter=..,g_inflight=.."), then the tuning file's "model" line, then
+ * built-in defaults (src/collective/tuning.hpp has the file's syntax; scripts/calibrate.py and
+ * scripts/calibrate_cluster.sh write one from measurements). A persistent "auto" request then
+ * measures the model's shortlist during its first starts and keeps the fastest
+ * (MPIX_Request_get_trial); MPIX_AUTO=model or info "mpix_auto"="model" turns that off, and
+ * MPIX_TUNING_OUT=<file> writes what was settled as tuning rules at MPI_Finalize.
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
- * MPIX_COST_MODEL, MPIX_TUNING, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_PROGRESS) are read
- * once per process, the first time the library needs one; changing them later has no effect.
- * All but MPIX_PROGRESS (and for MPIX_TUNING, the file's contents, not its path) must be the
+ * MPIX_COST_MODEL, MPIX_TUNING, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_AUTO,
+ * MPIX_PROGRESS, MPIX_REPORT, MPIX_TUNING_OUT) are read once per process, the first time the
+ * library needs one; changing them later has no effect. All but MPIX_PROGRESS, MPIX_REPORT and
+ * MPIX_TUNING_OUT (and for MPIX_TUNING, the file's contents, not its path) must be the
  * same on every rank: the first call on each communicator compares
  * them, and if they differ every call on that communicator fails with MPI_ERR_ARG on every
  * rank (no rank runs a schedule its peers do not).
@@ -97,8 +102,14 @@ extern "C" {
 /* Longest string MPIX_Request_get_algorithm writes, terminating NUL included. */
 #define MPIX_MAX_ALGORITHM_STRING 256
 
+/* Longest string MPIX_Request_get_trial writes, terminating NUL included. */
+#define MPIX_MAX_TRIAL_STRING 1024
+
 /* The info key (and its value syntax) that selects an algorithm for one call. */
 #define MPIX_INFO_KEY_ALGORITHM "mpix_algorithm"
+/* The info key that turns a persistent auto request's measured trial off ("model") or on
+ * ("measure", the default unless the environment says MPIX_AUTO=model). */
+#define MPIX_INFO_KEY_AUTO "mpix_auto"
 
 /* Opaque persistent-collective request. */
 typedef struct mpia_request *MPIX_Request;
@@ -116,6 +127,7 @@ typedef struct mpia_request *MPIX_Request;
 #define MPIX_Test MPIA_Test
 #define MPIX_Request_free MPIA_Request_free
 #define MPIX_Request_get_algorithm MPIA_Request_get_algorithm
+#define MPIX_Request_get_trial MPIA_Request_get_trial
 #define MPIX_Algorithm_get MPIA_Algorithm_get
 #define MPIX_Request_get_traffic MPIA_Request_get_traffic
 #define MPIX_Comm_locality MPIA_Comm_locality
@@ -214,6 +226,20 @@ int MPIA_Comm_set_algorithm(MPI_Comm comm, const char *collective, const char *s
  * MPIX_MAX_ALGORITHM_STRING characters; *resultlen gets the length without the NUL.
  */
 int MPIA_Request_get_algorithm(MPIX_Request request, char *name, int *resultlen);
+
+/*
+ * What a persistent "auto" request measured. When the cost model's shortlist has several
+ * entries (candidates predicted within a margin of its pick), the request's first starts try
+ * them in turn, 4 starts each, every start a complete and correct collective; the ranks then
+ * agree on the times (the slowest rank's) and every later start runs the fastest entry (the
+ * model's pick unless another is at least 5 % faster). MPIX_Request_get_algorithm reports the
+ * entry the next start runs (the settled one once the trial is over). The text is
+ * "trying <entry> <entry>..." during the trial, "chose <entry> after <entry>=<us>us, ..." once
+ * it settled, and empty for a request that runs no trial (a fixed algorithm, a tuning-file rule,
+ * MPIX_AUTO=model or info "mpix_auto"="model", or a shortlist of one). text must hold
+ * MPIX_MAX_TRIAL_STRING characters; *resultlen gets the length without the NUL.
+ */
+int MPIA_Request_get_trial(MPIX_Request request, char *text, int *resultlen);
 
 /*
  * The registry: the index-th algorithm of a collective ("alltoall", "alltoallv" or

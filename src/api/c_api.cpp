@@ -283,10 +283,22 @@ MPIA_API int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* r
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
     if (!name || !resultlen) fail(MPI_ERR_ARG, "mpi-advance: NULL output argument");
-    const std::string& s = request->op->algorithm();
+    const std::string s = request->op->algorithm();
     const std::size_t n = std::min<std::size_t>(s.size(), MPIX_MAX_ALGORITHM_STRING - 1);
     std::memcpy(name, s.data(), n);
     name[n] = '\0';
+    *resultlen = int(n);
+  });
+}
+
+MPIA_API int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resultlen) {
+  return guard(comm_of(request), [&] {
+    if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
+    if (!text || !resultlen) fail(MPI_ERR_ARG, "mpi-advance: NULL output argument");
+    const std::string s = request->op->trial();
+    const std::size_t n = std::min<std::size_t>(s.size(), MPIX_MAX_TRIAL_STRING - 1);
+    std::memcpy(text, s.data(), n);
+    text[n] = '\0';
     *resultlen = int(n);
   });
 }
@@ -355,7 +367,7 @@ MPIA_API int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages,
                                       MPI_Count* internode_messages, MPI_Count* internode_bytes) {
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
-    const Traffic& t = request->op->traffic();
+    const Traffic t = request->op->traffic();
     if (messages) *messages = MPI_Count(t.messages);
     if (bytes) *bytes = MPI_Count(t.bytes);
     if (internode_messages) *internode_messages = MPI_Count(t.internode_messages);

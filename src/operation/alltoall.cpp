@@ -1,9 +1,11 @@
 #include "operation/alltoall.hpp"
 
+#include "collective/shortlist.hpp"
 #include "collective/tuning.hpp"
 #include "locality/locality.hpp"
 #include "operation/common.hpp"
 #include "operation/settings.hpp"
+#include "operation/trial.hpp"
 #include "util/error.hpp"
 
 #include <vector>
@@ -39,22 +41,38 @@ Selection choose(CommState& st, std::int64_t block_bytes) {
                       [&] { return choose_alltoall(t.model, m, block_bytes); });
 }
 
-Selection resolve(Selection sel, CommState& st, std::int64_t block_bytes) {
-  return sel.algorithm->kind == AlgorithmKind::Auto ? choose(st, block_bytes) : sel;
+// The shortlist a persistent auto request measures (trial.hpp), or the one selection it runs:
+// a tuning rule's, or the model's pick when it does not measure (or nothing is worth measuring:
+// one rank, empty blocks).
+std::vector<Selection> choose_list(CommState& st, std::int64_t block_bytes, bool measure) {
+  const Machine m = machine_of(comm_locality(st).map);
+  return auto_list(Collective::Alltoall, m, block_bytes,
+                   measure && m.nranks > 1 && block_bytes > 0,
+                   [&](const CostModel& model) { return rank_alltoall(model, m, block_bytes); });
 }
 
-// Builds the operation for a resolved (not auto) selection.
-std::unique_ptr<Operation> make_alltoall(const AlltoallArgs& a, const Selection& sel,
-                                         CommState& state, int tag) {
-  if (sel.algorithm->kind == AlgorithmKind::System) return make_system_alltoall(a, state.comm);
+// The schedule of a scheduled (not auto, not system) selection: local.
+std::shared_ptr<const Schedule> alltoall_schedule(const AlltoallArgs& a, const Selection& sel,
+                                                  CommState& state) {
   if (sel.algorithm->kind != AlgorithmKind::Scheduled)
     fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
-  const int P = state.size;
-  AlltoallShape shape{state.rank, P, std::int64_t(a.recvcount) * type_size(a.recvtype)};
+  AlltoallShape shape{state.rank, state.size, std::int64_t(a.recvcount) * type_size(a.recvtype)};
   if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
-  const Schedule schedule = sel.algorithm->build_alltoall(shape, sel.values);
+  return std::make_shared<const Schedule>(sel.algorithm->build_alltoall(shape, sel.values));
+}
 
-  auto op = std::make_unique<ScheduledOperation>(sel.to_string(), state.comm);
+Traffic alltoall_traffic(const Schedule& schedule, const CommState& state) {
+  const Locality* loc = cached_locality(state);
+  return traffic_of(schedule, state.rank, loc ? &loc->map : nullptr);
+}
+
+// The schedule lowered over a's buffers: local.
+std::unique_ptr<ScheduledOperation> lower_alltoall(const AlltoallArgs& a, const std::string& name,
+                                                   const Schedule& schedule,
+                                                   const Traffic& traffic, CommState& state,
+                                                   int tag) {
+  const int P = state.size;
+  auto op = std::make_unique<ScheduledOperation>(name, state.comm);
   std::vector<int> counts(P, a.recvcount);
   std::vector<MPI_Aint> displs(P);
   for (int i = 0; i < P; ++i) displs[i] = MPI_Aint(i) * a.recvcount;
@@ -68,9 +86,36 @@ std::unique_ptr<Operation> make_alltoall(const AlltoallArgs& a, const Selection&
     send = op->bind(a.sendbuf, counts.data(), displs.data(), P, a.sendtype);
   }
   op->lower(schedule, send, recv, tag);
-  const Locality* loc = cached_locality(state);
-  op->set_traffic(traffic_of(schedule, state.rank, loc ? &loc->map : nullptr));
+  op->set_traffic(traffic);
   return op;
+}
+
+// Builds the operation for a resolved (not auto) selection.
+std::unique_ptr<Operation> make_alltoall(const AlltoallArgs& a, const Selection& sel,
+                                         CommState& state, int tag) {
+  if (sel.algorithm->kind == AlgorithmKind::System) return make_system_alltoall(a, state.comm);
+  const std::shared_ptr<const Schedule> schedule = alltoall_schedule(a, sel, state);
+  return lower_alltoall(a, sel.to_string(), *schedule, alltoall_traffic(*schedule, state), state,
+                        tag);
+}
+
+// A persistent auto request's trial over the shortlist list (two entries or more).
+std::unique_ptr<Operation> make_trial(const AlltoallArgs& a, const std::vector<Selection>& list,
+                                      CommState& state, int tag, std::int64_t block_bytes) {
+  std::vector<TrialEntry> entries;
+  for (const Selection& s : list) {
+    TrialEntry e;
+    e.selection = s;
+    e.schedule = alltoall_schedule(a, s, state);
+    e.traffic = alltoall_traffic(*e.schedule, state);
+    entries.push_back(std::move(e));
+  }
+  std::unique_ptr<ScheduledOperation> exec = lower_alltoall(
+      a, list[0].to_string(), *entries[0].schedule, entries[0].traffic, state, tag);
+  const NodeMap& map = comm_locality(state).map;
+  TrialPoint point{Collective::Alltoall, state.size, map.nnodes(), block_bytes};
+  return std::make_unique<TrialOperation>(std::move(exec), std::move(entries), state.comm, tag,
+                                          point);
 }
 
 }  // namespace
@@ -83,20 +128,25 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
   comm_locality(st);
   Proposal p;
   bool threaded = false;
-  Selection sel;
+  std::vector<Selection> list;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     threaded = wants_progress_thread(info);
     p.same = check_alltoall(a, st.comm->get());
-    sel = resolve(select_algorithm(Collective::Alltoall, info,
-                                   st.default_algorithm(Collective::Alltoall), extent_of(st)),
-                  st, p.same);
-    p.choice = sel.to_string();
+    const Selection sel = select_algorithm(Collective::Alltoall, info,
+                                           st.default_algorithm(Collective::Alltoall),
+                                           extent_of(st));
+    list = sel.algorithm->kind == AlgorithmKind::Auto
+               ? choose_list(st, p.same, wants_trial(info))
+               : std::vector<Selection>{sel};
+    // Whether a trial runs, and over what, is agreed with the choice.
+    for (const Selection& s : list) p.choice += s.to_string() + ";";
   });
   p.tag = true;
   const Agreement ag = agree(st, p);
   TagLease lease(st.comm, ag.tag);
-  std::unique_ptr<Operation> op = make_alltoall(a, sel, st, ag.tag);
+  std::unique_ptr<Operation> op = list.size() > 1 ? make_trial(a, list, st, ag.tag, p.same)
+                                                  : make_alltoall(a, list[0], st, ag.tag);
   op->tag = std::move(lease);
   op->threaded = threaded;
   return op;

@@ -1,6 +1,7 @@
 #include "operation/alltoallv.hpp"
 
 #include "collective/alltoall/builders.hpp"
+#include "collective/shortlist.hpp"
 #include "locality/locality.hpp"
 #include "operation/common.hpp"
 #include "operation/settings.hpp"
@@ -167,12 +168,12 @@ Traffic alltoallv_traffic(const Schedule* schedule, const CommState& state) {
   return traffic_of(*schedule, state.rank, loc ? &loc->map : nullptr);
 }
 
-// The operation over a's buffers: local (no communication).
-std::unique_ptr<Operation> lower_alltoallv(const AlltoallvArgs& a, const std::string& name,
-                                           const Schedule* schedule, const Traffic& traffic,
-                                           CommState& state, int tag) {
+// The schedule over a's buffers: local (no communication).
+std::unique_ptr<ScheduledOperation> bind_alltoallv(const AlltoallvArgs& a, const std::string& name,
+                                                   const Schedule& schedule,
+                                                   const Traffic& traffic, CommState& state,
+                                                   int tag) {
   const int P = state.size;
-  if (!schedule) return make_system_alltoallv(a, P, state.comm);
   auto op = std::make_unique<ScheduledOperation>(name, state.comm);
   std::vector<MPI_Aint> displs(a.rdispls, a.rdispls + P);
   const BlockBuffer recv = op->bind(a.recvbuf, a.recvcounts, displs.data(), P, a.recvtype);
@@ -183,9 +184,17 @@ std::unique_ptr<Operation> lower_alltoallv(const AlltoallvArgs& a, const std::st
     displs.assign(a.sdispls, a.sdispls + P);
     send = op->bind(a.sendbuf, a.sendcounts, displs.data(), P, a.sendtype);
   }
-  op->lower(*schedule, send, recv, tag);
+  op->lower(schedule, send, recv, tag);
   op->set_traffic(traffic);
   return op;
+}
+
+// The operation over a's buffers: local (no communication).
+std::unique_ptr<Operation> lower_alltoallv(const AlltoallvArgs& a, const std::string& name,
+                                           const Schedule* schedule, const Traffic& traffic,
+                                           CommState& state, int tag) {
+  if (!schedule) return make_system_alltoallv(a, state.size, state.comm);
+  return bind_alltoallv(a, name, *schedule, traffic, state, tag);
 }
 
 std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selection& sel,
@@ -204,12 +213,15 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
   Proposal p;
   AlltoallvSizes sizes;
   Selection sel;
+  bool measure = false;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     if (threaded) *threaded = wants_progress_thread(info);
     sizes = check_alltoallv(a, st.size, lib);
     sel = select_algorithm(Collective::Alltoallv, info,
                            st.default_algorithm(Collective::Alltoallv), extent_of(st));
+    // Persistent auto requests measure (trial.hpp); the blocking calls' agreed plans do not.
+    measure = threaded && sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
   });
   if (p.error) {
     sizes = AlltoallvSizes{};
@@ -235,25 +247,37 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
       }
   // The unresolved choice is agreed on; auto then resolves it from agreed statistics (and
   // agreed settings), identically on every rank.
-  if (!p.error) p.choice = sel.to_string();
+  if (!p.error) p.choice = sel.to_string() + (measure ? "+measure" : "");
   p.maxima[0] = sizes.local.max_block;
   p.maxima[1] = sizes.local.rank_bytes;
   p.maxima[2] = sizes.local.rank_messages;
   p.tag = threaded != nullptr;  // a blocking call's plan runs on tag 0, as every blocking call
   const Agreement ag = agree(st, p);
-  if (sel.algorithm->kind == AlgorithmKind::Auto) {
-    const Machine m = machine_of(comm_locality(st).map);
-    const Tuning& t = settings().tuning;
-    const AlltoallvStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
-    sel = resolve_auto(t, Collective::Alltoallv, m, stats.max_block,
-                       [&] { return choose_alltoallv(t.model, m, stats); });
-  }
+  std::vector<Selection> list{sel};
+  const Machine m = machine_of(comm_locality(st).map);
+  const AlltoallvStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
+  if (sel.algorithm->kind == AlgorithmKind::Auto)
+    list = auto_list(Collective::Alltoallv, m, stats.max_block,
+                     measure && m.nranks > 1 && stats.max_block > 0,
+                     [&](const CostModel& model) { return rank_alltoallv(model, m, stats); });
   auto plan = std::make_shared<AgreedPlan>();
   if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
-  plan->schedule = alltoallv_schedule(sel, st, ag.tag, std::move(sizes));
-  plan->traffic = alltoallv_traffic(plan->schedule.get(), st);
-  plan->algorithm = sel.to_string();
-  plan->selection = std::move(sel);
+  // Every entry's schedule now (the sizes a forwarding entry learns are exchanged at init, in
+  // the shortlist's order on every rank); the request lowers one at a time.
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    TrialEntry e;
+    e.selection = list[i];
+    e.schedule = alltoallv_schedule(list[i], st, ag.tag,
+                                    i + 1 < list.size() ? sizes : std::move(sizes));
+    e.traffic = alltoallv_traffic(e.schedule.get(), st);
+    plan->trial.push_back(std::move(e));
+  }
+  plan->schedule = plan->trial[0].schedule;
+  plan->traffic = plan->trial[0].traffic;
+  plan->selection = plan->trial[0].selection;
+  plan->algorithm = plan->selection.to_string();
+  if (plan->trial.size() == 1) plan->trial.clear();
+  plan->point = TrialPoint{Collective::Alltoallv, st.size, m.nnodes, stats.max_block};
   return plan;
 }
 
@@ -263,8 +287,14 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
                                           bool request_given) {
   bool threaded = false;
   const std::shared_ptr<AgreedPlan> plan = alltoallv_plan(st, a, info, request_given, &threaded);
-  std::unique_ptr<Operation> op = lower_alltoallv(a, plan->algorithm, plan->schedule.get(),
-                                                  plan->traffic, st, plan->tag.get());
+  std::unique_ptr<Operation> op;
+  if (!plan->trial.empty())
+    op = std::make_unique<TrialOperation>(
+        bind_alltoallv(a, plan->algorithm, *plan->schedule, plan->traffic, st, plan->tag.get()),
+        std::move(plan->trial), st.comm, plan->tag.get(), plan->point);
+  else
+    op = lower_alltoallv(a, plan->algorithm, plan->schedule.get(), plan->traffic, st,
+                         plan->tag.get());
   op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;

@@ -5,6 +5,7 @@
 #include "operation/neighbor.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
+#include "operation/trial.hpp"
 #include "operation/settings.hpp"
 #include "util/error.hpp"
 
@@ -76,6 +77,7 @@ int at_finalize(MPI_Comm, int, void*, void*) {
   MPI_Finalized(&finalized);
   if (finalized) return MPI_SUCCESS;
   stop_progress_thread();
+  write_tuning_out();  // what persistent auto requests settled (MPIX_TUNING_OUT)
   std::vector<MPI_Comm> alive;
   {
     std::lock_guard<std::mutex> lock(g_states_mutex);

@@ -105,6 +105,7 @@ void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* s
 namespace mpia {
 
 bool settings_report() { return settings().report; }
+const Tuning& settings_tuning() { return settings().tuning; }
 
 CommState::PlanCache::Entry::Entry() = default;
 CommState::PlanCache::Entry::Entry(Entry&&) noexcept = default;

@@ -4,9 +4,12 @@
 #pragma once
 
 #include "collective/selection.hpp"
+#include "collective/shortlist.hpp"
+#include "collective/tuning.hpp"
 #include "operation/comm_state.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
+#include "operation/trial.hpp"
 
 #include <mpi.h>
 
@@ -19,8 +22,9 @@
 
 namespace mpia {
 
-// settings().report (settings.hpp), without including it here.
+// settings().report and settings().tuning (settings.hpp), without including it here.
 bool settings_report();
+const Tuning& settings_tuning();
 
 // MPI_ERR_TYPE for MPI_DATATYPE_NULL and for a derived type that is not committed (which MPI
 // cannot send); which names the argument. comm: one whose error handler returns (the private
@@ -151,7 +155,28 @@ struct AgreedPlan {
   std::shared_ptr<const Schedule> schedule;  // null for the system's own collective
   Traffic traffic;
   TagLease tag;
+  // A persistent auto request's shortlist (trial.hpp), the entry above first; empty when it
+  // runs no trial.
+  std::vector<TrialEntry> trial;
+  TrialPoint point;
 };
+
+// The shortlist auto runs for collective c: a tuning rule's selection, or (measure) the
+// shortlist of the model's ranking, or its pick. rank() is the model's ranking.
+template <class Rank>
+std::vector<Selection> auto_list(Collective c, const Machine& m, std::int64_t bytes, bool measure,
+                                 Rank&& rank) {
+  const Tuning& t = settings_tuning();
+  std::vector<Selection> list;
+  const Selection s = resolve_auto(t, c, m, bytes, [&] {
+    std::vector<Ranked> ranked = rank(t.model);
+    if (!measure) return ranked.front().selection;
+    list = shortlist(ranked);
+    return list.front();
+  });
+  if (list.empty()) list.push_back(s);
+  return list;
+}
 
 // A stable identity for a datatype in a cache key: a predefined handle stands for itself; a
 // derived type gets a serial number in an attribute (never copied to duplicates), so a handle

@@ -241,19 +241,27 @@ Traffic neighbor_traffic(const Schedule* schedule, const CommState& state) {
   return traffic_of(*schedule, state.rank, loc ? &loc->map : nullptr);
 }
 
-std::unique_ptr<Operation> lower_neighbor(const AlltoallvArgs& a, const std::string& name,
-                                          const Schedule* schedule, const Traffic& traffic,
-                                          CommState& state, const NeighborTopology& t, int tag) {
+std::unique_ptr<ScheduledOperation> bind_neighbor(const AlltoallvArgs& a, const std::string& name,
+                                                  const Schedule& schedule, const Traffic& traffic,
+                                                  CommState& state, const NeighborTopology& t,
+                                                  int tag) {
   const int indeg = int(t.sources.size()), outdeg = int(t.destinations.size());
-  if (!schedule) return make_system_neighbor(a, indeg, outdeg, state.comm);
   auto op = std::make_unique<ScheduledOperation>(name, state.comm);
   std::vector<MPI_Aint> displs(a.rdispls, a.rdispls + indeg);
   const BlockBuffer recv = op->bind(a.recvbuf, a.recvcounts, displs.data(), indeg, a.recvtype);
   displs.assign(a.sdispls, a.sdispls + outdeg);
   const BlockBuffer send = op->bind(a.sendbuf, a.sendcounts, displs.data(), outdeg, a.sendtype);
-  op->lower(*schedule, send, recv, tag);
+  op->lower(schedule, send, recv, tag);
   op->set_traffic(traffic);
   return op;
+}
+
+std::unique_ptr<Operation> lower_neighbor(const AlltoallvArgs& a, const std::string& name,
+                                          const Schedule* schedule, const Traffic& traffic,
+                                          CommState& state, const NeighborTopology& t, int tag) {
+  if (!schedule)
+    return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()), state.comm);
+  return bind_neighbor(a, name, *schedule, traffic, state, t, tag);
 }
 
 std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection& sel,
@@ -279,12 +287,15 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
   bool threaded = false;
   std::vector<std::int64_t> sb, rb;
   Selection sel;
+  bool measure = false;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     threaded = wants_progress_thread(info);
     check_neighbor(a, topo, sb, rb, st.comm->get());
     sel = select_algorithm(Collective::NeighborAlltoallv, info,
                            st.default_algorithm(Collective::NeighborAlltoallv), extent_of(st));
+    // Persistent auto requests measure (trial.hpp); the blocking calls' agreed plans do not.
+    measure = threaded_out && sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
   });
   if (p.error) {
     sb.assign(topo.destinations.size(), 0);
@@ -296,7 +307,7 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
     p.derived = true;
     p.error = std::make_unique<Error>(MPI_ERR_TRUNCATE, mismatch);
   }
-  if (!p.error) p.choice = sel.to_string();
+  if (!p.error) p.choice = sel.to_string() + (measure ? "+measure" : "");
   for (std::int64_t b : sb) p.maxima[0] = std::max(p.maxima[0], b);
   {
     // Off-node edges and the distinct nodes they reach, for the model.
@@ -314,20 +325,32 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
   }
   p.tag = threaded_out != nullptr;  // a blocking call's plan runs on tag 0
   const Agreement ag = agree(st, p);
-  if (sel.algorithm->kind == AlgorithmKind::Auto) {
-    const Machine m = machine_of(comm_locality(st).map);
-    const Tuning& t = settings().tuning;
-    const NeighborStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
-    sel = resolve_auto(t, Collective::NeighborAlltoallv, m, stats.max_message,
-                       [&] { return choose_neighbor(t.model, m, stats); });
-  }
+  std::vector<Selection> list{sel};
+  const Machine m = machine_of(comm_locality(st).map);
+  const NeighborStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
+  if (sel.algorithm->kind == AlgorithmKind::Auto)
+    list = auto_list(Collective::NeighborAlltoallv, m, stats.max_message,
+                     measure && m.nranks > 1 && stats.max_message > 0,
+                     [&](const CostModel& model) { return rank_neighbor(model, m, stats); });
   if (threaded_out) *threaded_out = threaded;
   auto plan = std::make_shared<AgreedPlan>();
   if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
-  plan->schedule = neighbor_schedule(sel, st, topo, ag.tag, std::move(sb), std::move(rb));
-  plan->traffic = neighbor_traffic(plan->schedule.get(), st);
-  plan->algorithm = sel.to_string();
-  plan->selection = std::move(sel);
+  // Every entry's schedule now, in the shortlist's order on every rank (see alltoallv_plan).
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    TrialEntry e;
+    e.selection = list[i];
+    const bool last = i + 1 == list.size();
+    e.schedule = neighbor_schedule(list[i], st, topo, ag.tag, last ? std::move(sb) : sb,
+                                   last ? std::move(rb) : rb);
+    e.traffic = neighbor_traffic(e.schedule.get(), st);
+    plan->trial.push_back(std::move(e));
+  }
+  plan->schedule = plan->trial[0].schedule;
+  plan->traffic = plan->trial[0].traffic;
+  plan->selection = plan->trial[0].selection;
+  plan->algorithm = plan->selection.to_string();
+  if (plan->trial.size() == 1) plan->trial.clear();
+  plan->point = TrialPoint{Collective::NeighborAlltoallv, st.size, m.nnodes, stats.max_message};
   return plan;
 }
 
@@ -337,9 +360,15 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
                                          bool request_given) {
   bool threaded = false;
   const std::shared_ptr<AgreedPlan> plan = neighbor_plan(st, a, info, request_given, &threaded);
-  std::unique_ptr<Operation> op =
-      lower_neighbor(a, plan->algorithm, plan->schedule.get(), plan->traffic, st,
-                     comm_topology(st), plan->tag.get());
+  std::unique_ptr<Operation> op;
+  if (!plan->trial.empty())
+    op = std::make_unique<TrialOperation>(
+        bind_neighbor(a, plan->algorithm, *plan->schedule, plan->traffic, st, comm_topology(st),
+                      plan->tag.get()),
+        std::move(plan->trial), st.comm, plan->tag.get(), plan->point);
+  else
+    op = lower_neighbor(a, plan->algorithm, plan->schedule.get(), plan->traffic, st,
+                        comm_topology(st), plan->tag.get());
   op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;

@@ -56,6 +56,16 @@ Settings read_settings() {
     else
       s.tag_ub = int(v);
   }
+  const std::string automode = env("MPIX_AUTO");
+  if (automode == "model")
+    s.auto_measure = false;
+  else if (!automode.empty() && automode != "measure")
+    std::fprintf(stderr,
+                 "mpi-advance: MPIX_AUTO='%s' ignored (expected model or measure): persistent "
+                 "auto requests measure their shortlist\n",
+                 automode.c_str());
+  s.tuning_out = env("MPIX_TUNING_OUT");
+  s.trial_times = env("MPIX_TRIAL_TIMES");
   const std::string report = env("MPIX_REPORT");
   s.report = !report.empty() && report != "0";
   const std::string progress = env("MPIX_PROGRESS");
@@ -70,7 +80,8 @@ Settings read_settings() {
     s.text += std::string(collective_env(c)) + "=" + s.algorithm[int(c)] + ";";
   s.text += "MPIX_COST_MODEL=" + s.cost_model + ";MPIX_TUNING=<" +
             std::to_string(hash63(s.tuning_text)) + ">;MPIX_LOCALITY=" + s.locality +
-            ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub);
+            ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub) +
+            ";MPIX_AUTO=" + (s.auto_measure ? "measure" : "model");
   s.fingerprint = hash63(s.text);
   return s;
 }

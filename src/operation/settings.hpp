@@ -26,10 +26,17 @@ struct Settings {
   std::string locality;      // MPIX_LOCALITY
   bool debug = false;        // MPIX_DEBUG: blocking calls agree on every call
   int tag_ub = 0;            // MPIX_TAG_UB: cap on the tags the library uses (0: MPI_TAG_UB)
+  // MPIX_AUTO: "measure" (default): persistent auto requests try the model's shortlist and keep
+  // the fastest (operation/trial.hpp); "model": the model's pick, never measured.
+  bool auto_measure = true;
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).
   ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread
   bool report = false;  // MPIX_REPORT set (not "0"): blocking calls record what they ran
+  std::string tuning_out;  // MPIX_TUNING_OUT: file rank 0 writes the settled trials to
+  // MPIX_TRIAL_TIMES (for tests): times that replace what a trial measures (trial.hpp). Local on
+  // purpose: ranks that measure differently are what the trial's agreement is for.
+  std::string trial_times;
   std::string text;  // "MPIX_ALLTOALL=...;..." of the agreed ones, for messages
 };
 

@@ -1,0 +1,261 @@
+#include "operation/trial.hpp"
+
+#include "collective/model.hpp"
+#include "operation/settings.hpp"
+#include "util/error.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <tuple>
+
+namespace mpia {
+
+bool wants_trial(MPI_Info info) {
+  if (info != MPI_INFO_NULL) {
+    char value[16] = {};
+    int flag = 0;
+    MPIA_CHECK(MPI_Info_get(info, "mpix_auto", int(sizeof value) - 1, value, &flag));
+    if (flag) {
+      const std::string v(value);
+      if (v == "measure") return true;
+      if (v == "model") return false;
+      fail(MPI_ERR_INFO_VALUE,
+           "mpi-advance: info mpix_auto='" + v + "' (expected measure or model)");
+    }
+  }
+  return settings().auto_measure;
+}
+
+namespace {
+
+// The settled trials of this process, for MPIX_TUNING_OUT: the last settled winner per point.
+struct Settled {
+  std::mutex mutex;
+  std::map<std::tuple<int, int, int, std::int64_t>, std::string> rules;
+};
+Settled& settled() {
+  static Settled s;
+  return s;
+}
+
+// MPIX_TRIAL_TIMES="prefix=us,prefix@rank=us,*=us": the time a start of an entry whose
+// selection text begins with prefix takes, in microseconds (on every rank, or on that rank of
+// the communicator); the longest matching prefix wins, a rank-specific one over a general one
+// of the same length; "*" matches every entry. No match: the measured time.
+double fake_time(const std::string& spec, const std::string& name, int rank, double measured) {
+  std::size_t best_len = 0;
+  bool best_ranked = false, found = false;
+  double value = measured;
+  std::size_t at = 0;
+  while (at < spec.size()) {
+    std::size_t comma = spec.find(',', at);
+    if (comma == std::string::npos) comma = spec.size();
+    const std::string item = spec.substr(at, comma - at);
+    at = comma + 1;
+    const std::size_t eq = item.rfind('=');
+    if (eq == std::string::npos) continue;
+    std::string prefix = item.substr(0, eq);
+    bool ranked = false;
+    const std::size_t atsign = prefix.find('@');
+    if (atsign != std::string::npos) {
+      if (std::atoi(prefix.c_str() + atsign + 1) != rank) continue;
+      prefix.resize(atsign);
+      ranked = true;
+    }
+    const bool any = prefix == "*";
+    if (!any && name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::size_t len = any ? 0 : prefix.size();
+    if (found && (len < best_len || (len == best_len && best_ranked && !ranked))) continue;
+    found = true;
+    best_len = len;
+    best_ranked = ranked;
+    value = std::strtod(item.c_str() + eq + 1, nullptr) * 1e-6;
+  }
+  return value;
+}
+
+std::string micros(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", s * 1e6);
+  return buf;
+}
+
+}  // namespace
+
+TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
+                               std::vector<TrialEntry> entries,
+                               std::shared_ptr<PrivateComm> comm, int tag,
+                               const TrialPoint& point)
+    : exec_(std::move(exec)),
+      entries_(std::move(entries)),
+      comm_(std::move(comm)),
+      tag_(tag),
+      point_(point),
+      fastest_(entries_.size(), std::numeric_limits<double>::infinity()) {
+  MPIA_CHECK(MPI_Comm_rank(comm_->get(), &rank_));
+  MPIA_CHECK(MPI_Comm_size(comm_->get(), &size_));
+  algorithm_ = entries_[0].selection.to_string();
+  traffic_ = entries_[0].traffic;
+  shown_algorithm_ = algorithm_;
+  shown_traffic_ = traffic_;
+  shown_trial_ = "trying";
+  for (const TrialEntry& e : entries_) shown_trial_ += " " + e.selection.to_string();
+}
+
+TrialOperation::~TrialOperation() = default;
+
+std::string TrialOperation::algorithm() const {
+  std::lock_guard<std::mutex> lock(shown_mutex_);
+  return shown_algorithm_;
+}
+
+Traffic TrialOperation::traffic() const {
+  std::lock_guard<std::mutex> lock(shown_mutex_);
+  return shown_traffic_;
+}
+
+std::string TrialOperation::trial() const {
+  std::lock_guard<std::mutex> lock(shown_mutex_);
+  return shown_trial_;
+}
+
+void TrialOperation::use(int entry) {
+  if (entry == current_) return;
+  const TrialEntry& e = entries_[std::size_t(entry)];
+  exec_->relower(*e.schedule, e.selection.to_string(), e.traffic);
+  current_ = entry;
+  std::lock_guard<std::mutex> lock(shown_mutex_);
+  shown_algorithm_ = e.selection.to_string();
+  shown_traffic_ = e.traffic;
+}
+
+double TrialOperation::measured(int entry, double seconds) const {
+  const std::string& spec = settings().trial_times;
+  if (spec.empty()) return seconds;
+  return fake_time(spec, entries_[std::size_t(entry)].selection.to_string(), rank_, seconds);
+}
+
+bool TrialOperation::do_start() {
+  use(winner_ >= 0 ? winner_ : starts_ / kTrialStarts);
+  t0_ = MPI_Wtime();
+  return start_part(*exec_) && data_done();
+}
+
+bool TrialOperation::data_done() {
+  const double t = MPI_Wtime() - t0_;
+  const int n = starts_++;
+  if (winner_ >= 0) return true;
+  double& f = fastest_[std::size_t(current_)];
+  f = std::min(f, measured(current_, t));
+  if (n + 1 < int(entries_.size()) * kTrialStarts) return true;
+  agreed_ = fastest_;
+  if (size_ == 1) {
+    settle();
+    return true;
+  }
+  reducing_ = true;
+  distance_ = 1;
+  post_round();
+  return false;
+}
+
+// Round k of the max-reduction: this rank's vector to rank + 2^k, its peer's from rank - 2^k;
+// after ceil(log2 P) rounds every rank holds the maximum over all (the maximum is idempotent:
+// the overlap of the last round changes nothing).
+void TrialOperation::post_round() {
+  const int n = int(agreed_.size());
+  incoming_.assign(agreed_.size(), 0.0);
+  const MPI_Comm c = comm_->get();
+  errors_.note(MPI_Irecv(incoming_.data(), n, MPI_DOUBLE, (rank_ - distance_ % size_ + size_) % size_,
+                         tag_, c, &reqs_[0]),
+               "MPI_Irecv (trial)");
+  errors_.note(MPI_Isend(agreed_.data(), n, MPI_DOUBLE, (rank_ + distance_) % size_, tag_, c,
+                         &reqs_[1]),
+               "MPI_Isend (trial)");
+}
+
+bool TrialOperation::reduce(bool block) {
+  for (;;) {
+    int flag = 1;
+    if (block)
+      errors_.note(MPI_Waitall(2, reqs_, MPI_STATUSES_IGNORE), "MPI_Waitall (trial)");
+    else
+      errors_.note(MPI_Testall(2, reqs_, &flag, MPI_STATUSES_IGNORE), "MPI_Testall (trial)");
+    if (!flag) return false;
+    for (std::size_t i = 0; i < agreed_.size(); ++i)
+      agreed_[i] = std::max(agreed_[i], incoming_[i]);
+    distance_ *= 2;
+    if (distance_ >= size_) break;
+    post_round();
+  }
+  reducing_ = false;
+  settle();
+  return true;
+}
+
+void TrialOperation::settle() {
+  int best = 0;
+  for (int i = 1; i < int(agreed_.size()); ++i)
+    if (agreed_[std::size_t(i)] < agreed_[std::size_t(best)]) best = i;
+  if (agreed_[std::size_t(best)] > (1 - kKeepMargin) * agreed_[0]) best = 0;
+  winner_ = best;
+  std::string text = "chose " + entries_[std::size_t(best)].selection.to_string() + " after";
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    text += (i ? ", " : " ") + entries_[i].selection.to_string() + "=" + micros(agreed_[i]) + "us";
+  const bool report = settings().report && rank_ == 0;
+  {
+    std::lock_guard<std::mutex> lock(shown_mutex_);
+    shown_trial_ = text;
+    shown_algorithm_ = entries_[std::size_t(best)].selection.to_string();
+    shown_traffic_ = entries_[std::size_t(best)].traffic;
+  }
+  if (report)
+    std::fprintf(stderr, "mpi-advance: auto %s P=%d bytes=%lld: %s\n",
+                 collective_name(point_.collective), point_.nranks,
+                 static_cast<long long>(point_.bytes), text.c_str());
+  if (!settings().tuning_out.empty()) {
+    Settled& s = settled();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.rules[{int(point_.collective), point_.nranks, point_.nnodes, point_.bytes}] =
+        entries_[std::size_t(best)].selection.to_string();
+  }
+}
+
+bool TrialOperation::do_progress(bool block) {
+  if (!reducing_) {
+    if (!progress_part(*exec_, block)) return false;
+    if (data_done()) return true;
+  }
+  return reduce(block);
+}
+
+void write_tuning_out() {
+  const std::string& path = settings().tuning_out;
+  if (path.empty()) return;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+  Settled& s = settled();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::ofstream out(path);
+  out << "# mpi-advance: what persistent auto requests measured and settled on (MPIX_TUNING_OUT);\n"
+         "# use it as MPIX_TUNING=<this file> to start settled. Rules: collective, ranks, nodes,\n"
+         "# bytes (alltoall: the block; alltoallv: the largest block; neighbor: the largest "
+         "message).\n";
+  out << "model " << to_string(settings().tuning.model) << "\n";
+  for (const auto& [k, sel] : s.rules) {
+    const auto& [c, p, n, b] = k;
+    out << collective_name(Collective(c)) << " nranks=" << p << " nodes=" << n << " bytes=" << b
+        << " " << sel << "\n";
+  }
+  if (!out)
+    std::fprintf(stderr, "mpi-advance: MPIX_TUNING_OUT='%s' could not be written\n",
+                 path.c_str());
+}
+
+}  // namespace mpia

@@ -1,0 +1,307 @@
+// The measured trial of persistent auto requests (src/operation/trial.hpp): every start of the
+// trial delivers the right data, every rank settles on the same entry even when ranks measure
+// differently, the choice follows the (injected) times, several requests in trial at once
+// complete in any order, and the trial is off where it must be.
+//
+// Injected times: MPIX_TRIAL_TIMES (read once per process, so each value is a registration of
+// its own in trial.cmake) replaces what a start measures; MPIA_TEST_TRIAL_WINNER names what the
+// trial must then settle on: "pick" (the model's pick, the shortlist's first entry) or a prefix
+// of an entry's selection (that entry, which the shortlist must hold), or "!prefix" (the first
+// entry not starting with prefix).
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace mpia_test;
+
+namespace {
+
+constexpr int kTrialStarts = 4;  // starts per entry (trial.hpp)
+
+std::string trial_text(MPIX_Request r) {
+  char buf[MPIX_MAX_TRIAL_STRING];
+  int len = -1;
+  EXPECT_EQ(MPIX_Request_get_trial(r, buf, &len), MPI_SUCCESS);
+  EXPECT_EQ(len, int(std::strlen(buf)));
+  return buf;
+}
+
+std::string algorithm_of(MPIX_Request r) {
+  char buf[MPIX_MAX_ALGORITHM_STRING];
+  int len = 0;
+  EXPECT_EQ(MPIX_Request_get_algorithm(r, buf, &len), MPI_SUCCESS);
+  return buf;
+}
+
+// "trying a b c" -> {a, b, c}
+std::vector<std::string> entries_of(const std::string& text) {
+  std::istringstream in(text);
+  std::string word;
+  std::vector<std::string> out;
+  in >> word;
+  if (word != "trying") return out;
+  while (in >> word) out.push_back(word);
+  return out;
+}
+
+// Whether every rank of comm holds the same string.
+bool same_everywhere(MPI_Comm comm, const std::string& s) {
+  const int n = int(s.size());
+  int lo = n, hi = n;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, comm);
+  if (lo != hi) return false;
+  std::vector<unsigned char> mine(s.begin(), s.end()), low(mine), high(mine);
+  if (n == 0) return true;
+  MPI_Allreduce(mine.data(), low.data(), n, MPI_UNSIGNED_CHAR, MPI_MIN, comm);
+  MPI_Allreduce(mine.data(), high.data(), n, MPI_UNSIGNED_CHAR, MPI_MAX, comm);
+  return low == high;
+}
+
+// What the trial must settle on, from MPIA_TEST_TRIAL_WINNER and the shortlist ("" = no rule):
+// "pick", "!prefix" (the first entry not starting with prefix), or "prefix" (see above).
+std::string expected_winner(const std::vector<std::string>& entries) {
+  const char* w = std::getenv("MPIA_TEST_TRIAL_WINNER");
+  if (!w || entries.empty()) return "";
+  const std::string want(w);
+  if (want == "pick") return entries[0];
+  if (want[0] == '!') {
+    for (const std::string& e : entries)
+      if (e.compare(0, want.size() - 1, want, 1, std::string::npos) != 0) return e;
+    return entries[0];
+  }
+  for (const std::string& e : entries)
+    if (e.compare(0, want.size(), want) == 0) return e;
+  ADD_FAILURE() << "the injected winner '" << want << "' is not on the shortlist: the test "
+                << "would show nothing";
+  return entries[0];
+}
+
+// An int alltoall of `count` per block, checked at every start with new data.
+struct IntAlltoall {
+  Layout layout = layout_int();
+  Buffer send, recv;
+  IntAlltoall(int count, int P) : send(layout, count, P, 0xA5), recv(layout, count, P, 0x5A) {}
+};
+
+MPIX_Request init_auto(MPI_Comm comm, IntAlltoall& b, int count, MPI_Info info = MPI_INFO_NULL) {
+  MPIX_Request r = MPIX_REQUEST_NULL;
+  EXPECT_EQ(MPIX_Alltoall_init(b.send.ptr(), count, MPI_INT, b.recv.ptr(), count, MPI_INT, comm,
+                               info, &r),
+            MPI_SUCCESS);
+  return r;
+}
+
+// ------------------------------------------------------------------------------------------
+
+// Every start of the trial and after it moves the right bytes, for derived types with holes and
+// negative lower bounds and in place (the runner changes the data at every start).
+TEST(TrialData, EveryStartIsRight) {
+  const TypeCase cases[] = {
+      {"int", layout_int, 1, layout_int, 1},
+      {"vector_gaps/int", layout_vector_gaps, 1, layout_int, 6},
+      {"negative_stride/double", layout_negative_stride, 1, layout_double, 2},
+  };
+  RunOptions opt;
+  opt.iterations = 4 * kTrialStarts + 3;
+  for (const TypeCase& tc : cases)
+    for (int units : {1, 40}) {
+      SCOPED_TRACE(std::string(tc.name) + " x" + std::to_string(units));
+      run_persistent(MPI_COMM_WORLD, "", tc, units, opt);
+    }
+  opt.in_place = true;
+  run_persistent(MPI_COMM_WORLD, "", layout_int(), 16, layout_int(), 16, opt);
+}
+
+// The trial's life: "trying" with the model's pick reported until it settles (after at most 16
+// starts), then "chose <entry>" with the same entry, on every rank, reported by
+// MPIX_Request_get_algorithm; the data right at every start.
+TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  const int count = 8;
+  IntAlltoall b(count, P);
+  MPIX_Request r = init_auto(MPI_COMM_WORLD, b, count);
+  ASSERT_NE(r, MPIX_REQUEST_NULL);
+  const std::string first = trial_text(r);
+  const std::vector<std::string> entries = entries_of(first);
+  EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, first)) << first;
+  if (P == 1) EXPECT_EQ(first, "") << "nothing to measure on one rank";
+  if (P > 1) {
+    ASSERT_GE(entries.size(), 2u) << "expected a shortlist at P = " << P << ": '" << first << "'";
+    EXPECT_LE(entries.size(), 4u);
+    EXPECT_EQ(algorithm_of(r), entries[0]) << "before the trial: the model's pick";
+  }
+  const int trial_starts = int(entries.size()) * kTrialStarts;
+  for (int it = 0; it < trial_starts + 4; ++it) {
+    b.send.fill(me, it, true);
+    b.recv.poison(0xEE);
+    ASSERT_EQ(MPIX_Start(&r), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(b.recv.check(me, it, false, "start " + std::to_string(it)), 0);
+    const std::string text = trial_text(r);
+    if (entries.empty()) continue;
+    if (it + 1 < trial_starts) {
+      EXPECT_EQ(text, first) << "start " << it;
+      EXPECT_EQ(algorithm_of(r), entries[std::size_t((it) / kTrialStarts)]) << "start " << it;
+    } else {
+      EXPECT_EQ(text.rfind("chose ", 0), 0u) << "start " << it << ": " << text;
+      EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, text)) << text;
+      const std::string chosen = algorithm_of(r);
+      EXPECT_EQ(text.compare(6, chosen.size(), chosen), 0) << text << " vs " << chosen;
+      EXPECT_NE(std::find(entries.begin(), entries.end(), chosen), entries.end()) << chosen;
+      const std::string want = expected_winner(entries);
+      if (!want.empty()) EXPECT_EQ(chosen, want) << text;
+    }
+  }
+  ASSERT_EQ(MPIX_Request_free(&r), MPI_SUCCESS);
+}
+
+// Three requests in trial at once (different block sizes, so different shortlists), started
+// together and completed in an order that differs by rank, twenty times: no hang, right data,
+// and each settles on the same entry on every rank.
+TEST(TrialAgreement, ManyRequestsAnyCompletionOrder) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  const int counts[3] = {1, 64, 1024};
+  std::vector<IntAlltoall> bufs;
+  bufs.reserve(3);
+  MPIX_Request reqs[3];
+  for (int i = 0; i < 3; ++i) {
+    bufs.emplace_back(counts[i], P);
+    reqs[i] = init_auto(MPI_COMM_WORLD, bufs[std::size_t(i)], counts[i]);
+  }
+  for (int it = 0; it < 20; ++it) {
+    for (int i = 0; i < 3; ++i) {
+      bufs[std::size_t(i)].send.fill(me, it + 7 * i, true);
+      bufs[std::size_t(i)].recv.poison(0xEE);
+    }
+    ASSERT_EQ(MPIX_Startall(3, reqs), MPI_SUCCESS);
+    if (me % 3 == 0) {
+      for (int i = 2; i >= 0; --i) ASSERT_EQ(MPIX_Wait(&reqs[i], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    } else if (me % 3 == 1) {
+      int done = 0;
+      bool finished[3] = {false, false, false};
+      while (done < 3)
+        for (int i = 0; i < 3; ++i) {
+          if (finished[i]) continue;
+          int flag = 0;
+          ASSERT_EQ(MPIX_Test(&reqs[i], &flag, MPI_STATUS_IGNORE), MPI_SUCCESS);
+          if (flag) finished[i] = true, ++done;
+        }
+    } else {
+      ASSERT_EQ(MPIX_Waitall(3, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    }
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(bufs[std::size_t(i)].recv.check(me, it + 7 * i, false,
+                                                "request " + std::to_string(i) + " start " +
+                                                    std::to_string(it)),
+                0);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string text = trial_text(reqs[i]);
+    if (P > 1) EXPECT_EQ(text.rfind("chose ", 0), 0u) << "request " << i << ": " << text;
+    EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, text)) << text;
+    EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, algorithm_of(reqs[i])));
+    ASSERT_EQ(MPIX_Request_free(&reqs[i]), MPI_SUCCESS);
+  }
+}
+
+// No trial for an explicit algorithm, info mpix_auto=model, or under MPIX_AUTO=model; a bad
+// mpix_auto value is MPI_ERR_INFO_VALUE, and ranks that disagree on it fail alike.
+TEST(TrialOff, WhereItMustBe) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  const int count = 8;
+  IntAlltoall b(count, P);
+  const char* env = std::getenv("MPIX_AUTO");
+  const bool env_model = env && std::string(env) == "model";
+
+  MPIX_Request r = init_auto(MPI_COMM_WORLD, b, count);
+  const bool measured = !trial_text(r).empty();
+  if (env_model) EXPECT_FALSE(measured) << "MPIX_AUTO=model";
+  else if (P > 1) EXPECT_TRUE(measured);
+  MPIX_Request_free(&r);
+
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, "pairwise");
+  r = init_auto(MPI_COMM_WORLD, b, count, info);
+  EXPECT_EQ(trial_text(r), "") << "explicit algorithm";
+  EXPECT_EQ(algorithm_of(r), "pairwise");
+  MPIX_Request_free(&r);
+  MPI_Info_free(&info);
+
+  MPI_Info_create(&info);
+  MPI_Info_set(info, MPIX_INFO_KEY_AUTO, "model");
+  r = init_auto(MPI_COMM_WORLD, b, count, info);
+  EXPECT_EQ(trial_text(r), "") << "info mpix_auto=model";
+  for (int it = 0; it < 20; ++it) {
+    b.send.fill(me, it, true);
+    ASSERT_EQ(MPIX_Start(&r), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(b.recv.check(me, it, false, "model start " + std::to_string(it)), 0);
+    EXPECT_EQ(trial_text(r), "");
+  }
+  MPIX_Request_free(&r);
+  MPI_Info_free(&info);
+
+  ScopedErrhandler eh(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Info_create(&info);
+  MPI_Info_set(info, MPIX_INFO_KEY_AUTO, "sometimes");
+  r = MPIX_REQUEST_NULL;
+  int rc = MPIX_Alltoall_init(b.send.ptr(), count, MPI_INT, b.recv.ptr(), count, MPI_INT,
+                              MPI_COMM_WORLD, info, &r);
+  EXPECT_EQ(error_class(rc), MPI_ERR_INFO_VALUE);
+  EXPECT_EQ(r, MPIX_REQUEST_NULL);
+  MPI_Info_free(&info);
+
+  // Rank 0 turns the trial off, the others do not: the same class on every rank.
+  if (P > 1 && measured) {
+    MPI_Info_create(&info);
+    MPI_Info_set(info, MPIX_INFO_KEY_AUTO, me == 0 ? "model" : "measure");
+    rc = MPIX_Alltoall_init(b.send.ptr(), count, MPI_INT, b.recv.ptr(), count, MPI_INT,
+                            MPI_COMM_WORLD, info, &r);
+    EXPECT_EQ(error_class(rc), MPI_ERR_ARG);
+    EXPECT_EQ(r, MPIX_REQUEST_NULL);
+    MPI_Info_free(&info);
+  }
+}
+
+// Under MPIX_TUNING=<a file MPIX_TUNING_OUT wrote> (trial.cmake's trial_tuning_in): the file
+// has the rule of the point TrialAgreement.SettlesOnOneEntryEverywhere settled (int blocks of
+// 8, every rank's node alone or not as it is here), and a request at that point runs it without
+// a trial.
+TEST(TrialTuningFile, StartsSettled) {
+  const char* path = std::getenv("MPIX_TUNING");
+  if (!path) GTEST_SKIP() << "MPIX_TUNING not set";
+  const int P = comm_size(MPI_COMM_WORLD);
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::string line, rule;
+  const std::string head = "alltoall nranks=" + std::to_string(P) + " ";
+  while (std::getline(in, line))
+    if (line.rfind(head, 0) == 0 && line.find(" bytes=32 ") != std::string::npos)
+      rule = line.substr(line.rfind(' ') + 1);
+  ASSERT_FALSE(rule.empty()) << "no rule for P = " << P << ", 32 B in " << path;
+  EXPECT_EQ(rule.rfind("bruck", 0), 0u) << "the injected winner was bruck: " << rule;
+  IntAlltoall b(8, P);
+  MPIX_Request r = init_auto(MPI_COMM_WORLD, b, 8);
+  EXPECT_EQ(trial_text(r), "") << "a tuning rule: nothing to measure";
+  EXPECT_EQ(algorithm_of(r), rule);
+  const int me = comm_rank(MPI_COMM_WORLD);
+  for (int it = 0; it < 3; ++it) {
+    b.send.fill(me, it, true);
+    ASSERT_EQ(MPIX_Start(&r), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(b.recv.check(me, it, false, "start " + std::to_string(it)), 0);
+  }
+  MPIX_Request_free(&r);
+}
+
+}  // namespace

@@ -1,0 +1,32 @@
+# The measured trial of persistent auto requests (included by test/mpi/CMakeLists.txt):
+#   mpi.trial          every start right, agreement, many requests in any completion order, off
+#                      where it must be: the real measured times
+#   mpi.env.trial_*    injected times (MPIX_TRIAL_TIMES, read once per process) and what the trial
+#                      must settle on (MPIA_TEST_TRIAL_WINNER, see test_trial.cpp); MPIX_AUTO=model
+add_executable(mpia_test_trial test_trial.cpp)
+target_link_libraries(mpia_test_trial PRIVATE mpia_mpi_test_support)
+mpia_add_mpi_test(NAME mpi.trial TARGET mpia_test_trial)
+
+# The cheapest entry wins.
+_mpia_env_test(trial_cheapest trial FILTER "TrialAgreement.*" NPROCS 2 3 4 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,bruck=10" MPIA_TEST_TRIAL_WINNER=bruck)
+# Ranks measure differently: rank 1 finds bruck slow, so nobody takes it.
+_mpia_env_test(trial_ranks_differ trial FILTER "TrialAgreement.*" NPROCS 3 4 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" "MPIA_TEST_TRIAL_WINNER=!bruck")
+# Less than 5 % faster: the model's pick stays.
+_mpia_env_test(trial_margin trial FILTER "TrialAgreement.*" NPROCS 3 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,bruck=96" MPIA_TEST_TRIAL_WINNER=pick)
+# Off for the whole process.
+_mpia_env_test(trial_model trial FILTER "TrialOff.*" NPROCS 1 3 ENVIRONMENT MPIX_AUTO=model)
+
+# What a run settles is written at MPI_Finalize (MPIX_TUNING_OUT) and read back by the next run
+# (MPIX_TUNING), which then starts settled: no trial, the file's entry.
+set(_trial_tuning ${CMAKE_CURRENT_BINARY_DIR}/trial_tuning_np3.txt)
+_mpia_env_test(trial_tuning_out trial FILTER "TrialAgreement.Settles*" NPROCS 3 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,bruck=10" MPIA_TEST_TRIAL_WINNER=bruck MPIX_TUNING_OUT=${_trial_tuning})
+_mpia_env_test(trial_tuning_in trial FILTER "TrialTuningFile.*" NPROCS 3 ENVIRONMENT
+  MPIX_TUNING=${_trial_tuning})
+if(TEST mpi.env.trial_tuning_out.np3 AND TEST mpi.env.trial_tuning_in.np3)
+  set_tests_properties(mpi.env.trial_tuning_out.np3 PROPERTIES FIXTURES_SETUP trial_tuning)
+  set_tests_properties(mpi.env.trial_tuning_in.np3 PROPERTIES FIXTURES_REQUIRED trial_tuning)
+endif()
