@@ -12,6 +12,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -179,23 +182,75 @@ TEST(Model, AutoPicksARunnableAlgorithm) {
 // small radices (the two-level exchange, or at 8 B on 16 and 64 nodes a flat radix 2 or 4, as
 // measured there), the inter-node radix growing with the block, large blocks the direct
 // exchange; on one node, tra with a small radix for tiny blocks.
+// What any model of these schedules must pick, whatever its constants were fitted to: a small
+// radix for tiny blocks on one node (seed 003: rounds dominate), tra2's smallest intra-node
+// radix for small blocks on many nodes, linear when bandwidth dominates (every byte crosses the
+// NIC once). The picks at the simulated sweep's own points are not pinned here: the model's
+// constants and its out-of-step factor were fitted there (HeldOutFatTree below judges it on a
+// machine it was not fitted to).
 TEST(Model, AutoFollowsTheSeedShape) {
   EXPECT_EQ(choice(1, 4096, 8).rfind("tra:radix=", 0), 0u) << choice(1, 4096, 8);
   EXPECT_LT(choose_alltoall(CostModel{}, Machine::flat(4096), 8).value("radix"), 16);
-  EXPECT_EQ(choice(4, 16, 8), "tra2:radix_intra=2,radix_inter=2");
-  EXPECT_EQ(choice(16, 16, 8), "tra:radix=2");
   for (int nodes : {4, 16, 64}) {
     EXPECT_EQ(choice(nodes, 16, 64).rfind("tra2:radix_intra=2,", 0), 0u) << nodes;
     EXPECT_EQ(choice(nodes, 16, 1 << 20), "linear") << nodes;
   }
-  // P = 1024: tra with radix 4 at 8 B (simulated 35.2 us, tra2's best 40.5), tra2 with an
-  // inter-node radix that grows with the block from 64 B.
   const Machine m{1024, 64, 16, true};
-  EXPECT_EQ(choose_alltoall(CostModel{}, m, 8).to_string(), "tra:radix=4");
   const Selection a = choose_alltoall(CostModel{}, m, 64), b = choose_alltoall(CostModel{}, m, 256);
-  EXPECT_EQ(std::string(a.algorithm->name), "tra2") << a.to_string();
-  EXPECT_EQ(std::string(b.algorithm->name), "tra2") << b.to_string();
   EXPECT_LT(a.value("radix_inter"), b.value("radix_inter")) << a.to_string() << " " << b.to_string();
+}
+
+// Out of sample: the simulated fat tree (scripts/smpi/results/sweep.csv, platform "fattree",
+// P = 256 on 16 nodes of 16: a 2-level tree, not the cluster whose inputs are the built-in
+// constants and whose sweep fitted the out-of-step factor). At every measured block size the
+// built-in model's pick, measured there, is within 10 % of the best measured selection.
+TEST(Model, HeldOutFatTree) {
+  std::ifstream in(MPIA_SOURCE_DIR "/scripts/smpi/results/sweep.csv");
+  ASSERT_TRUE(in) << "scripts/smpi/results/sweep.csv";
+  // Fields, honouring double quotes (selections hold commas).
+  auto fields = [](const std::string& line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (char ch : line) {
+      if (ch == '"') quoted = !quoted;
+      else if (ch == ',' && !quoted) out.emplace_back();
+      else out.back() += ch;
+    }
+    return out;
+  };
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> head = fields(line);
+  auto col = [&](const char* name) {
+    return std::size_t(std::find(head.begin(), head.end(), name) - head.begin());
+  };
+  const std::size_t cplat = col("platform"), cP = col("P"), cppn = col("ppn"),
+                    cbytes = col("block_bytes"), csel = col("selection"), ctime = col("time_us");
+  ASSERT_LT(ctime, head.size());
+  std::map<std::pair<int, std::int64_t>, std::map<std::string, double>> points;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = fields(line);
+    if (f.size() < head.size() || f[cplat] != "fattree") continue;
+    const std::string& sel_text = f[csel];
+    if (sel_text == "auto" || sel_text.rfind("smpi:", 0) == 0) continue;
+    char* end = nullptr;
+    const double t = std::strtod(f[ctime].c_str(), &end);
+    if (end == f[ctime].c_str()) continue;
+    points[{std::stoi(f[cP]) * 1000 + std::stoi(f[cppn]), std::stoll(f[cbytes])}][sel_text] = t;
+  }
+  int judged = 0;
+  for (const auto& [key, times] : points) {
+    const int P = key.first / 1000, ppn = key.first % 1000;
+    const Machine m{P, P / ppn, ppn, true};
+    const std::string pick = choose_alltoall(CostModel{}, m, key.second).to_string();
+    const auto it = times.find(pick);
+    if (it == times.end()) continue;
+    double best = it->second;
+    for (const auto& [s, t] : times) best = std::min(best, t);
+    EXPECT_LE(it->second, 1.10 * best) << "P=" << P << " " << key.second << " B: " << pick;
+    ++judged;
+  }
+  EXPECT_GE(judged, 3) << "the held-out points must be judged, not skipped";
 }
 
 // The receive-side overheads and the in-flight cost (issue #18) default to 0: every built-in
