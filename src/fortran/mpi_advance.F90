@@ -21,6 +21,7 @@ module mpi_advance
   public :: MPIX_Neighbor_alltoallv_init, MPIX_Neighbor_alltoallv
   public :: MPIX_Start, MPIX_Startall, MPIX_Wait, MPIX_Waitall, MPIX_Test, MPIX_Request_free
   public :: MPIX_Request_get_algorithm, MPIX_Algorithm_get, MPIX_Request_get_traffic
+  public :: MPIX_Request_get_trial
   public :: MPIX_Comm_locality, MPIX_Comm_rank_locality, MPIX_Comm_locality_split
   public :: MPIX_Comm_set_algorithm
   public :: operator(==), operator(/=)
@@ -32,7 +33,9 @@ module mpi_advance
   type(MPIX_Request), parameter :: MPIX_REQUEST_NULL = MPIX_Request(c_null_ptr)
 
   integer, parameter :: MPIX_MAX_ALGORITHM_STRING = 256
+  integer, parameter :: MPIX_MAX_TRIAL_STRING = 1024
   character(len=*), parameter :: MPIX_INFO_KEY_ALGORITHM = "mpix_algorithm"
+  character(len=*), parameter :: MPIX_INFO_KEY_AUTO = "mpix_auto"
   integer, parameter :: MPIX_LOCALITY_UNBOUND = -1
   integer, parameter :: MPIX_LOCALITY_NODE = 0, MPIX_LOCALITY_CROSS = 1
 
@@ -143,6 +146,14 @@ module mpi_advance
       import :: c_int, c_char, MPIX_Request
       type(MPIX_Request), value :: req
       character(kind=c_char) :: name(*)
+      integer(c_int), value :: len
+      integer(c_int) :: resultlen
+    end function
+    integer(c_int) function c_request_get_trial(req, text, len, resultlen) &
+        bind(C, name="mpia_f_request_get_trial")
+      import :: c_int, c_char, MPIX_Request
+      type(MPIX_Request), value :: req
+      character(kind=c_char) :: text(*)
       integer(c_int), value :: len
       integer(c_int) :: resultlen
     end function
@@ -444,6 +455,27 @@ contains
     if (rc == MPI_SUCCESS) then
       do i = 1, min(int(n), len(name))
         name(i:i) = buf(i)
+      end do
+    end if
+    resultlen = int(n)
+    call set(ierror, rc)
+  end subroutine
+
+  ! What a persistent auto request measured (the C function's comment in mpi_advance.h).
+  subroutine MPIX_Request_get_trial(request, text, resultlen, ierror)
+    type(MPIX_Request), intent(in) :: request
+    character(len=*), intent(out) :: text
+    integer, intent(out) :: resultlen
+    integer, optional, intent(out) :: ierror
+    character(kind=c_char) :: buf(MPIX_MAX_TRIAL_STRING)
+    integer(c_int) :: rc, n
+    integer :: i
+    n = 0
+    rc = c_request_get_trial(request, buf, int(MPIX_MAX_TRIAL_STRING, c_int), n)
+    text = ""
+    if (rc == MPI_SUCCESS) then
+      do i = 1, min(int(n), len(text))
+        text(i:i) = buf(i)
       end do
     end if
     resultlen = int(n)

@@ -172,6 +172,13 @@ int mpia_f_request_get_algorithm(MPIX_Request r, char* name, int len, int* resul
   return rc;
 }
 
+int mpia_f_request_get_trial(MPIX_Request r, char* text, int len, int* resultlen) {
+  char buf[MPIX_MAX_TRIAL_STRING];
+  const int rc = MPIX_Request_get_trial(r, buf, resultlen);
+  if (rc == MPI_SUCCESS) to_fortran(buf, text, len);
+  return rc;
+}
+
 int mpia_f_algorithm_get(const char* collective, int index, char* name, int name_len,
                          char* description, int description_len) {
   const char *n = NULL, *d = NULL;

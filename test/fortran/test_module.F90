@@ -58,6 +58,9 @@ program test_module
              "MPIX_Request_get_algorithm: the info's selection")
   call MPIX_Request_get_traffic(req, msgs, bytes, imsgs, ibytes)
   call check(msgs >= 0 .and. bytes >= 0, "MPIX_Request_get_traffic")
+  call MPIX_Request_get_trial(req, name, n, ierr)
+  call check(ierr == MPI_SUCCESS .and. n == 0 .and. name == "", &
+             "MPIX_Request_get_trial: nothing measured for an explicit algorithm")
   call MPIX_Request_free(req)
   call check(req == MPIX_REQUEST_NULL, "MPIX_Request_free sets MPIX_REQUEST_NULL")
   call MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", "linear", ierr)
