@@ -29,97 +29,10 @@ static_assert(sizeof kKeys / sizeof kKeys[0] == kModelTerms, "one key per term")
 
 double inverse(double bw) { return bw > 0 ? 1.0 / bw : 0.0; }
 
-enum Term {
-  kMsgIntra, kMsgInter, kLatIntra, kLatInter, kBytesIntra, kBytesNic, kBytesCopy,
-  kRecvIntra, kRecvInter, kInflight
-};
+using namespace detail;
+
 // The constants whose term is bytes: the model holds a bandwidth, the term its inverse.
 constexpr bool is_bandwidth(int i) { return i == kBytesIntra || i == kBytesNic || i == kBytesCopy; }
-
-// Messages in flight through a node's NIC when each of its q ranks has k off-node exchanges
-// (a send and a receive each) outstanding at once, beyond the one exchange per rank that every
-// round of a round-by-round schedule has: what g_inflight is charged for.
-double inflight_beyond_one(double q, double k) { return k > 1 ? 2 * q * (k - 1) : 0.0; }
-
-// The blocks of a radix-r exchange among n participants whose j-th digit (in base r) at
-// position x (weight rx) is z: the round (x, z) of seed 003 (the same count as
-// tra_blocks_D's terms).
-std::int64_t round_blocks(std::int64_t n, std::int64_t rx, std::int64_t r, std::int64_t z) {
-  const std::int64_t cycle = rx * r;
-  const std::int64_t rem = n % cycle;
-  return (n / cycle) * rx + std::clamp<std::int64_t>(rem - z * rx, 0, rx);
-}
-
-// One round in which every rank sends one message of `bytes` over distance `d` and receives
-// one; `nic_flows` ranks of each node send theirs off the node at once (0: all intra-node).
-void add_round(Terms& t, double bytes, std::int64_t nic_flows, std::int64_t blocks) {
-  ++t.rounds;
-  ++t.messages;
-  t.blocks += blocks;
-  // The message received comes over the same distance (from rank - d): off the node exactly
-  // when the one sent leaves it, on blocked nodes and on scattered ones alike.
-  if (nic_flows > 0) {
-    t.c[kMsgInter] += 1;
-    t.c[kRecvInter] += 1;
-    t.c[kLatInter] += 1;
-    t.c[kBytesNic] += bytes * double(nic_flows);
-  } else {
-    t.c[kMsgIntra] += 1;
-    t.c[kRecvIntra] += 1;
-    t.c[kLatIntra] += 1;
-    t.c[kBytesIntra] += bytes;
-  }
-  // A message of several blocks is packed on the way out and unpacked on arrival.
-  if (blocks > 1) t.c[kBytesCopy] += 2 * bytes;
-}
-
-// The radix-r exchange (seed 003) among n participants whose unit (a block, or a bundle of
-// `per` blocks travelling together) is `unit` bytes; nic_flows(d): how many ranks of a node
-// send off the node in a round of distance d.
-template <class NicFlows>
-void add_radix(Terms& t, std::int64_t n, std::int64_t r, double unit, std::int64_t per,
-               NicFlows nic_flows) {
-  for (std::int64_t rx = 1; rx < n; rx *= r)
-    for (std::int64_t z = 1; z < r; ++z) {
-      const std::int64_t m = round_blocks(n, rx, r, z);
-      if (m > 0) add_round(t, double(m) * unit, nic_flows(z * rx), m * per);
-    }
-}
-
-// A flat radix exchange whose digits end at the node's boundary (the ranks per node a power
-// of the radix: radix 2 and 4 on 16-rank nodes), on blocked nodes: its first log_r(Q) digits
-// are the rounds of distance below a node, in which only the ranks within d of the node's end
-// send off the node, the same ones round after round; the node's ranks fall out of step, and
-// one rank's overheads and latencies overlap the others' transfers through the NIC. Measured in
-// the simulation (scripts/smpi, P = 64-1024, 8 B-4 KiB): the time is max(A, W) + s min(A, W),
-// A the overheads and latencies, W the transfers, s from 0.19 to 0.43 (median 0.26; 0.3 keeps
-// the measured grid's picks), where the sum of the rounds, A + W, was up to 45 % high. Other
-// radices fit A + W better (s 0.13-1.2, mostly above 0.4; A + W within 15 %, but for radix 8 up
-// to 36 % high), and so do tra2's rounds, which keep a node's ranks in step. Written as
-// c = s (A + W), cpu = (1 - s) A, wire = (1 - s) W: the time is then c + max(cpu, wire).
-constexpr double kOutOfStepSerial = 0.3;
-bool power_of(std::int64_t q, std::int64_t r) {
-  if (r < 2 || q <= r) return false;
-  while (q % r == 0) q /= r;
-  return q == 1;
-}
-void overlap_rounds(Terms& t) {
-  for (int i : {kMsgIntra, kMsgInter, kRecvIntra, kRecvInter, kLatIntra, kLatInter}) {
-    t.cpu[i] += (1 - kOutOfStepSerial) * t.c[i];
-    t.c[i] *= kOutOfStepSerial;
-  }
-  for (int i : {kBytesIntra, kBytesNic}) {
-    t.wire[i] += (1 - kOutOfStepSerial) * t.c[i];
-    t.c[i] *= kOutOfStepSerial;
-  }
-}
-
-// Ranks of a node whose peer at distance d (rank + d mod P) is on another node.
-std::int64_t flat_flows(const Machine& m, std::int64_t d) {
-  if (m.nnodes <= 1) return 0;
-  if (!m.blocked) return m.ppn;
-  return std::min<std::int64_t>({d, m.ppn, m.nranks - d});
-}
 
 }  // namespace
 
@@ -179,44 +92,15 @@ Machine machine_of(const NodeMap& map) {
   return m;
 }
 
+Terms predicted_terms(const Selection& s, const Machine& m, const Stats& st) {
+  if (m.nranks <= 1 || !s.algorithm->cost) return Terms{};
+  return s.algorithm->cost(m, st, s.values);
+}
+
 Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_bytes) {
-  Terms t;
-  const std::string_view name = s.algorithm->name;
-  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P), N = m.nnodes;
-  const double B = double(block_bytes);
-  if (P <= 1) return t;
-  auto flat = [&m](std::int64_t d) { return flat_flows(m, d); };
-  if (name == "linear") {
-    // Every exchange posted at once: one latency, the overheads in series, the node's NIC
-    // carrying every off-node block of its Q ranks, and 2(P-Q) of its messages in flight
-    // through the NIC per rank, where a round-by-round schedule has two.
-    t.rounds = 1;
-    t.messages = t.blocks = P - 1;
-    t.cpu[kMsgIntra] = t.cpu[kRecvIntra] = double(Q - 1);
-    t.cpu[kMsgInter] = t.cpu[kRecvInter] = double(P - Q);
-    t.c[N > 1 ? kLatInter : kLatIntra] = 1;
-    t.c[kInflight] = inflight_beyond_one(double(Q), double(P - Q));
-    t.wire[kBytesIntra] = Q > 1 ? B : 0;
-    t.wire[kBytesNic] = double(Q) * double(P - Q) * B;
-  } else if (name == "pairwise") {
-    for (std::int64_t d = 1; d < P; ++d) add_round(t, B, flat(d), 1);
-  } else if (name == "tra2") {
-    // Seed 003 IV: K1 = K(Q, r1) rounds within the node moving bundles of N blocks, then
-    // K2 = K(N, r2) rounds between nodes moving bundles of Q blocks, all Q ranks of a node
-    // sending through its NIC at once.
-    add_radix(t, Q, s.value("radix_intra"), double(N) * B, N, [](std::int64_t) { return 0; });
-    add_radix(t, N, s.value("radix_inter"), double(Q) * B, Q, [Q](std::int64_t) { return Q; });
-  } else {
-    const std::int64_t r = name == "tra" ? s.value("radix") : 2;
-    add_radix(t, P, r, B, 1, flat);
-    // Extra local copies of the published variants (builders.hpp); zero-copy Bruck lets the
-    // MPI datatype engine gather the blocks: one copy where tra packs and unpacks.
-    if (name == "bruck") t.c[kBytesCopy] += 2.0 * double(P) * B;
-    if (name == "modified_bruck") t.c[kBytesCopy] += double(P) * B;
-    if (name == "zero_copy_bruck") t.c[kBytesCopy] *= 0.5;
-    if (N > 1 && m.blocked && power_of(Q, r)) overlap_rounds(t);
-  }
-  return t;
+  Stats st;
+  st.max_block = block_bytes;
+  return predicted_terms(s, m, st);
 }
 
 namespace {
@@ -248,142 +132,89 @@ double predicted_seconds(const CostModel& model, const Selection& s, const Machi
   return predicted_seconds(model, predicted_terms(s, m, block_bytes));
 }
 
-namespace {
-
-// Every radix up to 64, then steps of about 6 % up to n (the cost is smooth there).
-std::vector<std::int64_t> radix_ladder(std::int64_t n) {
-  std::vector<std::int64_t> rs;
-  for (std::int64_t r = 2; r <= n; r = r < 64 ? r + 1 : r + r / 16) rs.push_back(r);
-  if (n >= 2 && rs.back() != n) rs.push_back(n);
-  return rs;
-}
-
-// A selection built directly (the candidates' values are in range by construction).
-Selection make(Collective c, const char* name, std::vector<std::int64_t> values = {}) {
-  Selection s;
-  s.algorithm = find_algorithm(c, name);
-  s.values = std::move(values);
-  return s;
-}
-
-}  // namespace
-
-std::vector<Selection> alltoall_candidates(const Machine& m) {
+std::vector<Selection> candidates(Collective c, const Machine& m, const Stats& st) {
+  std::vector<const AlgorithmSpec*> records;
+  for (const AlgorithmSpec& a : registry())
+    if (a.collective == c && a.candidates) records.push_back(&a);
+  std::stable_sort(records.begin(), records.end(),
+                   [](const AlgorithmSpec* a, const AlgorithmSpec* b) { return a->search < b->search; });
   std::vector<Selection> out;
-  for (const char* name : {"linear", "pairwise"}) out.push_back(make(Collective::Alltoall, name));
-  if (m.nranks > 2)
-    for (std::int64_t r : radix_ladder(m.nranks)) out.push_back(make(Collective::Alltoall, "tra", {r}));
-  if (m.nnodes > 1)
-    for (std::int64_t r1 : radix_ladder(std::max(2, m.ppn)))
-      for (std::int64_t r2 : radix_ladder(std::max(2, m.nnodes)))
-        out.push_back(make(Collective::Alltoall, "tra2", {r1, r2}));
-  // The published Bruck variants: radix 2 with more copies than tra's (or, zero-copy, the
-  // datatype engine's); they win only where copies cost more than the model says tra's do.
-  for (const char* name : {"bruck", "modified_bruck", "zero_copy_bruck"})
-    out.push_back(make(Collective::Alltoall, name));
+  for (const AlgorithmSpec* a : records)
+    for (ParamValues& v : a->candidates(m, st)) {
+      Selection s;
+      s.algorithm = a;
+      s.values = std::move(v);  // in range by construction
+      out.push_back(std::move(s));
+    }
   return out;
 }
 
-Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t block_bytes) {
-  Selection best;
-  double best_t = 0;
-  // Ties go to the earlier candidate: the simpler algorithm, the smaller radix.
-  for (Selection& s : alltoall_candidates(m)) {
-    const double t = predicted_seconds(model, s, m, block_bytes);
-    if (!best.algorithm || t < best_t * (1 - 1e-9)) best = std::move(s), best_t = t;
+std::vector<Ranked> rank(Collective c, const CostModel& model, const Machine& m, const Stats& st) {
+  std::vector<Ranked> out;
+  for (Selection& s : candidates(c, m, st)) {
+    const double t = predicted_seconds(model, predicted_terms(s, m, st));
+    out.push_back({std::move(s), t});
   }
-  return best;
-}
-
-// Direct exchange (a window of 8, which bounds outstanding requests and absorbs late arrivals;
-// linear when a rank has no more than that), the radix exchange with every block counted at
-// the largest block's size (it forwards blocks; skewed sizes make it pay), and the node-aware
-// exchange (both of its phases direct).
-namespace {
-
-// The pick (the first candidate of least time: later ones replace it only when strictly
-// faster) to the front, the others after it by predicted time.
-std::vector<Ranked> pick_first(std::vector<Ranked> out) {
+  if (out.empty()) return out;
+  // The pick: a later candidate replaces an earlier one only when faster -- for alltoall by
+  // more than a rounding error (its many radices tie in exact arithmetic), for the others at
+  // all (as their searches always have).
+  const double tie = c == Collective::Alltoall ? 1e-9 : 0.0;
   std::size_t best = 0;
   for (std::size_t i = 1; i < out.size(); ++i)
-    if (out[i].seconds < out[best].seconds) best = i;
-  if (out.empty()) return out;
+    if (out[i].seconds < out[best].seconds * (1 - tie)) best = i;
   std::rotate(out.begin(), out.begin() + best, out.begin() + best + 1);
   std::stable_sort(out.begin() + 1, out.end(),
                    [](const Ranked& a, const Ranked& b) { return a.seconds < b.seconds; });
   return out;
 }
 
-}  // namespace
+Selection choose(Collective c, const CostModel& model, const Machine& m, const Stats& st) {
+  std::vector<Ranked> ranked = rank(c, model, m, st);
+  return ranked.empty() ? Selection{} : std::move(ranked.front().selection);
+}
+
+std::vector<Selection> alltoall_candidates(const Machine& m) {
+  return candidates(Collective::Alltoall, m, Stats{});
+}
+
+Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t block_bytes) {
+  Stats st;
+  st.max_block = block_bytes;
+  return choose(Collective::Alltoall, model, m, st);
+}
+
+Stats stats_of(const AlltoallvStats& v) {
+  Stats st;
+  st.max_block = v.max_block;
+  st.rank_bytes = v.rank_bytes;
+  st.rank_messages = v.rank_messages;
+  return st;
+}
+
+Stats stats_of(const NeighborStats& n) {
+  Stats st;
+  st.max_block = n.max_message;
+  st.remote_edges = n.remote_edges;
+  st.remote_nodes = n.remote_nodes;
+  return st;
+}
 
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st) {
-  return rank_alltoallv(model, m, st).front().selection;
+  return choose(Collective::Alltoallv, model, m, stats_of(st));
 }
 
 std::vector<Ranked> rank_alltoallv(const CostModel& model, const Machine& m,
                                    const AlltoallvStats& st) {
-  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P);
-  Selection direct = make(Collective::Alltoallv, "multipair_waitany", {8});
-  if (st.rank_messages <= direct.values[0]) direct = make(Collective::Alltoallv, "linear");
-  if (P <= 1) return {{direct, 0.0}};
-  // The direct exchange as linear alltoall with the rank's real message count and bytes (as
-  // many received as sent), its window's off-node exchanges in flight at once.
-  Terms d;
-  const double off = double(P - Q) / double(P - 1);
-  d.cpu[kMsgIntra] = d.cpu[kRecvIntra] = double(st.rank_messages) * (1 - off);
-  d.cpu[kMsgInter] = d.cpu[kRecvInter] = double(st.rank_messages) * off;
-  d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
-  const std::int64_t window =
-      direct.values.empty() ? st.rank_messages : std::min(st.rank_messages, direct.values[0]);
-  d.c[kInflight] = inflight_beyond_one(double(Q), double(window) * off);
-  d.wire[kBytesIntra] = double(st.max_block);
-  d.wire[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
-  std::vector<Ranked> out{{direct, predicted_seconds(model, d)}};
-  // The radix exchange learns forwarded sizes at init with O(P log P) work and memory per rank:
-  // beyond 1024 ranks the direct exchange is taken.
-  if (P < 4 || P > 1024 || st.max_block == 0) return out;
-  for (std::int64_t r : radix_ladder(P)) {
-    Terms t;
-    add_radix(t, P, r, double(st.max_block), 1, [&m](std::int64_t dist) { return flat_flows(m, dist); });
-    out.push_back({make(Collective::Alltoallv, "bruck", {r}), predicted_seconds(model, t)});
-  }
-  if (m.nnodes > 1) {
-    Terms t;
-    const std::int64_t N = m.nnodes;
-    add_radix(t, Q, Q, double(N) * double(st.max_block), N, [](std::int64_t) { return 0; });
-    add_radix(t, N, N, double(Q) * double(st.max_block), Q, [Q](std::int64_t) { return Q; });
-    out.push_back({make(Collective::Alltoallv, "locality"), predicted_seconds(model, t)});
-  }
-  return pick_first(std::move(out));
+  return rank(Collective::Alltoallv, model, m, stats_of(st));
 }
 
-// Direct sends every off-node edge through the NIC; locality gathers a node's off-node edges
-// to one gateway per remote node (one intra-node hop), sends one message per node pair, and
-// scatters on arrival (a second hop): fewer off-node messages for two intra-node ones each.
 Selection choose_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st) {
-  return rank_neighbor(model, m, st).front().selection;
+  return choose(Collective::NeighborAlltoallv, model, m, stats_of(st));
 }
 
 std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st) {
-  const Selection direct = make(Collective::NeighborAlltoallv, "direct");
-  if (m.nnodes <= 1 || st.remote_edges == 0) return {{direct, 0.0}};
-  const double E = double(st.remote_edges), M = double(st.max_message);
-  const double Q = double(m.ppn);
-  Terms d, l;
-  d.cpu[kMsgInter] = d.cpu[kRecvInter] = E;
-  d.c[kLatInter] = 1;
-  d.wire[kBytesNic] = Q * E * M;
-  d.c[kInflight] = inflight_beyond_one(Q, E);  // every off-node edge at once
-  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * E;
-  l.c[kLatIntra] = 2;
-  l.c[kBytesIntra] = 2 * M;
-  l.c[kMsgInter] = l.c[kRecvInter] = double(st.remote_nodes);
-  l.c[kLatInter] = 1;
-  l.c[kInflight] = inflight_beyond_one(Q, double(st.remote_nodes));
-  l.c[kBytesNic] = Q * E * M;
-  l.c[kBytesCopy] = 4 * E * M;
-  return pick_first({{direct, predicted_seconds(model, d)},
-                     {make(Collective::NeighborAlltoallv, "locality"), predicted_seconds(model, l)}});
+  return rank(Collective::NeighborAlltoallv, model, m, stats_of(st));
 }
 
 }  // namespace mpia

@@ -46,10 +46,8 @@ struct CostModel {
                              // exchanges each outstanding: 2Q(k-1) messages; linear: k = P-Q)
 };
 
-// The constants in CostModel's order, and the number of a prediction's terms (one per constant).
-constexpr int kModelTerms = 10;
-using TermArray = std::array<double, kModelTerms>;
-// Their names ("o_intra", ..., "g_inflight"), the keys of MPIX_COST_MODEL and a "model" line.
+// The constants' names ("o_intra", ..., "g_inflight"), in CostModel's order (kModelTerms of
+// them, cost.hpp), the keys of MPIX_COST_MODEL and of a "model" line.
 const char* cost_model_key(int i);
 
 // Overrides the model's constants from text "key=value,key=value" (the syntax of
@@ -59,31 +57,12 @@ void apply_cost_model(CostModel& m, std::string_view text, std::string* warnings
 CostModel parse_cost_model(std::string_view text);
 std::string to_string(const CostModel& m);
 
-// The machine a communicator runs on, as the model sees it.
-struct Machine {
-  int nranks = 1;
-  int nnodes = 1;
-  int ppn = 1;           // the most ranks on one node
-  bool blocked = true;   // every node holds ppn consecutive ranks (block placement)
-  static Machine flat(int nranks) { return Machine{nranks, 1, nranks < 1 ? 1 : nranks, true}; }
-};
+// Machine, Stats and Terms: collective/cost.hpp.
 Machine machine_of(const NodeMap& map);
 
-// Coefficients of the model's constants, in CostModel's order (o_intra, o_inter, lat_intra,
-// lat_inter, 1/bw_intra, 1/bw_inter, 1/bw_copy, o_recv_intra, o_recv_inter, g_inflight), plus
-// the structural counts for tests.
-struct Terms {
-  TermArray c{};  // messages sent intra, inter, latencies intra/inter, bytes on one intra flow,
-                  // bytes through one NIC, bytes copied, messages received intra, inter,
-                  // messages in flight through the NIC beyond one exchange per rank
-  // Two costs that overlap (linear: the CPU posting every message while the NIC drains the
-  // first ones; flat radix exchanges whose ranks fall out of step, model.cpp): the time is
-  // c + max(cpu, wire).
-  TermArray cpu{}, wire{};
-  std::int64_t rounds = 0;    // dependent rounds (K, or K1 + K2)
-  std::int64_t blocks = 0;    // blocks a rank sends, forwarded ones included (D, D1 + D2)
-  std::int64_t messages = 0;  // messages a rank sends
-};
+// A selection's terms: its record's cost (none for a single rank, or for a record without a
+// cost: system, auto).
+Terms predicted_terms(const Selection& s, const Machine& m, const Stats& st);
 Terms predicted_terms(const Selection& s, const Machine& m, std::int64_t block_bytes);
 double predicted_seconds(const CostModel& model, const Terms& t);
 // The coefficients that hold under this model's constants (c plus the larger of cpu and wire):
@@ -92,9 +71,23 @@ TermArray effective_terms(const CostModel& model, const Terms& t);
 double predicted_seconds(const CostModel& model, const Selection& s, const Machine& m,
                          std::int64_t block_bytes);
 
-// The alltoall candidates auto searches, in order of preference at equal cost: linear,
-// pairwise, tra at every radix up to 64 and a ladder of ~6 % steps above, tra2 at every such
-// (radix_intra, radix_inter) pair when the machine has several nodes, the Bruck variants.
+// The search. The candidates of collective c: every record's candidates(m, st), records in
+// their search order (ties go to the earlier: the simpler algorithm, the smaller radix).
+std::vector<Selection> candidates(Collective c, const Machine& m, const Stats& st);
+
+// A candidate with its predicted time.
+struct Ranked {
+  Selection selection;
+  double seconds = 0;
+};
+// Every candidate with its predicted time: the pick (the first of least time) first, then the
+// others by predicted time: what a measured trial shortlists (collective/shortlist.hpp).
+std::vector<Ranked> rank(Collective c, const CostModel& model, const Machine& m, const Stats& st);
+// The pick: rank(...).front(), or no algorithm when there is no candidate.
+Selection choose(Collective c, const CostModel& model, const Machine& m, const Stats& st);
+
+// The alltoall candidates (linear, pairwise, tra at every radix of the ladder, tra2 at every
+// pair on several nodes, the Bruck variants, as their records say).
 std::vector<Selection> alltoall_candidates(const Machine& m);
 Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t block_bytes);
 
@@ -104,15 +97,8 @@ struct AlltoallvStats {
   std::int64_t rank_bytes = 0;    // most bytes one rank sends
   std::int64_t rank_messages = 0; // most non-empty blocks one rank sends
 };
+Stats stats_of(const AlltoallvStats& st);
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st);
-
-// A candidate with its predicted time. The rank_* functions return every candidate the
-// model weighs, its pick (what choose_* returns) first, then the others by predicted time: what
-// a measured trial shortlists (collective/shortlist.hpp).
-struct Ranked {
-  Selection selection;
-  double seconds = 0;
-};
 std::vector<Ranked> rank_alltoallv(const CostModel& model, const Machine& m,
                                    const AlltoallvStats& st);
 
@@ -122,6 +108,7 @@ struct NeighborStats {
   std::int64_t remote_edges = 0;  // most out-edges of one rank that leave its node
   std::int64_t remote_nodes = 0;  // most distinct other nodes one rank's out-edges reach
 };
+Stats stats_of(const NeighborStats& st);
 Selection choose_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st);
 std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st);
 

@@ -1,8 +1,17 @@
-// The one table of algorithms. The C API, MPI_Info keys, the environment, the benchmark driver
-// and the tests all iterate it; nothing else lists algorithm names.
+// The one table of algorithms. The C API, MPI_Info keys, the environment, the benchmark driver,
+// the cost model's search and the tests all iterate it; nothing else names an algorithm.
+//
+// Each algorithm (or family of algorithms) is one record in one file named after it under
+// collective/<collective>/ (collective/all/ for the records every collective has), which
+// defines its records with MPIA_ALGORITHMS(id) { ... } at the start of a line. The build scans
+// those files for that line and generates the list registry() assembles (no self-registering
+// static objects: they would vanish from the static library). Adding an algorithm touches its
+// file and its tests, nothing else.
 #pragma once
 
 #include "collective/alltoall/builders.hpp"
+#include "collective/cost.hpp"
+#include "collective/exchange.hpp"
 #include "collective/neighbor/builders.hpp"
 #include "schedule/schedule.hpp"
 
@@ -66,27 +75,67 @@ struct AlltoallvShape {
 using AlltoallvBuilder = Schedule (*)(const AlltoallvShape& shape, const ParamValues& values);
 using NeighborBuilder = Schedule (*)(const NeighborShape& shape, const ParamValues& values);
 
+// Init-time exchange hooks of the algorithms that forward blocks (needs_peer_sizes):
+// collective over the communicator, talking through the channel only. The alltoallv hook sets
+// shape.pair_bytes to answer every pair its builder asks for; the neighbor hook fills
+// shape.edges. The shape's other fields (own sizes, node map, topology) are set when called.
+using AlltoallvLearn = void (*)(AlltoallvShape& shape, const ParamValues& values,
+                                SizeChannel& channel);
+using NeighborLearn = void (*)(NeighborShape& shape, const ParamValues& values,
+                               SizeChannel& channel);
+
+// The cost model's view of an algorithm (collective/model.hpp): the coefficients of the
+// model's constants its schedule incurs on machine m for a call with statistics st, and the
+// parameter values auto's search weighs there (none: not a candidate there). Both are pure
+// functions of values every rank agrees on. Only called for m.nranks > 1.
+using CostFunction = Terms (*)(const Machine& m, const Stats& st, const ParamValues& values);
+using CandidatesFunction = std::vector<ParamValues> (*)(const Machine& m, const Stats& st);
+
 struct AlgorithmSpec {
-  Collective collective;
-  const char* name;
-  const char* description;
-  AlgorithmKind kind;
+  Collective collective = Collective::Alltoall;
+  const char* name = "";
+  const char* description = "";
+  AlgorithmKind kind = AlgorithmKind::Scheduled;
+  // Where the algorithm stands in its collective's listing (MPIX_Algorithm_get's index, the
+  // order of every listing and test matrix): ascending, unique within a collective.
+  int listing = 0;
   std::vector<ParamSpec> params;
   AlltoallBuilder build_alltoall = nullptr;
   AlltoallvBuilder build_alltoallv = nullptr;
-  bool needs_peer_sizes = false;
-  bool needs_locality = false;  // builds on the node map (collective once per communicator)
   NeighborBuilder build_neighbor = nullptr;
+  // Whether the builder needs other ranks' sizes, learnt at init by learn_alltoallv or
+  // learn_neighbor (set exactly when one of them is).
+  bool needs_peer_sizes = false;
+  AlltoallvLearn learn_alltoallv = nullptr;
+  NeighborLearn learn_neighbor = nullptr;
+  bool needs_locality = false;  // builds on the node map (collective once per communicator)
   // Algorithms that differ only in how they copy (the published Bruck variants) share a family:
   // a measured trial tries one per family first (collective/shortlist.hpp). nullptr: the name.
   const char* family = nullptr;
   const char* family_name() const { return family ? family : name; }
+  // The cost model (candidates need a cost; a cost alone predicts a selection auto never
+  // weighs, for the tools). search orders the candidates of a collective (ascending):
+  // at equal predicted time the earlier candidate wins, so simpler algorithms come first.
+  CostFunction cost = nullptr;
+  CandidatesFunction candidates = nullptr;
+  int search = 0;
+  // What a blocking auto call runs when its ranks have not agreed on anything: a direct
+  // exchange, which interoperates with every other direct exchange (at most one per collective).
+  bool blocking_auto = false;
 };
+
+// The records of one algorithm file: MPIA_ALGORITHMS(id) { return {...}; } inside namespace
+// mpia, id unique (conventionally <collective>_<file name>).
+#define MPIA_ALGORITHMS(id) std::vector<::mpia::AlgorithmSpec> algorithms_##id()
 
 const std::vector<AlgorithmSpec>& registry();
 const AlgorithmSpec* find_algorithm(Collective c, std::string_view name);
 // The index-th algorithm of a collective, or nullptr.
 const AlgorithmSpec* algorithm_at(Collective c, int index);
+// The first algorithm of collective c of this kind (System, Auto), or nullptr.
+const AlgorithmSpec* find_kind(Collective c, AlgorithmKind kind);
+// The algorithm a blocking auto call of c runs without agreement (blocking_auto), or nullptr.
+const AlgorithmSpec* blocking_auto_algorithm(Collective c);
 
 // An algorithm with every parameter resolved.
 struct Selection {

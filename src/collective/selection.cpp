@@ -146,7 +146,7 @@ Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallb
       warn_once(std::string(e.what()) + " (from " + collective_env(c) + "; using auto)");
     }
   }
-  return parse_selection(c, "auto", nranks, true);
+  return parse_selection(c, find_kind(c, AlgorithmKind::Auto)->name, nranks, true);
 }
 
 }  // namespace mpia

@@ -7,20 +7,9 @@ namespace mpia {
 
 std::vector<Ranked> rank_alltoall(const CostModel& model, const Machine& m,
                                   std::int64_t block_bytes) {
-  std::vector<Ranked> out;
-  for (Selection& s : alltoall_candidates(m)) {
-    const double t = predicted_seconds(model, s, m, block_bytes);
-    out.push_back({std::move(s), t});
-  }
-  // The first is choose_alltoall's pick (near-ties go to the earlier candidate), the rest by
-  // predicted time.
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < out.size(); ++i)
-    if (out[i].seconds < out[best].seconds * (1 - 1e-9)) best = i;
-  if (!out.empty()) std::rotate(out.begin(), out.begin() + best, out.begin() + best + 1);
-  std::stable_sort(out.begin() + (out.empty() ? 0 : 1), out.end(),
-                   [](const Ranked& a, const Ranked& b) { return a.seconds < b.seconds; });
-  return out;
+  Stats st;
+  st.max_block = block_bytes;
+  return rank(Collective::Alltoall, model, m, st);
 }
 
 std::vector<Selection> shortlist(const std::vector<Ranked>& ranked, const ShortlistPolicy& policy) {

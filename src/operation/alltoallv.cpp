@@ -1,6 +1,5 @@
 #include "operation/alltoallv.hpp"
 
-#include "collective/alltoall/builders.hpp"
 #include "collective/shortlist.hpp"
 #include "locality/locality.hpp"
 #include "operation/common.hpp"
@@ -9,7 +8,6 @@
 
 #include <algorithm>
 #include <string>
-#include <unordered_map>
 
 namespace mpia {
 
@@ -47,95 +45,6 @@ AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int P, MPI_Comm comm) {
   return s;
 }
 
-int mod(std::int64_t a, int P) { return int(((a % P) + P) % P); }
-
-// The sizes a forwarding builder asks for, learnt at init: this rank's own blocks (from its
-// arguments) and a table of the other pairs it needs. Asking for a pair nobody told it is a
-// bug, reported as one.
-class PeerSizes {
- public:
-  PeerSizes(int me, int P, const AlltoallvSizes& own)
-      : me_(me), P_(P), send_(own.send_bytes), recv_(own.recv_bytes) {}
-  void add(int src, int dst, std::int64_t bytes) { table_[key(src, dst)] = bytes; }
-  std::int64_t operator()(int src, int dst) const {
-    if (src == me_) return send_[std::size_t(dst)];
-    if (dst == me_) return recv_[std::size_t(src)];
-    const auto it = table_.find(key(src, dst));
-    if (it == table_.end())
-      fail(MPI_ERR_INTERN, "mpi-advance: a builder asked for the size of a block (" +
-                               std::to_string(src) + " to " + std::to_string(dst) +
-                               ") this rank never learnt");
-    return it->second;
-  }
-  std::size_t entries() const { return table_.size(); }
-
- private:
-  std::int64_t key(int src, int dst) const { return std::int64_t(src) * P_ + dst; }
-  int me_, P_;
-  std::vector<std::int64_t> send_, recv_;
-  std::unordered_map<std::int64_t, std::int64_t> table_;
-};
-
-// alltoallv "bruck": the same rounds as the data, run on the blocks' sizes (8 bytes each), so
-// that after round (x, z) slot j holds the size of the block the data exchange will then have
-// there -- exactly what the builder asks for. K rounds of one message each way; O(P) memory for
-// the slots plus O(D) entries (D: blocks this rank forwards, O(P log P)).
-void learn_bruck_sizes(PeerSizes& t, int me, int P, int radix,
-                       const std::vector<std::int64_t>& send_bytes, MPI_Comm comm, int tag) {
-  std::vector<std::int64_t> slot(static_cast<std::size_t>(P)), out, in;
-  for (int j = 0; j < P; ++j) slot[std::size_t(j)] = send_bytes[std::size_t(mod(me - j, P))];
-  for (const DigitRound& d : radix_rounds(P, radix)) {
-    const std::int64_t processed = d.distance / d.z * radix;
-    out.clear();
-    for (int j : d.blocks) out.push_back(slot[std::size_t(j)]);
-    in.assign(out.size(), 0);
-    MPI_Request r[2];
-    const int n = int(out.size());
-    MPIA_CHECK(MPI_Irecv(in.data(), n, MPI_INT64_T, mod(me + d.distance, P), tag, comm, &r[0]));
-    MPIA_CHECK(MPI_Isend(out.data(), n, MPI_INT64_T, mod(me - d.distance, P), tag, comm, &r[1]));
-    complete(r[0], "the size exchange");
-    complete(r[1], "the size exchange");
-    for (std::size_t k = 0; k < d.blocks.size(); ++k) {
-      const int j = d.blocks[k];
-      slot[std::size_t(j)] = in[k];
-      const auto [src, dst] = radix_block_after(me, P, j, processed);
-      t.add(src, dst, in[k]);
-    }
-  }
-}
-
-// alltoallv "locality": a port needs the sizes of the blocks its node's other ranks give it, to
-// the destinations it serves. One message from every rank of the node to every other (its
-// sizes for the destinations that rank serves): O(P) memory, Q - 1 messages each way.
-void learn_lane_sizes(PeerSizes& t, int me, const NodeMap& nm,
-                      const std::vector<std::int64_t>& send_bytes, MPI_Comm comm, int tag) {
-  const std::vector<int>& mine = nm.members[std::size_t(nm.node_of[me])];
-  const int Q = int(mine.size()), q = nm.local_of[me];
-  std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(Q)), in(out.size());
-  for (int d = 0; d < nm.size(); ++d)
-    out[std::size_t(nm.local_of[d] % Q)].push_back(send_bytes[std::size_t(d)]);
-  const std::vector<int> served = two_level_served(me, nm);
-  std::vector<MPI_Request> reqs;
-  for (int a = 0; a < Q; ++a) {
-    if (a == q) continue;
-    in[std::size_t(a)].assign(served.size(), 0);
-    reqs.emplace_back();
-    MPIA_CHECK(MPI_Irecv(in[std::size_t(a)].data(), int(served.size()), MPI_INT64_T,
-                         mine[std::size_t(a)], tag, comm, &reqs.back()));
-  }
-  for (int b = 0; b < Q; ++b) {
-    if (b == q) continue;
-    reqs.emplace_back();
-    MPIA_CHECK(MPI_Isend(out[std::size_t(b)].data(), int(out[std::size_t(b)].size()), MPI_INT64_T,
-                         mine[std::size_t(b)], tag, comm, &reqs.back()));
-  }
-  for (MPI_Request& r : reqs) complete(r, "the size exchange");
-  for (int a = 0; a < Q; ++a)
-    if (a != q)
-      for (std::size_t k = 0; k < served.size(); ++k)
-        t.add(mine[std::size_t(a)], served[k], in[std::size_t(a)][k]);
-}
-
 // The schedule of a scheduled algorithm (learning its peers' sizes when it needs them:
 // collective, on tag); null for the system's own collective.
 std::shared_ptr<const Schedule> alltoallv_schedule(const Selection& sel, CommState& state,
@@ -148,17 +57,12 @@ std::shared_ptr<const Schedule> alltoallv_schedule(const Selection& sel, CommSta
   shape.rank = state.rank;
   shape.size = P;
   if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
-  if (sel.algorithm->needs_peer_sizes) {
-    auto t = std::make_shared<PeerSizes>(state.rank, P, sizes);
-    if (sel.algorithm->needs_locality)
-      learn_lane_sizes(*t, state.rank, *shape.nodes, sizes.send_bytes, state.comm->get(), tag);
-    else
-      learn_bruck_sizes(*t, state.rank, P, int(sel.value("radix")), sizes.send_bytes,
-                        state.comm->get(), tag);
-    shape.pair_bytes = [t](int src, int dst) { return (*t)(src, dst); };
-  }
   shape.send_bytes = std::move(sizes.send_bytes);
   shape.recv_bytes = std::move(sizes.recv_bytes);
+  if (sel.algorithm->learn_alltoallv) {
+    MpiSizeChannel channel(state.comm->get(), tag, "the size exchange");
+    sel.algorithm->learn_alltoallv(shape, sel.values, channel);
+  }
   return std::make_shared<const Schedule>(sel.algorithm->build_alltoallv(shape, sel.values));
 }
 
@@ -343,17 +247,17 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
     // direct mode, where it is this rank's alone, as in MPI.)
     if (local) throw *local;
   }
-  // The blocking auto takes the windowed direct exchange without communicating: every direct
-  // variant (pairwise, linear, multipair with any window) moves one message per pair on the
-  // same tag, so they interoperate across ranks and need no agreement. Only bruck does (it
-  // forwards blocks), and persistent init, which agrees on statistics, may choose it.
+  // The blocking auto takes its record's blocking_auto algorithm (a direct exchange) without
+  // communicating: every direct variant moves one message per pair on the same tag, so they
+  // interoperate across ranks and need no agreement. Only the forwarding algorithms do, and
+  // persistent init, which agrees on statistics, may choose them.
   const Selection* sel = nullptr;
   if (!local)
     sel = &blocking_selection(st, Collective::Alltoallv, {-1}, [&] {
       // A tuning rule applies when it does not depend on sizes (those are not agreed here).
       const Machine m = machine_of(comm_locality(st).map);
       return resolve_auto(settings().tuning, Collective::Alltoallv, m, -1, [&] {
-        return parse_selection(Collective::Alltoallv, "multipair_waitany", st.size, true);
+        return blocking_auto_selection(Collective::Alltoallv, st.size);
       });
     });
   if (debug) debug_agree(st, std::move(local), sel, 0);

@@ -24,7 +24,7 @@ struct AlltoallvArgs {
   const int* rdispls = nullptr;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   // MPIX_Neighbor_alltoall (the regular form, carried as the v form): its counts, so that
-  // "system" calls MPI_Neighbor_alltoall itself.
+  // the System record's operation calls MPI_Neighbor_alltoall itself.
   bool regular = false;
   int sendcount = 0, recvcount = 0;
   bool in_place() const { return sendbuf == MPI_IN_PLACE; }

@@ -91,6 +91,28 @@ mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operati
   return handle.release();
 }
 
+void MpiSizeChannel::post_recv(int peer, std::int64_t* data, int n) {
+  requests_.emplace_back(MPI_REQUEST_NULL);
+  MPIA_CHECK(MPI_Irecv(data, n, MPI_INT64_T, peer, tag_, comm_, &requests_.back()));
+}
+
+void MpiSizeChannel::post_send(int peer, const std::int64_t* data, int n) {
+  requests_.emplace_back(MPI_REQUEST_NULL);
+  MPIA_CHECK(MPI_Isend(data, n, MPI_INT64_T, peer, tag_, comm_, &requests_.back()));
+}
+
+void MpiSizeChannel::wait_all() {
+  for (MPI_Request& r : requests_) complete(r, what_);
+  requests_.clear();
+}
+
+Selection blocking_auto_selection(Collective c, int nranks) {
+  const AlgorithmSpec* a = blocking_auto_algorithm(c);
+  if (!a) fail(MPI_ERR_INTERN, std::string("mpi-advance: no blocking auto algorithm for ") +
+                                   collective_name(c));
+  return parse_selection(c, a->name, nranks, true);
+}
+
 void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
                  std::int64_t same) {
   Proposal p;

@@ -42,6 +42,29 @@ bool predefined(MPI_Datatype t);
 // algorithms its node map (computed the first time: collective).
 ExtentOf extent_of(CommState& st);
 
+// The channel an algorithm's init-time exchange hook talks through (collective/exchange.hpp):
+// point-to-point int64 messages on comm and tag, completed while driving running operations.
+// Collective hooks run on every rank in the same order, so tag 0 (or the request's own tag)
+// never crosses another exchange. (After a failure, what is still posted is left behind, as
+// every failed init exchange does: the communicator is unusable by then.)
+class MpiSizeChannel final : public SizeChannel {
+ public:
+  MpiSizeChannel(MPI_Comm comm, int tag, const char* what) : comm_(comm), tag_(tag), what_(what) {}
+  void post_recv(int peer, std::int64_t* data, int n) override;
+  void post_send(int peer, const std::int64_t* data, int n) override;
+  void wait_all() override;
+
+ private:
+  MPI_Comm comm_;
+  int tag_;
+  const char* what_;
+  std::vector<MPI_Request> requests_;
+};
+
+// The selection a blocking auto call of c runs without agreement (its record's blocking_auto),
+// resolved for nranks.
+Selection blocking_auto_selection(Collective c, int nranks);
+
 // Local checks of a persistent init whose errors go into the agreement instead of being thrown.
 template <class F>
 void checked(Proposal& p, F&& checks) {

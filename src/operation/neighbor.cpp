@@ -6,7 +6,6 @@
 #include "util/error.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <map>
 #include <string>
 
@@ -128,93 +127,6 @@ std::string check_edge_sizes(const NeighborTopology& t, const std::vector<std::i
   return {};
 }
 
-// The edges node-aware routing sends through this rank (see build_neighbor_locality): its own
-// out- and in-edges, and as its node's gateway towards node B (B mod Q = its local rank) the
-// edges between its node and B, which its node's other ranks tell it: each sends every other
-// rank of the node one message of (peer, key, bytes) triples, its out-edges towards and in-edges
-// from the nodes that rank is the gateway for. O(edges of this node) memory, Q - 1 messages each
-// way; the keys of an edge's two ends are equal by construction (builders.hpp).
-std::vector<NeighborShape::Edge> edges_through(int me, const NodeMap& nm, const NeighborTopology& t,
-                                               const std::vector<std::int64_t>& send_bytes,
-                                               const std::vector<std::int64_t>& recv_bytes,
-                                               MPI_Comm comm, int tag) {
-  const int n = nm.node_of[me], q = nm.local_of[me];
-  const std::vector<int>& mine = nm.members[std::size_t(n)];
-  const int Q = int(mine.size());
-  std::vector<NeighborShape::Edge> edges;
-  // Per local rank b: [count of out-triples, out-triples..., in-triples...].
-  std::vector<std::vector<std::int64_t>> out(std::size_t(Q), std::vector<std::int64_t>(1, 0));
-  for (std::size_t k = 0; k < t.destinations.size(); ++k) {
-    const int d = t.destinations[k];
-    if (d == MPI_PROC_NULL) continue;
-    edges.push_back({me, d, t.send_key[k], send_bytes[k]});
-    const int nd = nm.node_of[d];
-    if (nd == n) continue;
-    auto& o = out[std::size_t(nd % Q)];
-    o.insert(o.end(), {d, t.send_key[k], send_bytes[k]});
-    ++o[0];
-  }
-  for (std::size_t j = 0; j < t.sources.size(); ++j) {
-    const int s = t.sources[j];
-    if (s == MPI_PROC_NULL) continue;
-    if (s != me) edges.push_back({s, me, t.recv_key[j], recv_bytes[j]});
-    const int ns = nm.node_of[s];
-    if (ns == n) continue;
-    auto& o = out[std::size_t(ns % Q)];
-    o.insert(o.end(), {s, t.recv_key[j], recv_bytes[j]});
-  }
-  // Sizes first, then the triples.
-  std::vector<std::int64_t> len(std::size_t(Q), 0), got_len(std::size_t(Q), 0);
-  std::vector<MPI_Request> reqs;
-  for (int a = 0; a < Q; ++a) {
-    if (a == q) continue;
-    len[std::size_t(a)] = std::int64_t(out[std::size_t(a)].size());
-    reqs.emplace_back();
-    MPIA_CHECK(MPI_Irecv(&got_len[std::size_t(a)], 1, MPI_INT64_T, mine[std::size_t(a)], tag,
-                         comm, &reqs.back()));
-    reqs.emplace_back();
-    MPIA_CHECK(MPI_Isend(&len[std::size_t(a)], 1, MPI_INT64_T, mine[std::size_t(a)], tag, comm,
-                         &reqs.back()));
-  }
-  for (MPI_Request& r : reqs) complete(r, "the edge exchange");
-  reqs.clear();
-  std::vector<std::vector<std::int64_t>> in(static_cast<std::size_t>(Q));
-  for (int a = 0; a < Q; ++a) {
-    if (a == q) continue;
-    if (got_len[std::size_t(a)] > INT_MAX)
-      fail(MPI_ERR_OTHER, "mpi-advance: neighbor locality: too many edges through one rank");
-    in[std::size_t(a)].assign(std::size_t(got_len[std::size_t(a)]), 0);
-    reqs.emplace_back();
-    MPIA_CHECK(MPI_Irecv(in[std::size_t(a)].data(), int(got_len[std::size_t(a)]), MPI_INT64_T,
-                         mine[std::size_t(a)], tag, comm, &reqs.back()));
-    reqs.emplace_back();
-    MPIA_CHECK(MPI_Isend(out[std::size_t(a)].data(), int(out[std::size_t(a)].size()), MPI_INT64_T,
-                         mine[std::size_t(a)], tag, comm, &reqs.back()));
-  }
-  for (MPI_Request& r : reqs) complete(r, "the edge exchange");
-  for (int a = 0; a < Q; ++a) {
-    if (a == q) continue;
-    const std::vector<std::int64_t>& v = in[std::size_t(a)];
-    const int from = mine[std::size_t(a)];
-    const std::int64_t nout = v.empty() ? 0 : v[0];
-    for (std::size_t i = 1; i + 3 <= v.size(); i += 3) {
-      const bool outgoing = std::int64_t((i - 1) / 3) < nout;
-      const int peer = int(v[i]), key = int(v[i + 1]);
-      if (outgoing)
-        edges.push_back({from, peer, key, v[i + 2]});
-      else
-        edges.push_back({peer, from, key, v[i + 2]});
-    }
-  }
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end(),
-                          [](const NeighborShape::Edge& x, const NeighborShape::Edge& y) {
-                            return x.src == y.src && x.dst == y.dst && x.key == y.key;
-                          }),
-              edges.end());
-  return edges;
-}
-
 std::shared_ptr<const Schedule> neighbor_schedule(const Selection& sel, CommState& state,
                                                   const NeighborTopology& t, int tag,
                                                   std::vector<std::int64_t> send_bytes,
@@ -227,11 +139,12 @@ std::shared_ptr<const Schedule> neighbor_schedule(const Selection& sel, CommStat
   shape.sources = t.sources, shape.destinations = t.destinations;
   shape.recv_key = t.recv_key, shape.send_key = t.send_key;
   if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
-  if (sel.algorithm->needs_peer_sizes)
-    shape.edges = edges_through(state.rank, *shape.nodes, t, send_bytes, recv_bytes,
-                                state.comm->get(), tag);
   shape.send_bytes = std::move(send_bytes);
   shape.recv_bytes = std::move(recv_bytes);
+  if (sel.algorithm->learn_neighbor) {
+    MpiSizeChannel channel(state.comm->get(), tag, "the edge exchange");
+    sel.algorithm->learn_neighbor(shape, sel.values, channel);
+  }
   return std::make_shared<const Schedule>(sel.algorithm->build_neighbor(shape, sel.values));
 }
 
@@ -410,13 +323,14 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
     if (ran) return;
     if (local) throw *local;  // direct mode (see alltoallv_blocking)
   }
-  // The blocking auto is direct: it needs no agreement and no edge list.
+  // The blocking auto takes its record's blocking_auto algorithm (direct): it needs no
+  // agreement and no edge list.
   const Selection* sel = nullptr;
   if (!local)
     sel = &blocking_selection(st, Collective::NeighborAlltoallv, {-3}, [&] {
       const Machine m = machine_of(comm_locality(st).map);
       return resolve_auto(settings().tuning, Collective::NeighborAlltoallv, m, -1, [&] {
-        return parse_selection(Collective::NeighborAlltoallv, "direct", st.size, true);
+        return blocking_auto_selection(Collective::NeighborAlltoallv, st.size);
       });
     });
   if (debug) debug_agree(st, std::move(local), sel, 0);

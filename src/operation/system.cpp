@@ -1,4 +1,4 @@
-// "system": the MPI library's own alltoall, run on the private communicator. This translation
+// The System records: the MPI library's own alltoall, run on the private communicator. This translation
 // unit deliberately does not include mpi_advance.h: it includes Open MPI's <mpi-ext.h>, whose
 // MPIX_Alltoall_init is Open MPI's, not ours.
 #include <mpi.h>
@@ -32,7 +32,8 @@ class SystemOperation : public Operation {
   }
 
  protected:
-  SystemOperation() { algorithm_ = "system"; }
+  // Named as its record is (the System kind of the table).
+  explicit SystemOperation(Collective c) { algorithm_ = find_kind(c, AlgorithmKind::System)->name; }
   virtual int start_nonblocking() = 0;
 
   // A failure to start or complete is the request's error; a failed MPI request counts as
@@ -59,7 +60,7 @@ class SystemOperation : public Operation {
 class SystemAlltoall : public SystemOperation {
  public:
   SystemAlltoall(const AlltoallArgs& a, std::shared_ptr<PrivateComm> comm)
-      : comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
+      : SystemOperation(Collective::Alltoall), comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
     if (!a.in_place()) sendtype_ = std::make_unique<TypeHandle>(a.sendtype);
     a_.recvtype = recvtype_.get();
     if (sendtype_) a_.sendtype = sendtype_->get();
@@ -91,7 +92,7 @@ class SystemAlltoall : public SystemOperation {
 class SystemAlltoallv : public SystemOperation {
  public:
   SystemAlltoallv(const AlltoallvArgs& a, int P, std::shared_ptr<PrivateComm> comm)
-      : comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
+      : SystemOperation(Collective::Alltoallv), comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
     // MPI may read the arrays at every start: keep our own copies.
     rc_.assign(a.recvcounts, a.recvcounts + P);
     rd_.assign(a.rdispls, a.rdispls + P);
@@ -140,7 +141,8 @@ class SystemAlltoallv : public SystemOperation {
 class SystemNeighbor : public SystemOperation {
  public:
   SystemNeighbor(const AlltoallvArgs& a, int indeg, int outdeg, std::shared_ptr<PrivateComm> comm)
-      : comm_(std::move(comm)), a_(a), recvtype_(a.recvtype), sendtype_(a.sendtype) {
+      : SystemOperation(Collective::NeighborAlltoallv), comm_(std::move(comm)), a_(a),
+        recvtype_(a.recvtype), sendtype_(a.sendtype) {
     // One element at least, so that the arrays are never NULL for a zero degree.
     rc_.assign(std::size_t(indeg) + 1, 0), rd_.assign(std::size_t(indeg) + 1, 0);
     sc_.assign(std::size_t(outdeg) + 1, 0), sd_.assign(std::size_t(outdeg) + 1, 0);
@@ -164,7 +166,7 @@ class SystemNeighbor : public SystemOperation {
     // Not Open MPI 4's MPIX_Neighbor_alltoall(v)_init: it fails with MPI_ERR_ARG on a rank
     // without neighbors. Without MPI-4, the nonblocking call at each start instead (Open MPI
     // 4.1's swaps the two directions of periodic dimensions of size 1 and 2, where its blocking
-    // call is right: "system" is the library's own nonblocking answer there).
+    // call is right: the System record is the library's own nonblocking answer there).
   }
 
  protected:

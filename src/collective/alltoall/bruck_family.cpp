@@ -15,7 +15,10 @@
 //   time    ~ K*alpha + D*n*beta (+ local copies: see the variants in builders.hpp)
 // r = 2 is Bruck's log2(P)-round algorithm; r = P sends each block directly (P-1 rounds).
 // Restrictions: none (any P, any r in 2..max(2,P)); uniform block size.
+// Records: alltoall bruck, modified_bruck, zero_copy_bruck (family "bruck": they differ only in
+// their copies) and tra (parameter radix, 2..P, default ceil(sqrt(P))).
 #include "collective/alltoall/builders.hpp"
+#include "collective/record.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -267,6 +270,107 @@ Schedule build_radix_bruck_v(int rank, int nranks, int radix, const PairBytes& b
 std::pair<int, int> radix_block_after(int p, int P, int j, std::int64_t processed) {
   const std::int64_t low = j % processed;
   return std::make_pair(mod(p + low, P), mod(p - (j - low), P));
+}
+
+namespace {
+
+using namespace detail;
+
+// seed 003, section III-B: r = sqrt(P) balances rounds against volume.
+std::int64_t radix_default(const Extent& e) {
+  const std::int64_t r = isqrt_ceil(e.nranks);
+  return r < 2 ? 2 : r;
+}
+
+Schedule bruck(const AlltoallShape& s, const ParamValues&) {
+  return with(build_radix_bruck(s, 2, BruckVariant::Basic), kRoundByRound, Lowering::Pack);
+}
+Schedule modified_bruck(const AlltoallShape& s, const ParamValues&) {
+  return with(build_radix_bruck(s, 2, BruckVariant::Modified), kRoundByRound, Lowering::Pack);
+}
+Schedule zero_copy_bruck(const AlltoallShape& s, const ParamValues&) {
+  return with(build_radix_bruck(s, 2, BruckVariant::ZeroCopy), kRoundByRound,
+              Lowering::Datatype);
+}
+Schedule tra(const AlltoallShape& s, const ParamValues& v) {
+  return with(build_radix_bruck(s, int(v[0]), BruckVariant::ZeroCopy), kRoundByRound,
+              Lowering::Pack);
+}
+
+// The radix-r rounds over the flat ranks, then the copies of the variant: tra packs and unpacks
+// every message of several blocks (add_round); the published variants copy more (builders.hpp);
+// zero-copy Bruck lets the MPI datatype engine gather the blocks, one copy where tra has two.
+enum class Copies { Tra, Basic, Modified, ZeroCopy };
+Terms radix_cost(const Machine& m, const Stats& st, std::int64_t r, Copies copies) {
+  Terms t;
+  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P), N = m.nnodes;
+  const double B = double(st.max_block);
+  add_radix(t, P, r, B, 1, [&m](std::int64_t d) { return flat_flows(m, d); });
+  if (copies == Copies::Basic) t.c[kBytesCopy] += 2.0 * double(P) * B;
+  if (copies == Copies::Modified) t.c[kBytesCopy] += double(P) * B;
+  if (copies == Copies::ZeroCopy) t.c[kBytesCopy] *= 0.5;
+  if (N > 1 && m.blocked && power_of(Q, r)) overlap_rounds(t);
+  return t;
+}
+
+// The published variants: radix 2 with more copies than tra's (or, zero-copy, the datatype
+// engine's); they win only where copies cost more than the model says tra's do.
+std::vector<ParamValues> always(const Machine&, const Stats&) { return {ParamValues{}}; }
+// tra at every radix up to 64 and a ladder of ~6 % steps above (none for P <= 2: pairwise).
+std::vector<ParamValues> tra_radices(const Machine& m, const Stats&) {
+  std::vector<ParamValues> out;
+  if (m.nranks > 2)
+    for (std::int64_t r : radix_ladder(m.nranks)) out.push_back({r});
+  return out;
+}
+
+AlgorithmSpec variant(const char* name, int listing, const char* description,
+                      AlltoallBuilder build, CostFunction cost, int search) {
+  AlgorithmSpec a = record(Collective::Alltoall, name, listing, description);
+  a.build_alltoall = build;
+  a.family = "bruck";
+  a.cost = cost;
+  a.candidates = always;
+  a.search = search;
+  return a;
+}
+
+}  // namespace
+
+MPIA_ALGORITHMS(alltoall_bruck_family) {
+  AlgorithmSpec t = detail::record(
+      Collective::Alltoall, "tra", 300,
+      "tunable radix (seed 003): K=w(r-1)-floor((r^w-P)/r^(w-1)) rounds, zero-copy placement");
+  t.params = {{"radix", "base of the exchange, 2..P (2 = Bruck, P = direct)", radix_default,
+               detail::radix_min, detail::radix_max}};
+  t.build_alltoall = tra;
+  t.cost = [](const Machine& m, const Stats& st, const ParamValues& v) {
+    return radix_cost(m, st, v[0], Copies::Tra);
+  };
+  t.candidates = tra_radices;
+  t.search = 30;
+  return {
+      variant("bruck", 200,
+              "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out", bruck,
+              [](const Machine& m, const Stats& st, const ParamValues&) {
+                return radix_cost(m, st, 2, Copies::Basic);
+              },
+              50),
+      variant("modified_bruck", 210, "Traff's modified Bruck: log2(P) rounds, no final rotation",
+              modified_bruck,
+              [](const Machine& m, const Stats& st, const ParamValues&) {
+                return radix_cost(m, st, 2, Copies::Modified);
+              },
+              51),
+      variant("zero_copy_bruck", 220,
+              "Traff's zero-copy Bruck: log2(P) rounds, one derived datatype per round, no copies",
+              zero_copy_bruck,
+              [](const Machine& m, const Stats& st, const ParamValues&) {
+                return radix_cost(m, st, 2, Copies::ZeroCopy);
+              },
+              52),
+      t,
+  };
 }
 
 }  // namespace mpia

@@ -4,7 +4,9 @@
 //   pairwise (window 1, seed 001 Algorithm 1): (P-1)(alpha + n beta), one exchange at a time;
 //   linear (window P, Algorithm 2): all posted at once, time bounded by injection bandwidth.
 // Restrictions: none.
+// Records: alltoall pairwise and linear (the alltoallv ones are collective/alltoallv/direct.cpp).
 #include "collective/alltoall/builders.hpp"
+#include "collective/record.hpp"
 
 namespace mpia {
 
@@ -35,6 +37,65 @@ Schedule build_direct_v(int p, const std::vector<std::int64_t>& send_bytes,
 Schedule build_direct(const AlltoallShape& s) {
   const std::vector<std::int64_t> bytes(s.size, s.block_bytes);
   return build_direct_v(s.rank, bytes, bytes);
+}
+
+namespace {
+
+using namespace detail;
+
+std::vector<ParamValues> always(const Machine&, const Stats&) { return {ParamValues{}}; }
+
+Schedule pairwise(const AlltoallShape& s, const ParamValues&) {
+  return with(build_direct(s), Policy{1, Completion::Waitall}, Lowering::Pack);
+}
+Schedule linear(const AlltoallShape& s, const ParamValues&) {
+  return with(build_direct(s), kRoundByRound, Lowering::Pack);
+}
+
+// P-1 rounds of one block each, off the node for the ranks whose peer at that distance is.
+Terms pairwise_cost(const Machine& m, const Stats& st, const ParamValues&) {
+  Terms t;
+  for (std::int64_t d = 1; d < m.nranks; ++d)
+    add_round(t, double(st.max_block), flat_flows(m, d), 1);
+  return t;
+}
+
+// Every exchange posted at once: one latency, the overheads in series, the node's NIC carrying
+// every off-node block of its Q ranks, and 2(P-Q) of its messages in flight through the NIC per
+// rank, where a round-by-round schedule has two.
+Terms linear_cost(const Machine& m, const Stats& st, const ParamValues&) {
+  Terms t;
+  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P), N = m.nnodes;
+  const double B = double(st.max_block);
+  t.rounds = 1;
+  t.messages = t.blocks = P - 1;
+  t.cpu[kMsgIntra] = t.cpu[kRecvIntra] = double(Q - 1);
+  t.cpu[kMsgInter] = t.cpu[kRecvInter] = double(P - Q);
+  t.c[N > 1 ? kLatInter : kLatIntra] = 1;
+  t.c[kInflight] = inflight_beyond_one(double(Q), double(P - Q));
+  t.wire[kBytesIntra] = Q > 1 ? B : 0;
+  t.wire[kBytesNic] = double(Q) * double(P - Q) * B;
+  return t;
+}
+
+}  // namespace
+
+MPIA_ALGORITHMS(alltoall_direct) {
+  AlgorithmSpec pw = detail::record(
+      Collective::Alltoall, "pairwise", 100,
+      "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)");
+  pw.build_alltoall = pairwise;
+  pw.cost = pairwise_cost;
+  pw.candidates = always;
+  pw.search = 20;
+  AlgorithmSpec lin = detail::record(
+      Collective::Alltoall, "linear", 110,
+      "direct exchange, all P-1 sends and receives posted at once (seed 001 Alg. 2)");
+  lin.build_alltoall = linear;
+  lin.cost = linear_cost;
+  lin.candidates = always;
+  lin.search = 10;  // ties go to linear: the simplest schedule
+  return {pw, lin};
 }
 
 }  // namespace mpia

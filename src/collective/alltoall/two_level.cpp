@@ -16,7 +16,10 @@
 //    rank l), received straight into the receive buffer by that rank, which is j's port of l.
 // With Q ranks on every node this is the paper's algorithm: K1 = K(Q, r1) intra-node rounds,
 // K2 = K(N, r2) inter-node rounds, one inter-node message per rank per round.
+// Record: alltoall tra2 (parameters radix_intra, 2..Q, default ceil(sqrt(Q)); radix_inter,
+// 2..N, default N); alltoallv locality (collective/alltoallv/locality.cpp) builds on it too.
 #include "collective/alltoall/builders.hpp"
+#include "collective/record.hpp"
 
 #include "util/error.hpp"
 
@@ -253,6 +256,70 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
   }
   for (Round& r : out.rounds) merge_peers(r);
   return out;
+}
+
+namespace {
+
+using namespace detail;
+
+// TRA2 (seed 003, section V-C): r1 = sqrt(Q) within a node, r2 = N across nodes.
+std::int64_t intra_default(const Extent& e) {
+  const std::int64_t r = isqrt_ceil(e.max_local);
+  return r < 2 ? 2 : r;
+}
+std::int64_t intra_max(const Extent& e) { return e.max_local < 2 ? 2 : e.max_local; }
+std::int64_t inter_default(const Extent& e) { return e.nnodes < 2 ? 2 : e.nnodes; }
+
+Schedule tra2(const AlltoallShape& s, const ParamValues& v) {
+  const std::int64_t B = s.block_bytes;
+  if (B == 0) return Schedule{};
+  if (!s.nodes) fail(MPI_ERR_INTERN, "mpi-advance: tra2 built without a node map");
+  return with(build_two_level(s.rank, *s.nodes, int(v[0]), int(v[1]),
+                              [B](int, int) { return B; }, false),
+              kRoundByRound, Lowering::Pack);
+}
+
+// Seed 003 IV: K1 = K(Q, r1) rounds within the node moving bundles of N blocks, then
+// K2 = K(N, r2) rounds between nodes moving bundles of Q blocks, all Q ranks of a node
+// sending through its NIC at once.
+Terms tra2_cost(const Machine& m, const Stats& st, const ParamValues& v) {
+  Terms t;
+  const std::int64_t Q = std::min<std::int64_t>(m.ppn, m.nranks), N = m.nnodes;
+  const double B = double(st.max_block);
+  add_radix(t, Q, v[0], double(N) * B, N, [](std::int64_t) { return 0; });
+  add_radix(t, N, v[1], double(Q) * B, Q, [Q](std::int64_t) { return Q; });
+  return t;
+}
+
+// Every (radix_intra, radix_inter) pair of the radix ladders, when the machine has several
+// nodes.
+std::vector<ParamValues> tra2_radices(const Machine& m, const Stats&) {
+  std::vector<ParamValues> out;
+  if (m.nnodes > 1)
+    for (std::int64_t r1 : radix_ladder(std::max(2, m.ppn)))
+      for (std::int64_t r2 : radix_ladder(std::max(2, m.nnodes))) out.push_back({r1, r2});
+  return out;
+}
+
+}  // namespace
+
+MPIA_ALGORITHMS(alltoall_two_level) {
+  AlgorithmSpec a = detail::record(
+      Collective::Alltoall, "tra2", 400,
+      "two-level tunable radix (seed 003 IV): radix_intra rounds within each node, then "
+      "radix_inter rounds between nodes, all ranks of a node acting as ports; any placement");
+  a.params = {{"radix_intra",
+               "base of the intra-node exchange, 2..Q (Q: most ranks on a node); "
+               "default ceil(sqrt(Q))",
+               intra_default, detail::radix_min, intra_max},
+              {"radix_inter", "base of the inter-node exchange, 2..N (N: nodes); default N",
+               inter_default, detail::radix_min, inter_default}};
+  a.build_alltoall = tra2;
+  a.needs_locality = true;
+  a.cost = tra2_cost;
+  a.candidates = tra2_radices;
+  a.search = 40;
+  return {a};
 }
 
 }  // namespace mpia

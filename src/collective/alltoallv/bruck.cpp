@@ -1,0 +1,85 @@
+// Alltoallv bruck: the zero-copy radix-r exchange (collective/alltoall/bruck_family.cpp) for
+// blocks of different sizes, for near-uniform small blocks. A rank forwards blocks of other
+// pairs, so it must know their sizes: at init it runs the same rounds on the sizes themselves
+// (8 bytes per block), after which slot j holds the size of the block the data exchange will
+// then have there -- exactly what the builder asks for. K rounds of one message each way;
+// O(P) memory for the slots plus O(D) entries (D: blocks this rank forwards, O(P log P)); no
+// P x P matrix anywhere.
+//   time ~ K alpha + D n_max beta (every block counted at the largest block's size: skewed
+//   sizes make it pay)
+// Restrictions: none. Parameter radix: 2..P, default 2 (Bruck).
+#include "collective/alltoall/builders.hpp"
+#include "collective/alltoallv/peer_sizes.hpp"
+#include "collective/record.hpp"
+
+namespace mpia {
+
+namespace {
+
+using namespace detail;
+
+int mod(std::int64_t a, int P) { return int(((a % P) + P) % P); }
+
+Schedule bruck(const AlltoallvShape& s, const ParamValues& v) {
+  return with(build_radix_bruck_v(s.rank, s.size, int(v[0]), s.pair_bytes), kRoundByRound,
+              Lowering::Pack);
+}
+
+void learn(AlltoallvShape& shape, const ParamValues& v, SizeChannel& channel) {
+  const int me = shape.rank, P = shape.size, radix = int(v[0]);
+  const std::shared_ptr<PeerSizes> t = peer_sizes(shape);
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(P)), out, in;
+  for (int j = 0; j < P; ++j) slot[std::size_t(j)] = shape.send_bytes[std::size_t(mod(me - j, P))];
+  for (const DigitRound& d : radix_rounds(P, radix)) {
+    const std::int64_t processed = d.distance / d.z * radix;
+    out.clear();
+    for (int j : d.blocks) out.push_back(slot[std::size_t(j)]);
+    in.assign(out.size(), 0);
+    const int n = int(out.size());
+    channel.post_recv(mod(me + d.distance, P), in.data(), n);
+    channel.post_send(mod(me - d.distance, P), out.data(), n);
+    channel.wait_all();
+    for (std::size_t k = 0; k < d.blocks.size(); ++k) {
+      const int j = d.blocks[k];
+      slot[std::size_t(j)] = in[k];
+      const auto [src, dst] = radix_block_after(me, P, j, processed);
+      t->add(src, dst, in[k]);
+    }
+  }
+}
+
+Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
+  Terms t;
+  add_radix(t, m.nranks, v[0], double(st.max_block), 1,
+            [&m](std::int64_t d) { return flat_flows(m, d); });
+  return t;
+}
+
+// Every radix of the ladder. The size exchange costs O(P log P) work and memory per rank at
+// init: beyond 1024 ranks the direct exchange is taken.
+std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
+  std::vector<ParamValues> out;
+  if (m.nranks < 4 || m.nranks > 1024 || st.max_block == 0) return out;
+  for (std::int64_t r : radix_ladder(m.nranks)) out.push_back({r});
+  return out;
+}
+
+}  // namespace
+
+MPIA_ALGORITHMS(alltoallv_bruck) {
+  AlgorithmSpec a = detail::record(
+      Collective::Alltoallv, "bruck", 200,
+      "zero-copy radix-r exchange for near-uniform small blocks; the sizes of the blocks a "
+      "rank forwards are learnt at init by running the same rounds on the sizes");
+  a.params = {{"radix", "base of the exchange, 2..P (default 2: Bruck)", detail::radix_min,
+               detail::radix_min, detail::radix_max}};
+  a.build_alltoallv = bruck;
+  a.needs_peer_sizes = true;
+  a.learn_alltoallv = learn;
+  a.cost = cost;
+  a.candidates = candidates;
+  a.search = 20;
+  return {a};
+}
+
+}  // namespace mpia

@@ -1,0 +1,124 @@
+// Alltoallv direct exchange: one message per non-empty pair, exchange i with destination
+// rank+i and source rank-i (build_direct_v, collective/alltoall/direct.cpp), under a progress
+// policy that makes it one of five algorithms (seed 001):
+//   pairwise          (Alg. 1) one exchange at a time: sum over peers of (alpha + n beta);
+//   linear            (Alg. 2) everything posted at once, one waitall: bounded by injection;
+//   multipair_waitall (Alg. 3) a window of `window` exchanges, the next when all complete;
+//   multipair_waitany (Alg. 4) a window refilled by waitany as each completes;
+//   multipair_testany (Alg. 5) a window refilled by polling testany, never blocking.
+// Every variant sends the same messages on the same tag, so ranks running different ones
+// interoperate: the blocking auto call runs multipair_waitany without agreement.
+// Restrictions: none. Parameter window (multipair_*): >= 1, default 8.
+#include "collective/alltoall/builders.hpp"
+#include "collective/record.hpp"
+
+namespace mpia {
+
+namespace {
+
+using namespace detail;
+
+constexpr std::int64_t kWindowDefault = 8;
+std::int64_t window_default(const Extent&) { return kWindowDefault; }
+std::int64_t window_min(const Extent&) { return 1; }
+std::int64_t window_max(const Extent&) { return std::int64_t(1) << 30; }
+
+Schedule direct_v(const AlltoallvShape& s, Policy policy) {
+  return with(build_direct_v(s.rank, s.send_bytes, s.recv_bytes), policy, Lowering::Pack);
+}
+Schedule pairwise(const AlltoallvShape& s, const ParamValues&) {
+  return direct_v(s, Policy{1, Completion::Waitall});
+}
+Schedule linear(const AlltoallvShape& s, const ParamValues&) { return direct_v(s, kRoundByRound); }
+Schedule waitall(const AlltoallvShape& s, const ParamValues& v) {
+  return direct_v(s, Policy{int(v[0]), Completion::Waitall});
+}
+Schedule waitany(const AlltoallvShape& s, const ParamValues& v) {
+  return direct_v(s, Policy{int(v[0]), Completion::Waitany});
+}
+Schedule testany(const AlltoallvShape& s, const ParamValues& v) {
+  return direct_v(s, Policy{int(v[0]), Completion::Testany});
+}
+
+// The direct exchange as linear alltoall with the rank's real message count and bytes (as
+// many received as sent), `window` of its off-node exchanges in flight at once.
+Terms direct_cost(const Machine& m, const Stats& st, std::int64_t window) {
+  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P);
+  Terms d;
+  const double off = double(P - Q) / double(P - 1);
+  d.cpu[kMsgIntra] = d.cpu[kRecvIntra] = double(st.rank_messages) * (1 - off);
+  d.cpu[kMsgInter] = d.cpu[kRecvInter] = double(st.rank_messages) * off;
+  d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
+  d.c[kInflight] = inflight_beyond_one(double(Q), double(window) * off);
+  d.wire[kBytesIntra] = double(st.max_block);
+  d.wire[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
+  return d;
+}
+Terms pairwise_cost(const Machine& m, const Stats& st, const ParamValues&) {
+  return direct_cost(m, st, std::min<std::int64_t>(st.rank_messages, 1));
+}
+Terms linear_cost(const Machine& m, const Stats& st, const ParamValues&) {
+  return direct_cost(m, st, st.rank_messages);
+}
+Terms window_cost(const Machine& m, const Stats& st, const ParamValues& v) {
+  return direct_cost(m, st, std::min(st.rank_messages, v[0]));
+}
+
+// Auto weighs one direct exchange: a window of 8, which bounds outstanding requests and
+// absorbs late arrivals; linear when a rank has no more messages than that.
+std::vector<ParamValues> linear_when_few(const Machine&, const Stats& st) {
+  if (st.rank_messages <= kWindowDefault) return {ParamValues{}};
+  return {};
+}
+std::vector<ParamValues> window_when_many(const Machine&, const Stats& st) {
+  if (st.rank_messages > kWindowDefault) return {ParamValues{kWindowDefault}};
+  return {};
+}
+
+const ParamSpec kWindow{"window",
+                        "exchanges in flight at once (the paper's stride), >= 1; default 8",
+                        window_default, window_min, window_max};
+
+AlgorithmSpec direct(const char* name, int listing, const char* description,
+                     AlltoallvBuilder build, bool windowed) {
+  AlgorithmSpec a = record(Collective::Alltoallv, name, listing, description);
+  a.build_alltoallv = build;
+  if (windowed) {
+    a.params = {kWindow};
+    a.cost = window_cost;
+  }
+  return a;
+}
+
+}  // namespace
+
+MPIA_ALGORITHMS(alltoallv_direct) {
+  AlgorithmSpec pw = direct("pairwise", 100,
+                            "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)",
+                            pairwise, false);
+  pw.cost = pairwise_cost;
+  AlgorithmSpec lin = direct(
+      "linear", 110, "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)",
+      linear, false);
+  lin.cost = linear_cost;
+  lin.candidates = linear_when_few;
+  lin.search = 10;
+  AlgorithmSpec all = direct(
+      "multipair_waitall", 120,
+      "window of exchanges, the next window posted when all complete (seed 001 Alg. 3)", waitall,
+      true);
+  AlgorithmSpec any = direct(
+      "multipair_waitany", 130,
+      "window of exchanges, refilled by waitany as each completes (seed 001 Alg. 4)", waitany,
+      true);
+  any.candidates = window_when_many;
+  any.search = 11;
+  any.blocking_auto = true;
+  AlgorithmSpec test = direct(
+      "multipair_testany", 140,
+      "window of exchanges, refilled by polling testany, never blocking (seed 001 Alg. 5)",
+      testany, true);
+  return {pw, lin, all, any, test};
+}
+
+}  // namespace mpia

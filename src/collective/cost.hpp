@@ -1,0 +1,102 @@
+// What an algorithm record's cost function works with (collective/model.hpp explains the
+// model): the machine, the agreed statistics of a call, and the coefficients of the model's
+// constants a schedule incurs, with the pieces the records share to count them.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace mpia {
+
+// The machine a communicator runs on, as the model sees it.
+struct Machine {
+  int nranks = 1;
+  int nnodes = 1;
+  int ppn = 1;           // the most ranks on one node
+  bool blocked = true;   // every node holds ppn consecutive ranks (block placement)
+  static Machine flat(int nranks) { return Machine{nranks, 1, nranks < 1 ? 1 : nranks, true}; }
+};
+
+// The statistics of one call that every rank agrees on (each the maximum over ranks: the slowest
+// rank sets the pace). A collective fills what it knows and leaves the rest 0.
+struct Stats {
+  std::int64_t max_block = 0;     // alltoall: the block; alltoallv: the largest block any rank
+                                  // sends; neighbor: the largest message on any edge
+  std::int64_t rank_bytes = 0;    // alltoallv: most bytes one rank sends
+  std::int64_t rank_messages = 0; // alltoallv: most non-empty blocks one rank sends
+  std::int64_t remote_edges = 0;  // neighbor: most out-edges of one rank that leave its node
+  std::int64_t remote_nodes = 0;  // neighbor: most distinct other nodes one rank's edges reach
+};
+
+// The constants of CostModel (model.hpp), in its order, and the number of a prediction's terms.
+constexpr int kModelTerms = 10;
+using TermArray = std::array<double, kModelTerms>;
+
+// Coefficients of the model's constants, in CostModel's order (o_intra, o_inter, lat_intra,
+// lat_inter, 1/bw_intra, 1/bw_inter, 1/bw_copy, o_recv_intra, o_recv_inter, g_inflight), plus
+// the structural counts for tests.
+struct Terms {
+  TermArray c{};  // messages sent intra, inter, latencies intra/inter, bytes on one intra flow,
+                  // bytes through one NIC, bytes copied, messages received intra, inter,
+                  // messages in flight through the NIC beyond one exchange per rank
+  // Two costs that overlap (linear: the CPU posting every message while the NIC drains the
+  // first ones; flat radix exchanges whose ranks fall out of step, cost.cpp): the time is
+  // c + max(cpu, wire).
+  TermArray cpu{}, wire{};
+  std::int64_t rounds = 0;    // dependent rounds (K, or K1 + K2)
+  std::int64_t blocks = 0;    // blocks a rank sends, forwarded ones included (D, D1 + D2)
+  std::int64_t messages = 0;  // messages a rank sends
+};
+
+namespace detail {
+
+// Indices into a TermArray.
+enum Term : int {
+  kMsgIntra, kMsgInter, kLatIntra, kLatInter, kBytesIntra, kBytesNic, kBytesCopy,
+  kRecvIntra, kRecvInter, kInflight
+};
+
+// Messages in flight through a node's NIC when each of its q ranks has k off-node exchanges
+// (a send and a receive each) outstanding at once, beyond the one exchange per rank that every
+// round of a round-by-round schedule has: what g_inflight is charged for.
+inline double inflight_beyond_one(double q, double k) { return k > 1 ? 2 * q * (k - 1) : 0.0; }
+
+// The blocks of a radix-r exchange among n participants whose j-th digit (in base r) at
+// position x (weight rx) is z: the round (x, z) of seed 003 (the same count as tra_blocks_D's
+// terms).
+std::int64_t round_blocks(std::int64_t n, std::int64_t rx, std::int64_t r, std::int64_t z);
+
+// One round in which every rank sends one message of `bytes` and receives one; `nic_flows`
+// ranks of each node send theirs off the node at once (0: all intra-node).
+void add_round(Terms& t, double bytes, std::int64_t nic_flows, std::int64_t blocks);
+
+// The radix-r exchange (seed 003) among n participants whose unit (a block, or a bundle of
+// `per` blocks travelling together) is `unit` bytes; nic_flows(d): how many ranks of a node
+// send off the node in a round of distance d.
+template <class NicFlows>
+void add_radix(Terms& t, std::int64_t n, std::int64_t r, double unit, std::int64_t per,
+               NicFlows nic_flows) {
+  for (std::int64_t rx = 1; rx < n; rx *= r)
+    for (std::int64_t z = 1; z < r; ++z) {
+      const std::int64_t m = round_blocks(n, rx, r, z);
+      if (m > 0) add_round(t, double(m) * unit, nic_flows(z * rx), m * per);
+    }
+}
+
+// Whether q is a power of r above r (a flat radix exchange whose digits end at the node's
+// boundary), and the overlap of such an exchange's rounds (cost.cpp says why).
+bool power_of(std::int64_t q, std::int64_t r);
+void overlap_rounds(Terms& t);
+
+// Ranks of a node whose peer at distance d (rank + d mod P) is on another node.
+std::int64_t flat_flows(const Machine& m, std::int64_t d);
+
+// Every radix up to 64, then steps of about 6 % up to n (the cost is smooth there): the
+// radices a search weighs.
+std::vector<std::int64_t> radix_ladder(std::int64_t n);
+
+}  // namespace detail
+
+}  // namespace mpia
