@@ -108,7 +108,17 @@ std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selectio
                          tag);
 }
 
-// What a persistent init agrees on and builds, before binding buffers: collective.
+// An agreed plan over a's buffers: local.
+std::unique_ptr<Operation> planned_alltoallv(const AlltoallvArgs& a, const AgreedPlan& p,
+                                             CommState& st) {
+  return plan_operation(
+      p, st.comm,
+      [&] { return bind_alltoallv(a, p.algorithm, *p.schedule, p.traffic, st, p.tag.get()); },
+      [&] { return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get()); });
+}
+
+// What a persistent init (and a blocking call's agreed plan) agrees on and builds, before
+// binding buffers: collective.
 std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a, MPI_Info info,
                                            bool request_given, bool* threaded) {
   st.check_settings();
@@ -124,8 +134,9 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
     sizes = check_alltoallv(a, st.size, lib);
     sel = select_algorithm(Collective::Alltoallv, info,
                            st.default_algorithm(Collective::Alltoallv), extent_of(st));
-    // Persistent auto requests measure (trial.hpp); the blocking calls' agreed plans do not.
-    measure = threaded && sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
+    // auto measures (trial.hpp): a persistent request over its first starts, a blocking call's
+    // agreed plan over the first calls that hit it.
+    measure = sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
   });
   if (p.error) {
     sizes = AlltoallvSizes{};
@@ -168,19 +179,12 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
   if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
   // Every entry's schedule now (the sizes a forwarding entry learns are exchanged at init, in
   // the shortlist's order on every rank); the request lowers one at a time.
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    TrialEntry e;
-    e.selection = list[i];
-    e.schedule = alltoallv_schedule(list[i], st, ag.tag,
-                                    i + 1 < list.size() ? sizes : std::move(sizes));
-    e.traffic = alltoallv_traffic(e.schedule.get(), st);
-    plan->trial.push_back(std::move(e));
-  }
-  plan->schedule = plan->trial[0].schedule;
-  plan->traffic = plan->trial[0].traffic;
-  plan->selection = plan->trial[0].selection;
-  plan->algorithm = plan->selection.to_string();
-  if (plan->trial.size() == 1) plan->trial.clear();
+  set_entries(
+      *plan, list,
+      [&](const Selection& s, bool last) {
+        return alltoallv_schedule(s, st, ag.tag, last ? std::move(sizes) : sizes);
+      },
+      [&](const Schedule* s) { return alltoallv_traffic(s, st); });
   plan->point = TrialPoint{Collective::Alltoallv, st.size, m.nnodes, stats.max_block};
   return plan;
 }
@@ -191,14 +195,7 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
                                           bool request_given) {
   bool threaded = false;
   const std::shared_ptr<AgreedPlan> plan = alltoallv_plan(st, a, info, request_given, &threaded);
-  std::unique_ptr<Operation> op;
-  if (!plan->trial.empty())
-    op = std::make_unique<TrialOperation>(
-        bind_alltoallv(a, plan->algorithm, *plan->schedule, plan->traffic, st, plan->tag.get()),
-        std::move(plan->trial), st.comm, plan->tag.get(), plan->point);
-  else
-    op = lower_alltoallv(a, plan->algorithm, plan->schedule.get(), plan->traffic, st,
-                         plan->tag.get());
+  std::unique_ptr<Operation> op = planned_alltoallv(a, *plan, st);
   op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;
@@ -238,9 +235,7 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
     const bool ran = run_agreed(
         st, Collective::Alltoallv, !local, a.sendbuf, a.recvbuf,
         [&] { return alltoallv_plan(st, a, MPI_INFO_NULL, true, nullptr); },
-        [&](const AgreedPlan& p) {
-          return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get());
-        });
+        [&](const AgreedPlan& p) { return planned_alltoallv(a, p, st); });
     if (ran) return;
     // Not every rank has seen its pattern before, or direct mode: the uncached exchange below.
     // (A local argument error takes the agreed build, which raises it on every rank, except in

@@ -187,8 +187,14 @@ bool agreed_blocking(CommState& st, Collective c) {
 namespace {
 
 // A plan of one message per pair (no forwarding, no peers' sizes): interoperates with any other
-// direct exchange of the same arguments.
+// direct exchange of the same arguments. A plan in trial is none (its starts run other entries);
+// a settled one is what it settled on.
 bool direct_plan(const AgreedPlan& p) {
+  if (!p.trial.empty()) {
+    const int w = p.trial_state->winner;
+    return w >= 0 && p.trial[std::size_t(w)].schedule &&
+           !p.trial[std::size_t(w)].selection.algorithm->needs_peer_sizes;
+  }
   return p.schedule && !p.selection.algorithm->needs_peer_sizes;
 }
 
@@ -202,11 +208,11 @@ void run_entry(CommState& st, Collective c, CommState::PlanCache::Entry& e, cons
     e.sendbuf = sendbuf;
     e.recvbuf = recvbuf;
   }
+  e.op->start();
   if (settings().report) {
-    st.last[int(c)].algorithm = e.plan->algorithm;
+    st.last[int(c)].algorithm = e.op->algorithm();  // a trial's: this call's entry
     st.last[int(c)].hit = hit;
   }
-  e.op->start();
   e.op->wait();
 }
 

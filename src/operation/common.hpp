@@ -178,11 +178,44 @@ struct AgreedPlan {
   std::shared_ptr<const Schedule> schedule;  // null for the system's own collective
   Traffic traffic;
   TagLease tag;
-  // A persistent auto request's shortlist (trial.hpp), the entry above first; empty when it
-  // runs no trial.
+  // auto's shortlist (trial.hpp), the entry above first; empty when it runs no trial. The
+  // state is the trial's so far, shared by every lowering of the plan.
   std::vector<TrialEntry> trial;
   TrialPoint point;
+  std::shared_ptr<TrialState> trial_state;
 };
+
+// Fills plan's entries from list, in its order on every rank: schedule(selection, last) builds
+// one (collective for an entry that learns its peers' sizes at init; last: the arguments may be
+// consumed), traffic(schedule) counts it. The first entry is the plan's selection; a list of one
+// runs no trial.
+template <class BuildSchedule, class TrafficOf>
+void set_entries(AgreedPlan& plan, const std::vector<Selection>& list, BuildSchedule&& schedule,
+                 TrafficOf&& traffic) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    TrialEntry e;
+    e.selection = list[i];
+    e.schedule = schedule(list[i], i + 1 == list.size());
+    e.traffic = traffic(e.schedule.get());
+    plan.trial.push_back(std::move(e));
+  }
+  plan.schedule = plan.trial[0].schedule;
+  plan.traffic = plan.trial[0].traffic;
+  plan.selection = plan.trial[0].selection;
+  plan.algorithm = plan.selection.to_string();
+  if (plan.trial.size() == 1) plan.trial.clear();
+  else plan.trial_state = std::make_shared<TrialState>();
+}
+
+// The operation of an agreed plan over a call's buffers: its trial (bind() lowers the first
+// entry over them) when it has one, else lower().
+template <class Bind, class Lower>
+std::unique_ptr<Operation> plan_operation(const AgreedPlan& p, std::shared_ptr<PrivateComm> comm,
+                                          Bind&& bind, Lower&& lower) {
+  if (p.trial.empty()) return lower();
+  return std::make_unique<TrialOperation>(bind(), p.trial, std::move(comm), p.tag.get(), p.point,
+                                          p.trial_state);
+}
 
 // The shortlist auto runs for collective c: a tuning rule's selection, or (measure) the
 // shortlist of the model's ranking, or its pick. rank() is the model's ranking.

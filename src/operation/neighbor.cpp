@@ -191,6 +191,17 @@ std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection
 
 namespace {
 
+// An agreed plan over a's buffers: local.
+std::unique_ptr<Operation> planned_neighbor(const AlltoallvArgs& a, const AgreedPlan& p,
+                                            CommState& st, const NeighborTopology& t) {
+  return plan_operation(
+      p, st.comm,
+      [&] { return bind_neighbor(a, p.algorithm, *p.schedule, p.traffic, st, t, p.tag.get()); },
+      [&] {
+        return lower_neighbor(a, p.algorithm, p.schedule.get(), p.traffic, st, t, p.tag.get());
+      });
+}
+
 std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a, MPI_Info info,
                                           bool request_given, bool* threaded_out) {
   st.check_settings();
@@ -207,8 +218,9 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
     check_neighbor(a, topo, sb, rb, st.comm->get());
     sel = select_algorithm(Collective::NeighborAlltoallv, info,
                            st.default_algorithm(Collective::NeighborAlltoallv), extent_of(st));
-    // Persistent auto requests measure (trial.hpp); the blocking calls' agreed plans do not.
-    measure = threaded_out && sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
+    // auto measures (trial.hpp): a persistent request over its first starts, a blocking call's
+    // agreed plan over the first calls that hit it.
+    measure = sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
   });
   if (p.error) {
     sb.assign(topo.destinations.size(), 0);
@@ -249,20 +261,13 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
   auto plan = std::make_shared<AgreedPlan>();
   if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
   // Every entry's schedule now, in the shortlist's order on every rank (see alltoallv_plan).
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    TrialEntry e;
-    e.selection = list[i];
-    const bool last = i + 1 == list.size();
-    e.schedule = neighbor_schedule(list[i], st, topo, ag.tag, last ? std::move(sb) : sb,
-                                   last ? std::move(rb) : rb);
-    e.traffic = neighbor_traffic(e.schedule.get(), st);
-    plan->trial.push_back(std::move(e));
-  }
-  plan->schedule = plan->trial[0].schedule;
-  plan->traffic = plan->trial[0].traffic;
-  plan->selection = plan->trial[0].selection;
-  plan->algorithm = plan->selection.to_string();
-  if (plan->trial.size() == 1) plan->trial.clear();
+  set_entries(
+      *plan, list,
+      [&](const Selection& s, bool last) {
+        return neighbor_schedule(s, st, topo, ag.tag, last ? std::move(sb) : sb,
+                                 last ? std::move(rb) : rb);
+      },
+      [&](const Schedule* s) { return neighbor_traffic(s, st); });
   plan->point = TrialPoint{Collective::NeighborAlltoallv, st.size, m.nnodes, stats.max_message};
   return plan;
 }
@@ -273,15 +278,7 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
                                          bool request_given) {
   bool threaded = false;
   const std::shared_ptr<AgreedPlan> plan = neighbor_plan(st, a, info, request_given, &threaded);
-  std::unique_ptr<Operation> op;
-  if (!plan->trial.empty())
-    op = std::make_unique<TrialOperation>(
-        bind_neighbor(a, plan->algorithm, *plan->schedule, plan->traffic, st, comm_topology(st),
-                      plan->tag.get()),
-        std::move(plan->trial), st.comm, plan->tag.get(), plan->point);
-  else
-    op = lower_neighbor(a, plan->algorithm, plan->schedule.get(), plan->traffic, st,
-                        comm_topology(st), plan->tag.get());
+  std::unique_ptr<Operation> op = planned_neighbor(a, *plan, st, comm_topology(st));
   op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;
@@ -316,10 +313,7 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
     const bool ran = run_agreed(
         st, Collective::NeighborAlltoallv, !local, a.sendbuf, a.recvbuf,
         [&] { return neighbor_plan(st, a, MPI_INFO_NULL, true, nullptr); },
-        [&](const AgreedPlan& p) {
-          return lower_neighbor(a, p.algorithm, p.schedule.get(), p.traffic, st, topo,
-                                p.tag.get());
-        });
+        [&](const AgreedPlan& p) { return planned_neighbor(a, p, st, topo); });
     if (ran) return;
     if (local) throw *local;  // direct mode (see alltoallv_blocking)
   }

@@ -90,21 +90,25 @@ std::string micros(double s) {
 TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
                                std::vector<TrialEntry> entries,
                                std::shared_ptr<PrivateComm> comm, int tag,
-                               const TrialPoint& point)
+                               const TrialPoint& point, std::shared_ptr<TrialState> state)
     : exec_(std::move(exec)),
       entries_(std::move(entries)),
       comm_(std::move(comm)),
       tag_(tag),
       point_(point),
-      fastest_(entries_.size(), std::numeric_limits<double>::infinity()) {
+      state_(std::move(state)) {
   MPIA_CHECK(MPI_Comm_rank(comm_->get(), &rank_));
   MPIA_CHECK(MPI_Comm_size(comm_->get(), &size_));
+  if (!state_) state_ = std::make_shared<TrialState>();
+  if (state_->fastest.empty()) {
+    state_->fastest.assign(entries_.size(), std::numeric_limits<double>::infinity());
+    state_->shown = "trying";
+    for (const TrialEntry& e : entries_) state_->shown += " " + e.selection.to_string();
+  }
   algorithm_ = entries_[0].selection.to_string();
   traffic_ = entries_[0].traffic;
   shown_algorithm_ = algorithm_;
   shown_traffic_ = traffic_;
-  shown_trial_ = "trying";
-  for (const TrialEntry& e : entries_) shown_trial_ += " " + e.selection.to_string();
 }
 
 TrialOperation::~TrialOperation() = default;
@@ -121,7 +125,7 @@ Traffic TrialOperation::traffic() const {
 
 std::string TrialOperation::trial() const {
   std::lock_guard<std::mutex> lock(shown_mutex_);
-  return shown_trial_;
+  return state_->shown;
 }
 
 void TrialOperation::use(int entry) {
@@ -141,19 +145,20 @@ double TrialOperation::measured(int entry, double seconds) const {
 }
 
 bool TrialOperation::do_start() {
-  use(winner_ >= 0 ? winner_ : starts_ / kTrialStarts);
+  use(state_->winner >= 0 ? state_->winner : state_->starts / kTrialStarts);
   t0_ = MPI_Wtime();
   return start_part(*exec_) && data_done();
 }
 
 bool TrialOperation::data_done() {
   const double t = MPI_Wtime() - t0_;
-  const int n = starts_++;
-  if (winner_ >= 0) return true;
-  double& f = fastest_[std::size_t(current_)];
+  TrialState& s = *state_;
+  const int n = s.starts++;
+  if (s.winner >= 0) return true;
+  double& f = s.fastest[std::size_t(current_)];
   f = std::min(f, measured(current_, t));
   if (n + 1 < int(entries_.size()) * kTrialStarts) return true;
-  agreed_ = fastest_;
+  agreed_ = s.fastest;
   if (size_ == 1) {
     settle();
     return true;
@@ -203,14 +208,14 @@ void TrialOperation::settle() {
   for (int i = 1; i < int(agreed_.size()); ++i)
     if (agreed_[std::size_t(i)] < agreed_[std::size_t(best)]) best = i;
   if (agreed_[std::size_t(best)] > (1 - kKeepMargin) * agreed_[0]) best = 0;
-  winner_ = best;
+  state_->winner = best;
   std::string text = "chose " + entries_[std::size_t(best)].selection.to_string() + " after";
   for (std::size_t i = 0; i < entries_.size(); ++i)
     text += (i ? ", " : " ") + entries_[i].selection.to_string() + "=" + micros(agreed_[i]) + "us";
   const bool report = settings().report && rank_ == 0;
   {
     std::lock_guard<std::mutex> lock(shown_mutex_);
-    shown_trial_ = text;
+    state_->shown = text;
     shown_algorithm_ = entries_[std::size_t(best)].selection.to_string();
     shown_traffic_ = entries_[std::size_t(best)].traffic;
   }

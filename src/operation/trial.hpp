@@ -57,11 +57,24 @@ struct TrialPoint {
   std::int64_t bytes = 0;  // as tuning rules count them (find_rule)
 };
 
+// What a trial has learnt so far. Shared by the operations that run one trial over different
+// buffers: the blocking calls' plan cache lowers an entry anew when a call's buffers moved, and
+// the trial goes on where it was (every rank runs the same entry on the same call: its hits are
+// agreed).
+struct TrialState {
+  int starts = 0;    // completed starts
+  int winner = -1;   // settled entry, -1 while trying
+  std::vector<double> fastest;  // this rank's fastest start per entry (s)
+  std::string shown;            // what MPIX_Request_get_trial says (guarded by the op's mutex)
+};
+
 class TrialOperation : public Operation {
  public:
-  // exec: bound to the request's buffers, lowered with entries[0]'s schedule on tag.
+  // exec: bound to the request's buffers, lowered with entries[0]'s schedule on tag. state:
+  // the trial so far (a new one when null).
   TrialOperation(std::unique_ptr<ScheduledOperation> exec, std::vector<TrialEntry> entries,
-                 std::shared_ptr<PrivateComm> comm, int tag, const TrialPoint& point);
+                 std::shared_ptr<PrivateComm> comm, int tag, const TrialPoint& point,
+                 std::shared_ptr<TrialState> state = nullptr);
   ~TrialOperation() override;
 
   std::string algorithm() const override;
@@ -88,16 +101,14 @@ class TrialOperation : public Operation {
   int tag_, rank_ = 0, size_ = 1;
   TrialPoint point_;
   int current_ = 0;    // the entry lowered in exec_
-  int starts_ = 0;     // completed starts
-  int winner_ = -1;    // settled entry, -1 while trying
+  std::shared_ptr<TrialState> state_;
   double t0_ = 0;
-  std::vector<double> fastest_;      // this rank's fastest start per entry (s)
   bool reducing_ = false;
   int distance_ = 1;
   std::vector<double> agreed_, incoming_;
   MPI_Request reqs_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  mutable std::mutex shown_mutex_;  // the names shown to other threads
-  std::string shown_algorithm_, shown_trial_;
+  mutable std::mutex shown_mutex_;  // the names shown to other threads (and state_->shown)
+  std::string shown_algorithm_;
   Traffic shown_traffic_;
 };
 

@@ -273,6 +273,41 @@ TEST(TrialOff, WhereItMustBe) {
   }
 }
 
+// Blocking alltoallv under auto: a pattern that keeps coming back gets an agreed plan of the
+// cache, which measures its shortlist over the calls that hit it, the data right at every call,
+// while the buffers move between calls (the entry is lowered anew and its trial goes on). Under
+// MPIX_REPORT (trial.cmake's trial_blocking), rank 0 says what it settled on; with the injected
+// times, the entry named by MPIA_TEST_TRIAL_WINNER when it was tried.
+TEST(TrialBlocking, AgreedPlanSettles) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  const int count = 16;
+  Layout layout = layout_int();
+  Buffer send[2] = {Buffer(layout, count, P, 0xA5), Buffer(layout, count, P, 0xA6)};
+  Buffer recv[2] = {Buffer(layout, count, P, 0x5A), Buffer(layout, count, P, 0x5B)};
+  std::vector<int> counts(std::size_t(P), count);
+  std::vector<int> displs(static_cast<std::size_t>(P));
+  for (int i = 0; i < P; ++i) displs[std::size_t(i)] = i * count;
+  const std::string said = capture_stderr([&] {
+    for (int it = 0; it < 40; ++it) {
+      const int k = (it / 3) % 2;  // the buffers move every third call
+      send[k].fill(me, it, true);
+      recv[k].poison(0xEE);
+      ASSERT_EQ(MPIX_Alltoallv(send[k].ptr(), counts.data(), displs.data(), MPI_INT, recv[k].ptr(),
+                               counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      EXPECT_EQ(recv[k].check(me, it, false, "call " + std::to_string(it)), 0);
+    }
+  });
+  if (!std::getenv("MPIX_REPORT") || me != 0) return;
+  const std::string head = "mpi-advance: auto alltoallv P=" + std::to_string(P) + " ";
+  const std::size_t at = said.find(head);
+  ASSERT_NE(at, std::string::npos) << "no settled trial reported:\n" << said;
+  const std::string line = said.substr(at, said.find('\n', at) - at);
+  const char* want = std::getenv("MPIA_TEST_TRIAL_WINNER");
+  if (want && line.find(" " + std::string(want)) != std::string::npos)
+    EXPECT_NE(line.find("chose " + std::string(want)), std::string::npos) << line;
+}
+
 // Under MPIX_TUNING=<a file MPIX_TUNING_OUT wrote> (trial.cmake's trial_tuning_in): the file
 // has the rule of the point TrialAgreement.SettlesOnOneEntryEverywhere settled (int blocks of
 // 8, every rank's node alone or not as it is here), and a request at that point runs it without

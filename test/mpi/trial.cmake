@@ -30,3 +30,9 @@ if(TEST mpi.env.trial_tuning_out.np3 AND TEST mpi.env.trial_tuning_in.np3)
   set_tests_properties(mpi.env.trial_tuning_out.np3 PROPERTIES FIXTURES_SETUP trial_tuning)
   set_tests_properties(mpi.env.trial_tuning_in.np3 PROPERTIES FIXTURES_REQUIRED trial_tuning)
 endif()
+
+# The blocking calls' agreed plans measure too: on 2 emulated nodes (locality is a candidate,
+# and the model's pick), injected times favouring linear, the settled line from MPIX_REPORT.
+_mpia_env_test(trial_blocking trial FILTER "TrialBlocking.*" NPROCS 4 5 ENVIRONMENT
+  MPIX_LOCALITY=ppn:2 MPIX_REPORT=1 "MPIX_TRIAL_TIMES=*=100,linear=10"
+  MPIA_TEST_TRIAL_WINNER=linear)
