@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# scripts/smpi/trial.sh -- auto that measures, simulated (issue #18): on a simulated machine,
+# per (P, block size), the time of every alltoall candidate we can name (linear, pairwise, the
+# Bruck family (not zero_copy_bruck: SMPI 3.32 delivers wrong bytes with its per-round derived
+# datatypes, on the commit before issue #18's work too), tra at a ladder of radices, tra2 at a grid of radix pairs), of the persistent
+# auto request after its trial (mpia_bench --warmup 17: the trial's at most 16 starts are over
+# before timing), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
+# byte by mpia_bench. Writes $TRIAL_OUT/trial.csv (platform, P, bytes, selection, time_us) and
+# prints, per point, the best candidate, auto measured and auto model, each / best.
+#
+#   TRIAL_ENV=scripts/smpi/variants/simgrid_net.env TRIAL_NP="64" TRIAL_SIZES="8 512" \
+#     bash scripts/smpi/trial.sh
+#
+# Environment: TRIAL_ENV (the machine: platform.env, default, or a variants/ file), TRIAL_NP
+# (default "64"), TRIAL_SIZES (default "8 64 512 4096"), TRIAL_INTRA (tra2's radix_intra values,
+# default "2 4 8 16"), TRIAL_RADICES (tra's, default "2,3,4,8,16,32"), TRIAL_OUT (default
+# build/smpi/trial/<env name>), TRIAL_TUNING (a tuning file for both autos, e.g. a calibration's),
+# TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, bruck at TRIAL_RADICES, on the
+# count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+env_file="${TRIAL_ENV:-$here/platform.env}"
+case "$env_file" in /*) ;; *) env_file="$root/$env_file" ;; esac
+# shellcheck source=scripts/smpi/platform.env
+. "$env_file"
+name="$(basename "$env_file" .env)"
+build="$root/build/smpi"
+out="${TRIAL_OUT:-$build/trial/$name}"
+Q="$SMPI_PPN"
+intra="${TRIAL_INTRA:-2 4 8 16}"
+radices="${TRIAL_RADICES:-2,3,4,8,16,32}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+(cd "$root" && cmake --preset smpi >/dev/null)
+cmake --build "$build" -j "${MPIA_JOBS:-2}" --target mpia_bench >/dev/null
+mapfile -t cfg < <(smpi_cfg_common)
+tuning=()
+[ -n "${TRIAL_TUNING:-}" ] && tuning=(MPIX_TUNING="$TRIAL_TUNING")
+csv="$out/trial.csv"
+echo "platform,P,bytes,selection,time_us" >"$csv"
+
+# sim TAG P SIZE WARMUP VARIANTS [ENV=VALUE...]: one simulation; appends its rows as TAG or, for
+# the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names.
+sim() {
+  local tag="$1" P="$2" size="$3" warmup="$4" variants="$5" N=$((P / Q)) log
+  shift 5
+  log="$out/P${P}_s${size}_${pattern:-}_${tag//[^A-Za-z0-9_.=-]/_}"
+  [ -f "$out/cluster_N$N.xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="$N" SMPI_FT_NODES=0 \
+    bash "$here/gen_platforms.sh" "$out" >/dev/null
+  (cd "$out" && env MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout 1800 \
+    smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
+      --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
+      "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" --sizes "$size" \
+      --iters 2 --warmup "$warmup" --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
+    >"$log.log" 2>&1 || { tail -n 20 "$log.log"; echo "trial.sh: simulation $log failed" >&2; exit 1; }
+  if grep -qE 'FATAL|WRONG RESULT' "$log.log"; then grep -E 'FATAL|WRONG' "$log.log" >&2; exit 1; fi
+  /usr/bin/python3 - "$log.csv" "$csv" "$name${pattern:+/$pattern}" "$P" "$tag" <<'PY'
+import csv, sys
+src, dst, plat, P, tag = sys.argv[1:6]
+with open(dst, "a", newline="") as out:
+    w = csv.writer(out)
+    for r in csv.DictReader(open(src, newline="")):
+        v = r["variant"]
+        if v.startswith("MPI_") or v.startswith("blk:"):
+            continue
+        sel = tag if v in ("MPIX_Alltoall", "auto") and tag != "flat" else v
+        w.writerow([plat, P, r["size"], sel, r["median_max_us"]])
+PY
+  grep -h "mpi-advance: auto" "$log.log" | sed "s/^/  [$tag P=$P ${size} B] /" || true
+}
+
+coll=()
+pattern=""
+if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
+  for P in ${TRIAL_NP:-64}; do
+    for pattern in ${TRIAL_PATTERNS:-uniform skewed sparse}; do
+      coll=(--collective alltoallv --patterns "$pattern")
+      # SMPI 3.32's default MPI_Alltoallv (the bench's baseline) crashes at P = 64, 512 B under
+      # simgrid_net: its ompi selection instead.
+      cfg+=(--cfg=smpi/alltoallv:ompi)
+      for size in ${TRIAL_SIZES:-8 64 512 4096}; do
+        echo "trial.sh: $name alltoallv $pattern P=$P mean ${size} B"
+        sim flat "$P" "$size" 0 'linear,pairwise,multipair_waitany,bruck:radix=*,locality'
+        sim auto_measured "$P" "$size" 17 auto
+        sim auto_model "$P" "$size" 0 auto MPIX_AUTO=model
+      done
+    done
+  done
+  TRIAL_NP=""
+fi
+for P in ${TRIAL_NP-64}; do
+  N=$((P / Q))
+  for size in ${TRIAL_SIZES:-8 64 512 4096}; do
+    echo "trial.sh: $name P=$P ($N x $Q) ${size} B"
+    sim flat "$P" "$size" 0 'linear,pairwise,bruck,modified_bruck,tra:radix=*'
+    for r1 in $intra; do
+      [ "$r1" -le "$Q" ] || continue
+      for r2 in 2 4 8 16 32 64; do
+        [ "$r2" -le "$N" ] || continue
+        sim "tra2:radix_intra=$r1,radix_inter=$r2" "$P" "$size" 0 MPIX_Alltoall \
+          MPIX_ALLTOALL="tra2:radix_intra=$r1,radix_inter=$r2"
+      done
+    done
+    sim auto_measured "$P" "$size" 17 auto
+    sim auto_model "$P" "$size" 0 auto MPIX_AUTO=model
+  done
+done
+
+/usr/bin/python3 - "$csv" <<'PY'
+import csv, sys
+from collections import defaultdict
+pts = defaultdict(dict)
+for r in csv.DictReader(open(sys.argv[1], newline="")):
+    pts[(r["platform"], int(r["P"]), int(r["bytes"]))][r["selection"]] = float(r["time_us"])
+print("| platform | P | bytes | best candidate | us | auto measured / best | auto model / best |")
+print("|---|---|---|---|---|---|---|")
+for (plat, P, b), t in sorted(pts.items()):
+    cands = {k: v for k, v in t.items() if not k.startswith("auto")}
+    best = min(cands, key=cands.get)
+    am, ao = t.get("auto_measured"), t.get("auto_model")
+    f = lambda x: "%.2f" % (x / cands[best]) if x else "n/a"
+    print(f"| {plat} | {P} | {b} | {best} | {cands[best]:.1f} | {f(am)} | {f(ao)} |")
+PY
