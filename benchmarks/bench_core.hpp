@@ -32,9 +32,9 @@ namespace mpia_bench {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-std::vector<std::string> split(const std::string &s, char sep);  // empty items dropped
+std::vector<std::string> split(const std::string& s, char sep);  // empty items dropped
 // Unsigned decimal with an optional k/K (1024) or m/M (1024^2) suffix.
-bool parse_u64(const std::string &tok, unsigned long long &value);
+bool parse_u64(const std::string& tok, unsigned long long& value);
 // 64-bit mixer (splitmix64 finalizer): the source of every pseudo-random choice, so that the
 // same seed gives the same numbers on every rank, run and MPI library.
 std::uint64_t mix64(std::uint64_t h);
@@ -42,38 +42,38 @@ std::uint64_t mix64(std::uint64_t h);
 unsigned char pattern(unsigned src, unsigned dst, std::size_t i);
 // A uniform all-to-all send buffer (block d holds pattern(rank, d, i)), the receive buffer a
 // correct all-to-all leaves (block s holds pattern(s, rank, i)), and one with every byte wrong.
-void fill_send(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block);
-void fill_expected(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block);
-void poison_recv(std::vector<unsigned char> &buf, int rank, int nprocs, std::size_t block);
+void fill_send(std::vector<unsigned char>& buf, int rank, int nprocs, std::size_t block);
+void fill_expected(std::vector<unsigned char>& buf, int rank, int nprocs, std::size_t block);
+void poison_recv(std::vector<unsigned char>& buf, int rank, int nprocs, std::size_t block);
 std::string mpi_error_string(int rc);
-std::string csv_quote(const std::string &s);
+std::string csv_quote(const std::string& s);
 std::string first_line_of_library_version();
 double median(std::vector<double> v);  // 0 for an empty vector
-std::string fmt(const char *format, double v);
-std::string fmt_ratio(double num, double den, const char *format = "%.3f");  // "-" if den <= 0
+std::string fmt(const char* format, double v);
+std::string fmt_ratio(double num, double den, const char* format = "%.3f");  // "-" if den <= 0
 // The block (index into counts/displs) that holds element i of a v-collective's buffer; -1
 // when i lies in a gap between blocks.
-int block_at(const std::vector<int> &counts, const std::vector<int> &displs, std::size_t i);
+int block_at(const std::vector<int>& counts, const std::vector<int>& displs, std::size_t i);
 // The selection a request runs, every parameter resolved (MPIX_Request_get_algorithm).
-int request_algorithm(MPIX_Request req, std::string &out);
+int request_algorithm(MPIX_Request req, std::string& out);
 
 // A thread (making no MPI calls) that ends the process when an iteration makes no progress.
 struct Watchdog {
-    std::atomic<long long> stamp_ns{0};
-    std::mutex mu;
-    std::condition_variable cv;
-    bool stop = false;
-    std::string phase = "startup";
-    std::mutex phase_mu;
-    std::thread th;
-    double limit_s = 0;
-    int rank = 0;
-    std::string prog;
+  std::atomic<long long> stamp_ns{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  std::string phase = "startup";
+  std::mutex phase_mu;
+  std::thread th;
+  double limit_s = 0;
+  int rank = 0;
+  std::string prog;
 
-    void set_phase(const std::string &p);
-    void poke();
-    void start(double limit, int r, const std::string &program);
-    void finish();
+  void set_phase(const std::string& p);
+  void poke();
+  void start(double limit, int r, const std::string& program);
+  void finish();
 };
 extern Watchdog g_watchdog;
 
@@ -81,127 +81,127 @@ extern Watchdog g_watchdog;
 // Option parsing: one loop over argv shared by every driver.
 
 class Args {
-public:
-    Args(int argc, char **argv, int rank, std::string prog, std::string usage);
-    bool next();                       // the next option; false at the end
-    bool is(const char *name) const { return opt_ == name; }
-    const std::string &option() const { return opt_; }
-    std::string value();               // the option's value ("--x=v" or the next argument)
-    unsigned long long count(unsigned long long lo, unsigned long long hi);
-    double number(double lo, double hi = 1e12);
-    // Comma list of sizes with k/M suffixes, each in [1, hi].
-    std::vector<long long> sizes(long long hi);
-    // Comma list of integers and ranges ("2,4,8" or "2-6"), each >= lo; "none" is empty.
-    std::vector<long long> int_list(long long lo);
-    [[noreturn]] void help();
-    [[noreturn]] void error(const std::string &msg);
-    [[noreturn]] void unknown() { error("unknown argument '" + opt_ + "'"); }
+ public:
+  Args(int argc, char** argv, int rank, std::string prog, std::string usage);
+  bool next();  // the next option; false at the end
+  bool is(const char* name) const { return opt_ == name; }
+  const std::string& option() const { return opt_; }
+  std::string value();  // the option's value ("--x=v" or the next argument)
+  unsigned long long count(unsigned long long lo, unsigned long long hi);
+  double number(double lo, double hi = 1e12);
+  // Comma list of sizes with k/M suffixes, each in [1, hi].
+  std::vector<long long> sizes(long long hi);
+  // Comma list of integers and ranges ("2,4,8" or "2-6"), each >= lo; "none" is empty.
+  std::vector<long long> int_list(long long lo);
+  [[noreturn]] void help();
+  [[noreturn]] void error(const std::string& msg);
+  [[noreturn]] void unknown() { error("unknown argument '" + opt_ + "'"); }
 
-private:
-    int argc_;
-    char **argv_;
-    int rank_;
-    int i_ = 0;
-    std::string prog_, usage_, opt_, value_;
-    bool has_value_ = false;
+ private:
+  int argc_;
+  char** argv_;
+  int rank_;
+  int i_ = 0;
+  std::string prog_, usage_, opt_, value_;
+  bool has_value_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
 // Context, failures, checking
 
 struct Ctx {
-    MPI_Comm comm = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD, errors return
-    int rank = 0;
-    int nprocs = 1;
-    int nnodes = 1;
-    std::string prog;
-    std::string mpi_library;
+  MPI_Comm comm = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD, errors return
+  int rank = 0;
+  int nprocs = 1;
+  int nnodes = 1;
+  std::string prog;
+  std::string mpi_library;
 };
 
-[[noreturn]] void die(const Ctx &c, const std::string &msg);  // this rank alone: abort all
-void check_rc(const Ctx &c, int rc, const std::string &call, const std::string &where);
+[[noreturn]] void die(const Ctx& c, const std::string& msg);  // this rank alone: abort all
+void check_rc(const Ctx& c, int rc, const std::string& call, const std::string& where);
 // Collective: rank 0 prints msg and aborts everybody.
-[[noreturn]] void fail_collectively(const Ctx &c, const std::string &msg);
+[[noreturn]] void fail_collectively(const Ctx& c, const std::string& msg);
 
 // One configuration of a workload. Buffers are bytes; a workload that moves doubles sets elem.
 class Case {
-public:
-    virtual ~Case();
-    MPI_Comm comm = MPI_COMM_NULL;  // the communicator of the calls (freed by the destructor
-                                    // when owns_comm)
-    bool owns_comm = false;
-    std::string pattern;             // "" when the collective has one pattern
-    long long size = 0;              // block bytes (average for alltoallv) or n (neighbor)
-    std::string header;              // printed (rank 0) before the case's rows, if any
-    std::string reference = "expected data";  // what every result is checked against
-    bool degenerate = false;         // system results only noted when they deviate
-    std::size_t elem = 1;            // bytes per element of the calls' datatype
-    std::vector<unsigned char> send, expected, poison;
-    long long load_bytes = 0;        // the most bytes a rank sends (same on every rank)
-    std::string reproduce;           // options that rebuild this case
+ public:
+  virtual ~Case();
+  MPI_Comm comm = MPI_COMM_NULL;  // the communicator of the calls (freed by the destructor
+                                  // when owns_comm)
+  bool owns_comm = false;
+  std::string pattern;                      // "" when the collective has one pattern
+  long long size = 0;                       // block bytes (average for alltoallv) or n (neighbor)
+  std::string header;                       // printed (rank 0) before the case's rows, if any
+  std::string reference = "expected data";  // what every result is checked against
+  bool degenerate = false;                  // system results only noted when they deviate
+  std::size_t elem = 1;                     // bytes per element of the calls' datatype
+  std::vector<unsigned char> send, expected, poison;
+  long long load_bytes = 0;  // the most bytes a rank sends (same on every rank)
+  std::string reproduce;     // options that rebuild this case
 
-    virtual int sys_blocking(void *recv, MPI_Comm cm) = 0;
-    virtual int sys_init(void *recv, MPI_Comm cm, MPI_Request *req) = 0;
-    virtual int ours_blocking(void *recv, MPI_Comm cm) = 0;
-    virtual int ours_init(void *recv, MPI_Comm cm, MPI_Info info, MPIX_Request *req) = 0;
-    // Where element index i of the receive buffer lies ("block from rank 3, byte 5 of 8").
-    virtual std::string locate(std::size_t i) const = 0;
-    // An element of a buffer, printed.
-    virtual std::string show(const unsigned char *p) const;
+  virtual int sys_blocking(void* recv, MPI_Comm cm) = 0;
+  virtual int sys_init(void* recv, MPI_Comm cm, MPI_Request* req) = 0;
+  virtual int ours_blocking(void* recv, MPI_Comm cm) = 0;
+  virtual int ours_init(void* recv, MPI_Comm cm, MPI_Info info, MPIX_Request* req) = 0;
+  // Where element index i of the receive buffer lies ("block from rank 3, byte 5 of 8").
+  virtual std::string locate(std::size_t i) const = 0;
+  // An element of a buffer, printed.
+  virtual std::string show(const unsigned char* p) const;
 };
 
 // Collective: compare got with the case's expected buffer on every rank; returns the number of
 // wrong elements over all ranks. Unless quiet, each rank with a difference describes its first.
-long long compare(const Ctx &c, const Case &k, const std::vector<unsigned char> &got,
-             const std::string &what, bool quiet = false);
+long long compare(const Ctx& c, const Case& k, const std::vector<unsigned char>& got,
+                  const std::string& what, bool quiet = false);
 
 // ---------------------------------------------------------------------------------------------
 // mpia_bench: options, workloads, the run
 
 struct Options {
-    std::string collective = "alltoall";
-    std::vector<long long> sizes;  // empty: the workload's default
-    std::vector<std::string> patterns;  // empty: the workload's default
-    int iters = 0;  // 0: adapt to the bytes a rank sends
-    int warmup = 10;
-    int settle = -1;  // --settle N; -1: max(50, 2 * warmup)
-    int rounds = 1;
-    bool iters_given = false, warmup_given = false;
-    std::vector<std::string> variant_patterns;  // empty: the default set
-    std::map<std::string, std::vector<long long>> sweeps;  // parameter -> values
-    std::string csv;
-    double watchdog_s = 120.0;
-    double imbalance_us = 0;
-    unsigned long long seed = 20240601ull;
-    std::string periodic = "auto";
-    bool quick = false;
-    bool list_only = false;
+  std::string collective = "alltoall";
+  std::vector<long long> sizes;       // empty: the workload's default
+  std::vector<std::string> patterns;  // empty: the workload's default
+  int iters = 0;                      // 0: adapt to the bytes a rank sends
+  int warmup = 10;
+  int settle = -1;  // --settle N; -1: max(50, 2 * warmup)
+  int rounds = 1;
+  bool iters_given = false, warmup_given = false;
+  std::vector<std::string> variant_patterns;             // empty: the default set
+  std::map<std::string, std::vector<long long>> sweeps;  // parameter -> values
+  std::string csv;
+  double watchdog_s = 120.0;
+  double imbalance_us = 0;
+  unsigned long long seed = 20240601ull;
+  std::string periodic = "auto";
+  bool quick = false;
+  bool list_only = false;
 };
 
 struct Workload {
-    const char *collective;       // --collective and the registry's name ("neighbor_alltoallv")
-    const char *registry;
-    const char *call;             // "Alltoall": MPI_<call>, MPI_<call>_init, MPIX_<call>
-    const char *abbrev;           // "a2a": column names of the summary
-    const char *env;              // the environment variable of the selection (MPIX_ALLTOALL)
-    const char *(*system_init_name)();  // the system persistent call this build has, or null
-    std::vector<long long> default_sizes, quick_sizes;
-    long long max_size;
-    std::vector<std::string> all_patterns;  // empty: one unnamed pattern
-    std::vector<std::string> default_patterns;
-    bool blocking_per_algorithm;  // default set: blk:<name> instead of MPIX_<call>
-    // Default values of the parameter sweeps (radix, window, ...), for P ranks.
-    std::map<std::string, std::vector<long long>> (*default_sweeps)(int nprocs);
-    std::unique_ptr<Case> (*make_case)(const Ctx &c, const Options &o, const std::string &pattern,
-                                       long long size);
+  const char* collective;  // --collective and the registry's name ("neighbor_alltoallv")
+  const char* registry;
+  const char* call;                   // "Alltoall": MPI_<call>, MPI_<call>_init, MPIX_<call>
+  const char* abbrev;                 // "a2a": column names of the summary
+  const char* env;                    // the environment variable of the selection (MPIX_ALLTOALL)
+  const char* (*system_init_name)();  // the system persistent call this build has, or null
+  std::vector<long long> default_sizes, quick_sizes;
+  long long max_size;
+  std::vector<std::string> all_patterns;  // empty: one unnamed pattern
+  std::vector<std::string> default_patterns;
+  bool blocking_per_algorithm;  // default set: blk:<name> instead of MPIX_<call>
+  // Default values of the parameter sweeps (radix, window, ...), for P ranks.
+  std::map<std::string, std::vector<long long>> (*default_sweeps)(int nprocs);
+  std::unique_ptr<Case> (*make_case)(const Ctx& c, const Options& o, const std::string& pattern,
+                                     long long size);
 };
 
-const Workload &alltoall_workload();
-const Workload &alltoallv_workload();
-const Workload &neighbor_workload();
+const Workload& alltoall_workload();
+const Workload& alltoallv_workload();
+const Workload& neighbor_workload();
 
 // mpia_bench's whole run (between MPI_Init and MPI_Finalize); returns the exit code.
-int run_bench(int argc, char **argv);
+int run_bench(int argc, char** argv);
 
 }  // namespace mpia_bench
 

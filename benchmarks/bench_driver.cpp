@@ -44,7 +44,7 @@
 namespace mpia_bench {
 namespace {
 
-const char *const kUsage =
+const char* const kUsage =
     "usage: mpia_bench [--collective alltoall|alltoallv|neighbor] [options]\n"
     "  --collective C   the collective (default alltoall)\n"
     "  --sizes LIST     alltoall: block bytes per destination (default 1,8,64,512,4096,32768);\n"
@@ -83,74 +83,95 @@ const char *const kUsage =
 // ---------------------------------------------------------------------------------------------
 // Options
 
-Options parse_options(int argc, char **argv, int rank, int nprocs, const Workload *&w)
-{
-    Options o;
-    bool sizes_given = false, radix_given = false, window_given = false;
-    Args a(argc, argv, rank, "mpia_bench", kUsage);
-    while (a.next()) {
-        if (a.is("--help") || a.is("-h")) a.help();
-        else if (a.is("--list")) o.list_only = true;
-        else if (a.is("--quick")) o.quick = true;
-        else if (a.is("--collective")) o.collective = a.value();
-        else if (a.is("--sizes")) o.sizes = a.sizes(INT32_MAX), sizes_given = true;
-        else if (a.is("--patterns")) o.patterns = split(a.value(), ',');
-        else if (a.is("--iters")) o.iters = int(a.count(1, 100000000)), o.iters_given = true;
-        else if (a.is("--warmup")) o.warmup = int(a.count(0, 100000000)), o.warmup_given = true;
-        else if (a.is("--settle")) o.settle = int(a.count(0, 100000000));
-        else if (a.is("--rounds")) o.rounds = int(a.count(1, 100000000));
-        else if (a.is("--variants")) o.variant_patterns = split(a.value(), ',');
-        else if (a.is("--radices")) o.sweeps["radix"] = a.int_list(2), radix_given = true;
-        else if (a.is("--windows")) o.sweeps["window"] = a.int_list(1), window_given = true;
-        else if (a.is("--sweep")) {
-            std::string v = a.value();
-            auto eq = v.find('=');
-            if (eq == std::string::npos || eq == 0) a.error("--sweep wants NAME=LIST");
-            std::vector<long long> vals;
-            for (const auto &tok : split(v.substr(eq + 1), ',')) {
-                auto dash = tok.find('-', 1);
-                char *end = nullptr;
-                long long lo = std::strtoll(tok.c_str(), &end, 10), hi = lo;
-                if (dash != std::string::npos) hi = std::strtoll(tok.c_str() + dash + 1, &end, 10);
-                if (*end != '\0' || hi < lo || hi - lo > 1000000) a.error("bad --sweep '" + v + "'");
-                for (long long x = lo; x <= hi; ++x) vals.push_back(x);
-            }
-            const std::string name = v.substr(0, eq);
-            o.sweeps[name] = vals;
-            radix_given |= name == "radix";
-            window_given |= name == "window";
-        } else if (a.is("--csv")) o.csv = a.value();
-        else if (a.is("--watchdog")) o.watchdog_s = a.number(0, 1e9);
-        else if (a.is("--imbalance")) o.imbalance_us = a.number(0, 1e9);
-        else if (a.is("--seed")) o.seed = a.count(0, ~0ull);
-        else if (a.is("--periodic")) o.periodic = a.value();
-        else a.unknown();
-    }
-    if (o.collective == "alltoall") w = &alltoall_workload();
-    else if (o.collective == "alltoallv") w = &alltoallv_workload();
-    else if (o.collective == "neighbor" || o.collective == "neighbor_alltoallv")
-        w = &neighbor_workload();
-    else a.error("unknown collective '" + o.collective + "' (alltoall, alltoallv or neighbor)");
-    for (const auto &s : o.sizes)
-        if (s > w->max_size)
-            a.error("size " + std::to_string(s) + " above " + std::to_string(w->max_size) +
-                    " for " + o.collective);
-    if (o.patterns.empty()) o.patterns = w->default_patterns;
-    for (const auto &p : o.patterns)
-        if (std::find(w->all_patterns.begin(), w->all_patterns.end(), p) == w->all_patterns.end())
-            a.error("unknown pattern '" + p + "' for " + o.collective);
-    if (o.patterns.empty()) o.patterns.push_back("");
-    if (o.periodic != "auto" && o.periodic != "all" && o.periodic != "none")
-        a.error("bad --periodic '" + o.periodic + "' (auto, all or none)");
-    if (!sizes_given) o.sizes = o.quick ? w->quick_sizes : w->default_sizes;
-    if (o.quick) {
-        if (!o.iters_given) o.iters = 2;
-        if (!o.warmup_given) o.warmup = 1;
-    }
-    auto defaults = w->default_sweeps(nprocs);
-    if (!radix_given && defaults.count("radix")) o.sweeps["radix"] = defaults["radix"];
-    if (!window_given && defaults.count("window")) o.sweeps["window"] = defaults["window"];
-    return o;
+Options parse_options(int argc, char** argv, int rank, int nprocs, const Workload*& w) {
+  Options o;
+  bool sizes_given = false, radix_given = false, window_given = false;
+  Args a(argc, argv, rank, "mpia_bench", kUsage);
+  while (a.next()) {
+    if (a.is("--help") || a.is("-h"))
+      a.help();
+    else if (a.is("--list"))
+      o.list_only = true;
+    else if (a.is("--quick"))
+      o.quick = true;
+    else if (a.is("--collective"))
+      o.collective = a.value();
+    else if (a.is("--sizes"))
+      o.sizes = a.sizes(INT32_MAX), sizes_given = true;
+    else if (a.is("--patterns"))
+      o.patterns = split(a.value(), ',');
+    else if (a.is("--iters"))
+      o.iters = int(a.count(1, 100000000)), o.iters_given = true;
+    else if (a.is("--warmup"))
+      o.warmup = int(a.count(0, 100000000)), o.warmup_given = true;
+    else if (a.is("--settle"))
+      o.settle = int(a.count(0, 100000000));
+    else if (a.is("--rounds"))
+      o.rounds = int(a.count(1, 100000000));
+    else if (a.is("--variants"))
+      o.variant_patterns = split(a.value(), ',');
+    else if (a.is("--radices"))
+      o.sweeps["radix"] = a.int_list(2), radix_given = true;
+    else if (a.is("--windows"))
+      o.sweeps["window"] = a.int_list(1), window_given = true;
+    else if (a.is("--sweep")) {
+      std::string v = a.value();
+      auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) a.error("--sweep wants NAME=LIST");
+      std::vector<long long> vals;
+      for (const auto& tok : split(v.substr(eq + 1), ',')) {
+        auto dash = tok.find('-', 1);
+        char* end = nullptr;
+        long long lo = std::strtoll(tok.c_str(), &end, 10), hi = lo;
+        if (dash != std::string::npos) hi = std::strtoll(tok.c_str() + dash + 1, &end, 10);
+        if (*end != '\0' || hi < lo || hi - lo > 1000000) a.error("bad --sweep '" + v + "'");
+        for (long long x = lo; x <= hi; ++x) vals.push_back(x);
+      }
+      const std::string name = v.substr(0, eq);
+      o.sweeps[name] = vals;
+      radix_given |= name == "radix";
+      window_given |= name == "window";
+    } else if (a.is("--csv"))
+      o.csv = a.value();
+    else if (a.is("--watchdog"))
+      o.watchdog_s = a.number(0, 1e9);
+    else if (a.is("--imbalance"))
+      o.imbalance_us = a.number(0, 1e9);
+    else if (a.is("--seed"))
+      o.seed = a.count(0, ~0ull);
+    else if (a.is("--periodic"))
+      o.periodic = a.value();
+    else
+      a.unknown();
+  }
+  if (o.collective == "alltoall")
+    w = &alltoall_workload();
+  else if (o.collective == "alltoallv")
+    w = &alltoallv_workload();
+  else if (o.collective == "neighbor" || o.collective == "neighbor_alltoallv")
+    w = &neighbor_workload();
+  else
+    a.error("unknown collective '" + o.collective + "' (alltoall, alltoallv or neighbor)");
+  for (const auto& s : o.sizes)
+    if (s > w->max_size)
+      a.error("size " + std::to_string(s) + " above " + std::to_string(w->max_size) + " for " +
+              o.collective);
+  if (o.patterns.empty()) o.patterns = w->default_patterns;
+  for (const auto& p : o.patterns)
+    if (std::find(w->all_patterns.begin(), w->all_patterns.end(), p) == w->all_patterns.end())
+      a.error("unknown pattern '" + p + "' for " + o.collective);
+  if (o.patterns.empty()) o.patterns.push_back("");
+  if (o.periodic != "auto" && o.periodic != "all" && o.periodic != "none")
+    a.error("bad --periodic '" + o.periodic + "' (auto, all or none)");
+  if (!sizes_given) o.sizes = o.quick ? w->quick_sizes : w->default_sizes;
+  if (o.quick) {
+    if (!o.iters_given) o.iters = 2;
+    if (!o.warmup_given) o.warmup = 1;
+  }
+  auto defaults = w->default_sweeps(nprocs);
+  if (!radix_given && defaults.count("radix")) o.sweeps["radix"] = defaults["radix"];
+  if (!window_given && defaults.count("window")) o.sweeps["window"] = defaults["window"];
+  return o;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,130 +180,126 @@ Options parse_options(int argc, char **argv, int rank, int nprocs, const Workloa
 enum class Kind { SystemBlocking, SystemPersistent, OursBlocking, OursPersistent };
 
 struct Variant {
-    std::string name;
-    Kind kind;
-    std::string selection;  // ours: info "mpix_algorithm" / MPIX_Comm_set_algorithm ("": env)
-    std::string description;
+  std::string name;
+  Kind kind;
+  std::string selection;  // ours: info "mpix_algorithm" / MPIX_Comm_set_algorithm ("": env)
+  std::string description;
 };
 
-bool matches(const Options &o, const std::string &name)
-{
-    for (const auto &p : o.variant_patterns)
-        if (p == name || fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
-    return false;
+bool matches(const Options& o, const std::string& name) {
+  for (const auto& p : o.variant_patterns)
+    if (p == name || fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
 }
 
 // Collective: an init of `selection` on a small case; the resolved selection, or "" when the
 // library rejects it (on every rank: argument errors of inits are agreed).
-std::string probe(const Ctx &c, Case &k, const std::string &selection, int &rc)
-{
-    std::vector<unsigned char> recv = k.poison;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, selection.c_str());
-    MPIX_Request req = MPIX_REQUEST_NULL;
-    rc = k.ours_init(recv.data(), k.comm, info, &req);
-    MPI_Info_free(&info);
-    int failed = rc != MPI_SUCCESS, any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c.comm);
-    std::string out;
-    if (!failed) {
-        check_rc(c, request_algorithm(req, out), "MPIX_Request_get_algorithm", selection);
-        check_rc(c, MPIX_Request_free(&req), "MPIX_Request_free", selection);
-    }
-    if (any) {
-        if (rc == MPI_SUCCESS) rc = MPI_ERR_OTHER;
-        return "";
-    }
-    return out;
+std::string probe(const Ctx& c, Case& k, const std::string& selection, int& rc) {
+  std::vector<unsigned char> recv = k.poison;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, selection.c_str());
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  rc = k.ours_init(recv.data(), k.comm, info, &req);
+  MPI_Info_free(&info);
+  int failed = rc != MPI_SUCCESS, any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c.comm);
+  std::string out;
+  if (!failed) {
+    check_rc(c, request_algorithm(req, out), "MPIX_Request_get_algorithm", selection);
+    check_rc(c, MPIX_Request_free(&req), "MPIX_Request_free", selection);
+  }
+  if (any) {
+    if (rc == MPI_SUCCESS) rc = MPI_ERR_OTHER;
+    return "";
+  }
+  return out;
 }
 
 // "tra:radix=4,x=2" -> {radix, x} when it names `name` itself.
-std::vector<std::string> param_names(const std::string &resolved, const std::string &name)
-{
-    std::vector<std::string> out;
-    if (resolved.rfind(name + ":", 0) != 0) return out;
-    for (const auto &kv : split(resolved.substr(name.size() + 1), ','))
-        out.push_back(kv.substr(0, kv.find('=')));
-    return out;
+std::vector<std::string> param_names(const std::string& resolved, const std::string& name) {
+  std::vector<std::string> out;
+  if (resolved.rfind(name + ":", 0) != 0) return out;
+  for (const auto& kv : split(resolved.substr(name.size() + 1), ','))
+    out.push_back(kv.substr(0, kv.find('=')));
+  return out;
 }
 
-std::vector<Variant> build_variants(const Ctx &c, const Options &o, const Workload &w)
-{
-    const bool all = o.variant_patterns.empty();
-    const std::string call = w.call;
-    std::vector<Variant> v;
-    v.push_back({"MPI_" + call, Kind::SystemBlocking, "", "the MPI library's MPI_" + call});
-    const std::string sys_init = "MPI_" + call + "_init";
-    if (w.system_init_name() && (all || matches(o, sys_init)))
-        v.push_back({sys_init, Kind::SystemPersistent, "",
-                     std::string("the MPI library's persistent call, ") + w.system_init_name()});
-    if (all ? !w.blocking_per_algorithm : matches(o, "MPIX_" + call))
-        v.push_back({"MPIX_" + call, Kind::OursBlocking, "",
-                     "mpi-advance's blocking MPIX_" + call + " (the environment's selection)"});
+std::vector<Variant> build_variants(const Ctx& c, const Options& o, const Workload& w) {
+  const bool all = o.variant_patterns.empty();
+  const std::string call = w.call;
+  std::vector<Variant> v;
+  v.push_back({"MPI_" + call, Kind::SystemBlocking, "", "the MPI library's MPI_" + call});
+  const std::string sys_init = "MPI_" + call + "_init";
+  if (w.system_init_name() && (all || matches(o, sys_init)))
+    v.push_back({sys_init, Kind::SystemPersistent, "",
+                 std::string("the MPI library's persistent call, ") + w.system_init_name()});
+  if (all ? !w.blocking_per_algorithm : matches(o, "MPIX_" + call))
+    v.push_back({"MPIX_" + call, Kind::OursBlocking, "",
+                 "mpi-advance's blocking MPIX_" + call + " (the environment's selection)"});
 
-    // The registry raises out-of-range errors through MPI_COMM_SELF's handler: make it return.
-    std::vector<std::pair<std::string, std::string>> algs;
-    MPI_Errhandler saved;
-    MPI_Comm_get_errhandler(MPI_COMM_SELF, &saved);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    for (int i = 0; i <= 1000; ++i) {
-        const char *name = nullptr, *desc = nullptr;
-        if (MPIX_Algorithm_get(w.registry, i, &name, &desc) != MPI_SUCCESS || !name) break;
-        algs.emplace_back(name, desc ? desc : "");
-    }
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, saved);
-    MPI_Errhandler_free(&saved);
+  // The registry raises out-of-range errors through MPI_COMM_SELF's handler: make it return.
+  std::vector<std::pair<std::string, std::string>> algs;
+  MPI_Errhandler saved;
+  MPI_Comm_get_errhandler(MPI_COMM_SELF, &saved);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  for (int i = 0; i <= 1000; ++i) {
+    const char *name = nullptr, *desc = nullptr;
+    if (MPIX_Algorithm_get(w.registry, i, &name, &desc) != MPI_SUCCESS || !name) break;
+    algs.emplace_back(name, desc ? desc : "");
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, saved);
+  MPI_Errhandler_free(&saved);
 
-    for (const auto &a : algs)
-        if (all || matches(o, a.first) || (o.imbalance_us > 0 && a.first == "pairwise"))
-            v.push_back({a.first, Kind::OursPersistent, a.first, "persistent: " + a.second});
-    for (const auto &a : algs)
-        if (all ? w.blocking_per_algorithm : matches(o, "blk:" + a.first))
-            v.push_back({"blk:" + a.first, Kind::OursBlocking, a.first,
-                         "blocking MPIX_" + call + ", MPIX_Comm_set_algorithm " + a.first +
-                             " on its own duplicate of the communicator"});
+  for (const auto& a : algs)
+    if (all || matches(o, a.first) || (o.imbalance_us > 0 && a.first == "pairwise"))
+      v.push_back({a.first, Kind::OursPersistent, a.first, "persistent: " + a.second});
+  for (const auto& a : algs)
+    if (all ? w.blocking_per_algorithm : matches(o, "blk:" + a.first))
+      v.push_back({"blk:" + a.first, Kind::OursBlocking, a.first,
+                   "blocking MPIX_" + call + ", MPIX_Comm_set_algorithm " + a.first +
+                       " on its own duplicate of the communicator"});
 
-    // Parameter sweeps: the parameters of each algorithm from a probe request's resolved
-    // selection, then every combination of the values given for them, validated by an init.
-    bool any_sweep = false;
-    for (const auto &s : o.sweeps) any_sweep |= !s.second.empty();
-    if (!any_sweep) return v;
-    std::unique_ptr<Case> k = w.make_case(c, o, o.patterns.front(), 1);
-    std::vector<std::string> rejected;
-    int rc_rejected = MPI_SUCCESS;
-    for (const auto &a : algs) {
-        int rc = 0;
-        std::vector<std::string> params;
-        for (const auto &p : param_names(probe(c, *k, a.first, rc), a.first))
-            if (o.sweeps.count(p) && !o.sweeps.at(p).empty()) params.push_back(p);
-        if (params.empty()) continue;
-        std::vector<std::size_t> at(params.size(), 0);  // odometer over the value lists
-        for (;;) {
-            std::string sel = a.first;
-            for (std::size_t i = 0; i < params.size(); ++i)
-                sel += (i ? "," : ":") + params[i] + "=" +
-                       std::to_string(o.sweeps.at(params[i])[at[i]]);
-            if (all || matches(o, sel)) {
-                if (!probe(c, *k, sel, rc).empty())
-                    v.push_back({sel, Kind::OursPersistent, sel, "persistent: " + sel});
-                else
-                    rejected.push_back(sel), rc_rejected = rc;
-            }
-            std::size_t i = 0;
-            while (i < params.size() && ++at[i] == o.sweeps.at(params[i]).size()) at[i++] = 0;
-            if (i == params.size()) break;
-        }
+  // Parameter sweeps: the parameters of each algorithm from a probe request's resolved
+  // selection, then every combination of the values given for them, validated by an init.
+  bool any_sweep = false;
+  for (const auto& s : o.sweeps) any_sweep |= !s.second.empty();
+  if (!any_sweep) return v;
+  std::unique_ptr<Case> k = w.make_case(c, o, o.patterns.front(), 1);
+  std::vector<std::string> rejected;
+  int rc_rejected = MPI_SUCCESS;
+  for (const auto& a : algs) {
+    int rc = 0;
+    std::vector<std::string> params;
+    for (const auto& p : param_names(probe(c, *k, a.first, rc), a.first))
+      if (o.sweeps.count(p) && !o.sweeps.at(p).empty()) params.push_back(p);
+    if (params.empty()) continue;
+    std::vector<std::size_t> at(params.size(), 0);  // odometer over the value lists
+    for (;;) {
+      std::string sel = a.first;
+      for (std::size_t i = 0; i < params.size(); ++i)
+        sel += (i ? "," : ":") + params[i] + "=" + std::to_string(o.sweeps.at(params[i])[at[i]]);
+      if (all || matches(o, sel)) {
+        if (!probe(c, *k, sel, rc).empty())
+          v.push_back({sel, Kind::OursPersistent, sel, "persistent: " + sel});
+        else
+          rejected.push_back(sel), rc_rejected = rc;
+      }
+      std::size_t i = 0;
+      while (i < params.size() && ++at[i] == o.sweeps.at(params[i]).size()) at[i++] = 0;
+      if (i == params.size()) break;
     }
-    if (!rejected.empty() && c.rank == 0) {
-        std::string list;
-        for (std::size_t i = 0; i < rejected.size() && i < 8; ++i) list += " " + rejected[i];
-        std::fprintf(stderr, "mpia_bench: skipping %zu selection(s) the library rejects at P=%d "
-                             "(%s):%s%s\n",
-                     rejected.size(), c.nprocs, mpi_error_string(rc_rejected).c_str(),
-                     list.c_str(), rejected.size() > 8 ? " ..." : "");
-    }
-    return v;
+  }
+  if (!rejected.empty() && c.rank == 0) {
+    std::string list;
+    for (std::size_t i = 0; i < rejected.size() && i < 8; ++i) list += " " + rejected[i];
+    std::fprintf(stderr,
+                 "mpia_bench: skipping %zu selection(s) the library rejects at P=%d "
+                 "(%s):%s%s\n",
+                 rejected.size(), c.nprocs, mpi_error_string(rc_rejected).c_str(), list.c_str(),
+                 rejected.size() > 8 ? " ..." : "");
+  }
+  return v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,592 +307,582 @@ std::vector<Variant> build_variants(const Ctx &c, const Options &o, const Worklo
 
 // Everything one rank collected for one variant in one configuration, over all rounds.
 struct Samples {
-    std::string algorithm, chosen, chosen_by;
-    bool skipped = false, deviates = false;
-    std::vector<double> t;       // own call -> own completion, seconds, per timed iteration
-    std::vector<double> arrive;  // imbalance mode: barrier exit -> call
-    std::vector<double> done;    // imbalance mode: barrier exit -> completion
-    double init_sum = 0;
-    int init_count = 0;
-    long long traffic[4] = {-1, -1, -1, -1};  // messages, bytes, inter-node messages, bytes
+  std::string algorithm, chosen, chosen_by;
+  bool skipped = false, deviates = false;
+  std::vector<double> t;       // own call -> own completion, seconds, per timed iteration
+  std::vector<double> arrive;  // imbalance mode: barrier exit -> call
+  std::vector<double> done;    // imbalance mode: barrier exit -> completion
+  double init_sum = 0;
+  int init_count = 0;
+  long long traffic[4] = {-1, -1, -1, -1};  // messages, bytes, inter-node messages, bytes
 };
 
 struct Run {
-    const Ctx &c;
-    const Options &o;
-    const Workload &w;
-    std::string locality_env;
+  const Ctx& c;
+  const Options& o;
+  const Workload& w;
+  std::string locality_env;
 };
 
-bool system_like(const Variant &v)
-{
-    return v.kind == Kind::SystemBlocking || v.kind == Kind::SystemPersistent ||
-           v.selection == "system";
+bool system_like(const Variant& v) {
+  return v.kind == Kind::SystemBlocking || v.kind == Kind::SystemPersistent ||
+         v.selection == "system";
 }
 
 // The imbalance delay of `rank` before timed iteration `iter`, in seconds.
-double delay_s(const Options &o, int rank, int iter)
-{
-    if (o.imbalance_us <= 0) return 0;
-    std::uint64_t h = mix64(mix64(o.seed ^ 0xD1B54A32D192ED03ull) ^
-                            mix64((static_cast<std::uint64_t>(rank) << 32) | unsigned(iter)));
-    double u = static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
-    return u * o.imbalance_us * 1e-6 * (1.0 + 1e-12);
+double delay_s(const Options& o, int rank, int iter) {
+  if (o.imbalance_us <= 0) return 0;
+  std::uint64_t h = mix64(mix64(o.seed ^ 0xD1B54A32D192ED03ull) ^
+                          mix64((static_cast<std::uint64_t>(rank) << 32) | unsigned(iter)));
+  double u = static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);  // [0,1)
+  return u * o.imbalance_us * 1e-6 * (1.0 + 1e-12);
 }
 
-std::string where_str(const Run &r, const Case &k, const Variant &v)
-{
-    std::string s = "variant '" + v.name + "', ";
-    if (!k.pattern.empty()) s += "pattern " + k.pattern + ", ";
-    return s + "size " + std::to_string(k.size) + ", P=" + std::to_string(r.c.nprocs);
+std::string where_str(const Run& r, const Case& k, const Variant& v) {
+  std::string s = "variant '" + v.name + "', ";
+  if (!k.pattern.empty()) s += "pattern " + k.pattern + ", ";
+  return s + "size " + std::to_string(k.size) + ", P=" + std::to_string(r.c.nprocs);
 }
 
-void get_traffic(const Run &r, MPIX_Request req, Samples &s, const std::string &where)
-{
-    MPI_Count m = -1, b = -1, im = -1, ib = -1;
-    check_rc(r.c, MPIX_Request_get_traffic(req, &m, &b, &im, &ib), "MPIX_Request_get_traffic",
-             where);
-    const MPI_Count t[4] = {m, b, im, ib};
-    for (int i = 0; i < 4; ++i) s.traffic[i] = static_cast<long long>(t[i]);
+void get_traffic(const Run& r, MPIX_Request req, Samples& s, const std::string& where) {
+  MPI_Count m = -1, b = -1, im = -1, ib = -1;
+  check_rc(r.c, MPIX_Request_get_traffic(req, &m, &b, &im, &ib), "MPIX_Request_get_traffic", where);
+  const MPI_Count t[4] = {m, b, im, ib};
+  for (int i = 0; i < 4; ++i) s.traffic[i] = static_cast<long long>(t[i]);
 }
 
-void run_round(const Run &r, Case &k, const Variant &v, int iters, int first_iter, Samples &out)
-{
-    const Ctx &c = r.c;
-    if (out.skipped) return;
-    const std::string where = where_str(r, k, v);
-    g_watchdog.set_phase(where);
-    std::vector<unsigned char> recv = k.poison;
-    MPI_Comm comm = k.comm;
-    MPIX_Request ours = MPIX_REQUEST_NULL;
-    MPI_Request sys = MPI_REQUEST_NULL;
-    std::string algorithm, chosen, chosen_by;
+void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_iter, Samples& out) {
+  const Ctx& c = r.c;
+  if (out.skipped) return;
+  const std::string where = where_str(r, k, v);
+  g_watchdog.set_phase(where);
+  std::vector<unsigned char> recv = k.poison;
+  MPI_Comm comm = k.comm;
+  MPIX_Request ours = MPIX_REQUEST_NULL;
+  MPI_Request sys = MPI_REQUEST_NULL;
+  std::string algorithm, chosen, chosen_by;
 
-    auto dup = [&]() {
-        check_rc(c, MPI_Comm_dup(k.comm, &comm), "MPI_Comm_dup", where);
-        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    };
-    switch (v.kind) {
+  auto dup = [&]() {
+    check_rc(c, MPI_Comm_dup(k.comm, &comm), "MPI_Comm_dup", where);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  };
+  switch (v.kind) {
     case Kind::SystemBlocking:
-        algorithm = v.name;
-        break;
+      algorithm = v.name;
+      break;
     case Kind::SystemPersistent: {
-        algorithm = r.w.system_init_name();
-        // On its own duplicate: Open MPI 4.1's MPIX_Neighbor_alltoallv_init fails on a rank
-        // without neighbours after the others have advanced the communicator's collective tag,
-        // and a later collective on that communicator would then hang.
-        dup();
-        MPI_Barrier(c.comm);
-        double t0 = MPI_Wtime();
-        int rc = k.sys_init(recv.data(), comm, &sys);
-        double t1 = MPI_Wtime();
-        // Not ours to fix: a failure of the system's persistent call drops the variant from
-        // this configuration, on every rank.
-        int failed = rc != MPI_SUCCESS, any = 0;
-        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c.comm);
-        if (any) {
-            if (rc == MPI_SUCCESS) check_rc(c, MPI_Request_free(&sys), "MPI_Request_free", where);
-            else
-                std::fprintf(stderr, "mpia_bench: rank %d: %s failed (%s): %s; variant skipped\n",
-                             c.rank, algorithm.c_str(), where.c_str(), mpi_error_string(rc).c_str());
-            MPI_Comm_free(&comm);
-            out.skipped = true;
-            out.algorithm = "(init failed: skipped)";
-            return;
-        }
-        out.init_sum += t1 - t0;
-        out.init_count++;
-        break;
+      algorithm = r.w.system_init_name();
+      // On its own duplicate: Open MPI 4.1's MPIX_Neighbor_alltoallv_init fails on a rank
+      // without neighbours after the others have advanced the communicator's collective tag,
+      // and a later collective on that communicator would then hang.
+      dup();
+      MPI_Barrier(c.comm);
+      double t0 = MPI_Wtime();
+      int rc = k.sys_init(recv.data(), comm, &sys);
+      double t1 = MPI_Wtime();
+      // Not ours to fix: a failure of the system's persistent call drops the variant from
+      // this configuration, on every rank.
+      int failed = rc != MPI_SUCCESS, any = 0;
+      MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c.comm);
+      if (any) {
+        if (rc == MPI_SUCCESS)
+          check_rc(c, MPI_Request_free(&sys), "MPI_Request_free", where);
+        else
+          std::fprintf(stderr, "mpia_bench: rank %d: %s failed (%s): %s; variant skipped\n", c.rank,
+                       algorithm.c_str(), where.c_str(), mpi_error_string(rc).c_str());
+        MPI_Comm_free(&comm);
+        out.skipped = true;
+        out.algorithm = "(init failed: skipped)";
+        return;
+      }
+      out.init_sum += t1 - t0;
+      out.init_count++;
+      break;
     }
     case Kind::OursBlocking: {
-        if (!v.selection.empty()) {
-            // Its own duplicate, whose algorithm is chosen once (the library keeps a blocking
-            // plan per communicator, which variants sharing one would rebuild at every call).
-            dup();
-            check_rc(c, MPIX_Comm_set_algorithm(comm, r.w.registry, v.selection.c_str()),
-                     "MPIX_Comm_set_algorithm", where);
-        }
-        // A blocking call cannot be asked what it runs: report what a persistent request with
-        // the same selection (no info key: the communicator's or the environment's) resolves to.
-        MPIX_Request p = MPIX_REQUEST_NULL;
-        check_rc(c, k.ours_init(recv.data(), comm, MPI_INFO_NULL, &p), "init (probe)", where);
-        check_rc(c, request_algorithm(p, chosen), "MPIX_Request_get_algorithm", where);
-        get_traffic(r, p, out, where);
-        check_rc(c, MPIX_Request_free(&p), "MPIX_Request_free", where);
-        algorithm = chosen + " (as init)";
-        chosen_by = "init";
-        break;
+      if (!v.selection.empty()) {
+        // Its own duplicate, whose algorithm is chosen once (the library keeps a blocking
+        // plan per communicator, which variants sharing one would rebuild at every call).
+        dup();
+        check_rc(c, MPIX_Comm_set_algorithm(comm, r.w.registry, v.selection.c_str()),
+                 "MPIX_Comm_set_algorithm", where);
+      }
+      // A blocking call cannot be asked what it runs: report what a persistent request with
+      // the same selection (no info key: the communicator's or the environment's) resolves to.
+      MPIX_Request p = MPIX_REQUEST_NULL;
+      check_rc(c, k.ours_init(recv.data(), comm, MPI_INFO_NULL, &p), "init (probe)", where);
+      check_rc(c, request_algorithm(p, chosen), "MPIX_Request_get_algorithm", where);
+      get_traffic(r, p, out, where);
+      check_rc(c, MPIX_Request_free(&p), "MPIX_Request_free", where);
+      algorithm = chosen + " (as init)";
+      chosen_by = "init";
+      break;
     }
     case Kind::OursPersistent: {
-        MPI_Info info;
-        MPI_Info_create(&info);
-        MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, v.selection.c_str());
-        MPI_Barrier(c.comm);
-        double t0 = MPI_Wtime();
-        check_rc(c, k.ours_init(recv.data(), comm, info, &ours), "MPIX init", where);
-        out.init_sum += MPI_Wtime() - t0;
-        out.init_count++;
-        MPI_Info_free(&info);
-        check_rc(c, request_algorithm(ours, chosen), "MPIX_Request_get_algorithm", where);
-        get_traffic(r, ours, out, where);
-        algorithm = chosen;
-        chosen_by = "request";
+      MPI_Info info;
+      MPI_Info_create(&info);
+      MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, v.selection.c_str());
+      MPI_Barrier(c.comm);
+      double t0 = MPI_Wtime();
+      check_rc(c, k.ours_init(recv.data(), comm, info, &ours), "MPIX init", where);
+      out.init_sum += MPI_Wtime() - t0;
+      out.init_count++;
+      MPI_Info_free(&info);
+      check_rc(c, request_algorithm(ours, chosen), "MPIX_Request_get_algorithm", where);
+      get_traffic(r, ours, out, where);
+      algorithm = chosen;
+      chosen_by = "request";
+      break;
+    }
+  }
+  if (!out.algorithm.empty() && out.algorithm != algorithm)
+    die(c, where + " resolved to '" + out.algorithm + "' and then to '" + algorithm + "'");
+  out.algorithm = algorithm;
+  out.chosen = chosen;
+  out.chosen_by = chosen_by;
+
+  auto op = [&]() {
+    switch (v.kind) {
+      case Kind::SystemBlocking:
+        check_rc(c, k.sys_blocking(recv.data(), comm), v.name, where);
+        break;
+      case Kind::SystemPersistent:
+        check_rc(c, MPI_Start(&sys), "MPI_Start", where);
+        check_rc(c, MPI_Wait(&sys, MPI_STATUS_IGNORE), "MPI_Wait", where);
+        break;
+      case Kind::OursBlocking:
+        check_rc(c, k.ours_blocking(recv.data(), comm), "MPIX_" + std::string(r.w.call), where);
+        break;
+      case Kind::OursPersistent:
+        check_rc(c, MPIX_Start(&ours), "MPIX_Start", where);
+        check_rc(c, MPIX_Wait(&ours, MPI_STATUS_IGNORE), "MPIX_Wait", where);
         break;
     }
+  };
+  // Every element of every rank against the expected buffer. The MPI library's results on a
+  // degenerate topology (where libraries have differed) are only noted.
+  auto check = [&](const char* when) {
+    const bool note_only = k.degenerate && system_like(v);
+    long long bad = compare(c, k, recv, v.name + ", " + when, note_only);
+    if (bad == 0) return;
+    if (note_only) {
+      out.deviates = true;
+      return;
     }
-    if (!out.algorithm.empty() && out.algorithm != algorithm)
-        die(c, where + " resolved to '" + out.algorithm + "' and then to '" + algorithm + "'");
-    out.algorithm = algorithm;
-    out.chosen = chosen;
-    out.chosen_by = chosen_by;
+    std::string repro = "mpirun -n " + std::to_string(c.nprocs) + " " +
+                        (r.locality_env.empty() ? "" : "-x MPIX_LOCALITY=" + r.locality_env + " ") +
+                        "mpia_bench --collective " + r.o.collective + " " + k.reproduce +
+                        " --variants '" + v.name + "'";
+    fail_collectively(c, "WRONG RESULT: " + where + " (algorithm '" + algorithm + "'), " + when +
+                             ": " + std::to_string(bad) +
+                             " wrong elements over all ranks (checked against " + k.reference +
+                             ").\n  reproduce: " + repro);
+  };
 
-    auto op = [&]() {
-        switch (v.kind) {
-        case Kind::SystemBlocking:
-            check_rc(c, k.sys_blocking(recv.data(), comm), v.name, where);
-            break;
-        case Kind::SystemPersistent:
-            check_rc(c, MPI_Start(&sys), "MPI_Start", where);
-            check_rc(c, MPI_Wait(&sys, MPI_STATUS_IGNORE), "MPI_Wait", where);
-            break;
-        case Kind::OursBlocking:
-            check_rc(c, k.ours_blocking(recv.data(), comm), "MPIX_" + std::string(r.w.call), where);
-            break;
-        case Kind::OursPersistent:
-            check_rc(c, MPIX_Start(&ours), "MPIX_Start", where);
-            check_rc(c, MPIX_Wait(&ours, MPI_STATUS_IGNORE), "MPIX_Wait", where);
-            break;
-        }
-    };
-    // Every element of every rank against the expected buffer. The MPI library's results on a
-    // degenerate topology (where libraries have differed) are only noted.
-    auto check = [&](const char *when) {
-        const bool note_only = k.degenerate && system_like(v);
-        long long bad = compare(c, k, recv, v.name + ", " + when, note_only);
-        if (bad == 0) return;
-        if (note_only) {
-            out.deviates = true;
-            return;
-        }
-        std::string repro = "mpirun -n " + std::to_string(c.nprocs) + " " +
-                            (r.locality_env.empty() ? "" : "-x MPIX_LOCALITY=" + r.locality_env + " ") +
-                            "mpia_bench --collective " + r.o.collective + " " + k.reproduce +
-                            " --variants '" + v.name + "'";
-        fail_collectively(c, "WRONG RESULT: " + where + " (algorithm '" + algorithm + "'), " +
-                                 when + ": " + std::to_string(bad) +
-                                 " wrong elements over all ranks (checked against " +
-                                 k.reference + ").\n  reproduce: " + repro);
-    };
-
-    // 1. Correctness of the first run.
-    MPI_Barrier(c.comm);
+  // 1. Correctness of the first run.
+  MPI_Barrier(c.comm);
+  op();
+  g_watchdog.poke();
+  check("first run");
+  // 2. Warm-up (no imbalance).
+  for (int i = 0; i < r.o.warmup; ++i) {
     op();
     g_watchdog.poke();
-    check("first run");
-    // 2. Warm-up (no imbalance).
-    for (int i = 0; i < r.o.warmup; ++i) {
-        op();
-        g_watchdog.poke();
+  }
+  // 3. Timed iterations; the result must be rewritten in full: poison it first.
+  recv = k.poison;
+  const bool imb = r.o.imbalance_us > 0;
+  for (int i = 0; i < iters; ++i) {
+    const double d = delay_s(r.o, c.rank, first_iter + i);
+    MPI_Barrier(c.comm);
+    const double t0 = MPI_Wtime();
+    double ta = t0;
+    if (imb)
+      while ((ta = MPI_Wtime()) - t0 < d) {
+      }
+    op();
+    const double t1 = MPI_Wtime();
+    out.t.push_back(t1 - ta);
+    if (imb) {
+      out.arrive.push_back(ta - t0);
+      out.done.push_back(t1 - t0);
     }
-    // 3. Timed iterations; the result must be rewritten in full: poison it first.
-    recv = k.poison;
-    const bool imb = r.o.imbalance_us > 0;
-    for (int i = 0; i < iters; ++i) {
-        const double d = delay_s(r.o, c.rank, first_iter + i);
-        MPI_Barrier(c.comm);
-        const double t0 = MPI_Wtime();
-        double ta = t0;
-        if (imb)
-            while ((ta = MPI_Wtime()) - t0 < d) {
-            }
-        op();
-        const double t1 = MPI_Wtime();
-        out.t.push_back(t1 - ta);
-        if (imb) {
-            out.arrive.push_back(ta - t0);
-            out.done.push_back(t1 - t0);
-        }
-        g_watchdog.poke();
-    }
-    check("after the timed iterations");
+    g_watchdog.poke();
+  }
+  check("after the timed iterations");
 
-    if (ours != MPIX_REQUEST_NULL) check_rc(c, MPIX_Request_free(&ours), "MPIX_Request_free", where);
-    if (sys != MPI_REQUEST_NULL) check_rc(c, MPI_Request_free(&sys), "MPI_Request_free", where);
-    if (comm != k.comm) MPI_Comm_free(&comm);
+  if (ours != MPIX_REQUEST_NULL) check_rc(c, MPIX_Request_free(&ours), "MPIX_Request_free", where);
+  if (sys != MPI_REQUEST_NULL) check_rc(c, MPI_Request_free(&sys), "MPI_Request_free", where);
+  if (comm != k.comm) MPI_Comm_free(&comm);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Statistics
 
 struct Result {
-    std::string variant, selection, algorithm, chosen, chosen_by;
-    Kind kind = Kind::SystemBlocking;
-    bool skipped = false, deviates = false;
-    int iters = 0;
-    double min_us = 0, avg_us = 0, max_us = 0, med_us = 0, init_us = -1;
-    double after_mean_us = 0, after_max_us = 0, after_med_us = 0;  // imbalance mode
-    long long msgs_sum = -1, bytes_sum = -1, imsg_max = -1, imsg_sum = -1, ibytes_max = -1,
-              ibytes_sum = -1;
+  std::string variant, selection, algorithm, chosen, chosen_by;
+  Kind kind = Kind::SystemBlocking;
+  bool skipped = false, deviates = false;
+  int iters = 0;
+  double min_us = 0, avg_us = 0, max_us = 0, med_us = 0, init_us = -1;
+  double after_mean_us = 0, after_max_us = 0, after_med_us = 0;  // imbalance mode
+  long long msgs_sum = -1, bytes_sum = -1, imsg_max = -1, imsg_sum = -1, ibytes_max = -1,
+            ibytes_sum = -1;
 };
 
 // Collective: the statistics of one variant (meaningful on rank 0).
-Result summarize(const Run &r, const Variant &v, const Samples &s)
-{
-    const Ctx &c = r.c;
-    Result res;
-    res.variant = v.name;
-    res.selection = v.selection;
-    res.kind = v.kind;
-    res.algorithm = s.algorithm;
-    res.chosen = s.chosen;
-    res.chosen_by = s.chosen_by;
-    res.skipped = s.skipped;
-    res.deviates = s.deviates;
-    res.iters = static_cast<int>(s.t.size());
-    double sum = 0;
-    for (double x : s.t) sum += x;
-    double avg_local = res.iters > 0 ? sum / res.iters : 0;
-    double init_local = s.init_count > 0 ? s.init_sum / s.init_count : -1;
-    double mn = 0, mx = 0, total = 0, init_max = 0;
-    MPI_Reduce(&avg_local, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, c.comm);
-    MPI_Reduce(&avg_local, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-    MPI_Reduce(&avg_local, &total, 1, MPI_DOUBLE, MPI_SUM, 0, c.comm);
-    MPI_Reduce(&init_local, &init_max, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-    std::vector<double> tmax(s.t.size());
-    MPI_Reduce(s.t.data(), tmax.data(), res.iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-    // Traffic: -1 (unknown) on any rank makes the figure unknown.
-    long long tmin[4], tsum[4], tmx[4];
-    MPI_Reduce(s.traffic, tmin, 4, MPI_LONG_LONG, MPI_MIN, 0, c.comm);
-    MPI_Reduce(s.traffic, tsum, 4, MPI_LONG_LONG, MPI_SUM, 0, c.comm);
-    MPI_Reduce(s.traffic, tmx, 4, MPI_LONG_LONG, MPI_MAX, 0, c.comm);
+Result summarize(const Run& r, const Variant& v, const Samples& s) {
+  const Ctx& c = r.c;
+  Result res;
+  res.variant = v.name;
+  res.selection = v.selection;
+  res.kind = v.kind;
+  res.algorithm = s.algorithm;
+  res.chosen = s.chosen;
+  res.chosen_by = s.chosen_by;
+  res.skipped = s.skipped;
+  res.deviates = s.deviates;
+  res.iters = static_cast<int>(s.t.size());
+  double sum = 0;
+  for (double x : s.t) sum += x;
+  double avg_local = res.iters > 0 ? sum / res.iters : 0;
+  double init_local = s.init_count > 0 ? s.init_sum / s.init_count : -1;
+  double mn = 0, mx = 0, total = 0, init_max = 0;
+  MPI_Reduce(&avg_local, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, c.comm);
+  MPI_Reduce(&avg_local, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
+  MPI_Reduce(&avg_local, &total, 1, MPI_DOUBLE, MPI_SUM, 0, c.comm);
+  MPI_Reduce(&init_local, &init_max, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
+  std::vector<double> tmax(s.t.size());
+  MPI_Reduce(s.t.data(), tmax.data(), res.iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
+  // Traffic: -1 (unknown) on any rank makes the figure unknown.
+  long long tmin[4], tsum[4], tmx[4];
+  MPI_Reduce(s.traffic, tmin, 4, MPI_LONG_LONG, MPI_MIN, 0, c.comm);
+  MPI_Reduce(s.traffic, tsum, 4, MPI_LONG_LONG, MPI_SUM, 0, c.comm);
+  MPI_Reduce(s.traffic, tmx, 4, MPI_LONG_LONG, MPI_MAX, 0, c.comm);
+  if (c.rank == 0) {
+    res.min_us = mn * 1e6;
+    res.max_us = mx * 1e6;
+    res.avg_us = total / c.nprocs * 1e6;
+    res.med_us = median(tmax) * 1e6;
+    res.init_us = init_max < 0 ? -1 : init_max * 1e6;
+    if (tmin[0] >= 0) res.msgs_sum = tsum[0];
+    if (tmin[1] >= 0) res.bytes_sum = tsum[1];
+    if (tmin[2] >= 0) res.imsg_max = tmx[2], res.imsg_sum = tsum[2];
+    if (tmin[3] >= 0) res.ibytes_max = tmx[3], res.ibytes_sum = tsum[3];
+  }
+  if (r.o.imbalance_us > 0) {
+    // The last arrival of every iteration, then each rank's completion after it.
+    std::vector<double> last(s.arrive.size()), after(s.done.size());
+    MPI_Allreduce(s.arrive.data(), last.data(), res.iters, MPI_DOUBLE, MPI_MAX, c.comm);
+    double asum = 0;
+    for (std::size_t i = 0; i < after.size(); ++i) asum += after[i] = s.done[i] - last[i];
+    double amean = res.iters > 0 ? asum / res.iters : 0, amean_sum = 0, amean_max = 0;
+    MPI_Reduce(&amean, &amean_sum, 1, MPI_DOUBLE, MPI_SUM, 0, c.comm);
+    MPI_Reduce(&amean, &amean_max, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
+    std::vector<double> amax(after.size());
+    MPI_Reduce(after.data(), amax.data(), res.iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
     if (c.rank == 0) {
-        res.min_us = mn * 1e6;
-        res.max_us = mx * 1e6;
-        res.avg_us = total / c.nprocs * 1e6;
-        res.med_us = median(tmax) * 1e6;
-        res.init_us = init_max < 0 ? -1 : init_max * 1e6;
-        if (tmin[0] >= 0) res.msgs_sum = tsum[0];
-        if (tmin[1] >= 0) res.bytes_sum = tsum[1];
-        if (tmin[2] >= 0) res.imsg_max = tmx[2], res.imsg_sum = tsum[2];
-        if (tmin[3] >= 0) res.ibytes_max = tmx[3], res.ibytes_sum = tsum[3];
+      res.after_mean_us = amean_sum / c.nprocs * 1e6;
+      res.after_max_us = amean_max * 1e6;
+      res.after_med_us = median(amax) * 1e6;
     }
-    if (r.o.imbalance_us > 0) {
-        // The last arrival of every iteration, then each rank's completion after it.
-        std::vector<double> last(s.arrive.size()), after(s.done.size());
-        MPI_Allreduce(s.arrive.data(), last.data(), res.iters, MPI_DOUBLE, MPI_MAX, c.comm);
-        double asum = 0;
-        for (std::size_t i = 0; i < after.size(); ++i) asum += after[i] = s.done[i] - last[i];
-        double amean = res.iters > 0 ? asum / res.iters : 0, amean_sum = 0, amean_max = 0;
-        MPI_Reduce(&amean, &amean_sum, 1, MPI_DOUBLE, MPI_SUM, 0, c.comm);
-        MPI_Reduce(&amean, &amean_max, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-        std::vector<double> amax(after.size());
-        MPI_Reduce(after.data(), amax.data(), res.iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-        if (c.rank == 0) {
-            res.after_mean_us = amean_sum / c.nprocs * 1e6;
-            res.after_max_us = amean_max * 1e6;
-            res.after_med_us = median(amax) * 1e6;
-        }
-    }
-    return res;
+  }
+  return res;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Output (rank 0)
 
 struct CaseResults {
-    std::string pattern;
-    long long size = 0;
-    std::vector<Result> rs;
+  std::string pattern;
+  long long size = 0;
+  std::vector<Result> rs;
 };
 
-const Result *find(const std::vector<Result> &rs, const std::string &name)
-{
-    for (const auto &x : rs)
-        if (x.variant == name) return &x;
-    return nullptr;
+const Result* find(const std::vector<Result>& rs, const std::string& name) {
+  for (const auto& x : rs)
+    if (x.variant == name) return &x;
+  return nullptr;
 }
 
 struct Printer {
-    const Run &r;
-    int vw = 18;  // width of the variant column
-    bool keyed() const { return !r.w.all_patterns.empty(); }
-    bool imb() const { return r.o.imbalance_us > 0; }
-    std::string key(const std::string &pat, const std::string &size) const
-    {
-        char b[64];
-        if (keyed()) std::snprintf(b, sizeof b, "%-9s %8s", pat.c_str(), size.c_str());
-        else std::snprintf(b, sizeof b, "%8s", size.c_str());
-        return b;
-    }
+  const Run& r;
+  int vw = 18;  // width of the variant column
+  bool keyed() const { return !r.w.all_patterns.empty(); }
+  bool imb() const { return r.o.imbalance_us > 0; }
+  std::string key(const std::string& pat, const std::string& size) const {
+    char b[64];
+    if (keyed())
+      std::snprintf(b, sizeof b, "%-9s %8s", pat.c_str(), size.c_str());
+    else
+      std::snprintf(b, sizeof b, "%8s", size.c_str());
+    return b;
+  }
 
-    void header() const
-    {
-        std::printf("%s  %-*s %-30s %5s %11s %11s %11s %11s %7s %9s %10s", key("pattern", "size").c_str(),
-                    vw, "variant", "algorithm", "iters", "min_us", "avg_us", "max_us",
-                    "med_max_us", "ratio", "ratio_med", "init_us");
-        if (r.w.blocking_per_algorithm)
-            std::printf(" %6s %9s %6s %7s %10s %11s", "msgs", "bytes", "im_max", "im_sum",
-                        "ib_max", "ib_sum");
-        if (imb())
-            std::printf(" %10s %10s %10s %7s %7s %7s %7s", "after_mean", "after_max",
-                        "after_mmax", "r_pw", "r_sys", "r_pw_mx", "r_sys_mx");
-        std::printf("\n");
-    }
+  void header() const {
+    std::printf("%s  %-*s %-30s %5s %11s %11s %11s %11s %7s %9s %10s",
+                key("pattern", "size").c_str(), vw, "variant", "algorithm", "iters", "min_us",
+                "avg_us", "max_us", "med_max_us", "ratio", "ratio_med", "init_us");
+    if (r.w.blocking_per_algorithm)
+      std::printf(" %6s %9s %6s %7s %10s %11s", "msgs", "bytes", "im_max", "im_sum", "ib_max",
+                  "ib_sum");
+    if (imb())
+      std::printf(" %10s %10s %10s %7s %7s %7s %7s", "after_mean", "after_max", "after_mmax",
+                  "r_pw", "r_sys", "r_pw_mx", "r_sys_mx");
+    std::printf("\n");
+  }
 
-    void rows(const CaseResults &k, std::FILE *csv) const
-    {
-        const Result *base = find(k.rs, "MPI_" + std::string(r.w.call));
-        const Result *pw = find(k.rs, "pairwise");
-        const double b_avg = base ? base->avg_us : 0, b_med = base ? base->med_us : 0;
-        auto cell = [](long long v) { return v < 0 ? std::string("-") : std::to_string(v); };
-        auto csv_cell = [](long long v) { return v < 0 ? std::string() : std::to_string(v); };
-        for (const Result &x : k.rs) {
-            const std::string init = x.init_us >= 0 ? fmt("%.1f", x.init_us) : "-";
-            const std::string ratio = x.skipped ? "-" : fmt_ratio(x.avg_us, b_avg);
-            const std::string ratio_med = x.skipped ? "-" : fmt_ratio(x.med_us, b_med);
-            const double pw_mean = pw ? pw->after_mean_us : 0, pw_max = pw ? pw->after_max_us : 0;
-            const double b_mean = base ? base->after_mean_us : 0, b_max = base ? base->after_max_us : 0;
-            std::printf("%s  %-*s %-30s %5d %11.2f %11.2f %11.2f %11.2f %7s %9s %10s",
-                        key(k.pattern, std::to_string(k.size)).c_str(), vw, x.variant.c_str(),
-                        x.algorithm.c_str(), x.iters, x.min_us, x.avg_us, x.max_us, x.med_us,
-                        ratio.c_str(), ratio_med.c_str(), init.c_str());
-            if (r.w.blocking_per_algorithm)
-                std::printf(" %6s %9s %6s %7s %10s %11s", cell(x.msgs_sum).c_str(),
-                            cell(x.bytes_sum).c_str(), cell(x.imsg_max).c_str(),
-                            cell(x.imsg_sum).c_str(), cell(x.ibytes_max).c_str(),
-                            cell(x.ibytes_sum).c_str());
-            if (imb())
-                std::printf(" %10.2f %10.2f %10.2f %7s %7s %7s %7s", x.after_mean_us,
-                            x.after_max_us, x.after_med_us,
-                            fmt_ratio(x.after_mean_us, pw_mean).c_str(),
-                            fmt_ratio(x.after_mean_us, b_mean).c_str(),
-                            fmt_ratio(x.after_max_us, pw_max).c_str(),
-                            fmt_ratio(x.after_max_us, b_max).c_str());
-            std::printf("\n");
-            if (!csv) continue;
-            // The first 13 columns are mpia_bench's (alltoall) since before the merge.
-            std::fprintf(csv, "%d,%s,%lld,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%s,%s,%s,", r.c.nprocs,
-                         csv_quote(r.c.mpi_library).c_str(), k.size, csv_quote(x.variant).c_str(),
-                         csv_quote(x.algorithm).c_str(), x.iters, x.min_us, x.avg_us, x.max_us,
-                         x.med_us, x.skipped ? "" : fmt_ratio(x.avg_us, b_avg, "%.4f").c_str(),
-                         x.skipped ? "" : fmt_ratio(x.med_us, b_med, "%.4f").c_str(),
-                         x.init_us >= 0 ? fmt("%.3f", x.init_us).c_str() : "");
-            std::fprintf(csv, "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,", csv_quote(x.chosen).c_str(),
-                         x.chosen_by.c_str(), r.o.collective.c_str(), k.pattern.c_str(),
-                         r.c.nnodes, csv_cell(x.msgs_sum).c_str(), csv_cell(x.bytes_sum).c_str(),
-                         csv_cell(x.imsg_max).c_str(), csv_cell(x.imsg_sum).c_str(),
-                         csv_cell(x.ibytes_max).c_str(), csv_cell(x.ibytes_sum).c_str());
-            std::fprintf(csv, "%s,", csv_quote(x.deviates ? "deviates (not checked)" : "").c_str());
-            if (imb())
-                std::fprintf(csv, "%g,%.3f,%.3f,%.3f,%s,%s,%s,%s\n", r.o.imbalance_us,
-                             x.after_mean_us, x.after_max_us, x.after_med_us,
-                             fmt_ratio(x.after_mean_us, pw_mean, "%.4f").c_str(),
-                             fmt_ratio(x.after_mean_us, b_mean, "%.4f").c_str(),
-                             fmt_ratio(x.after_max_us, pw_max, "%.4f").c_str(),
-                             fmt_ratio(x.after_max_us, b_max, "%.4f").c_str());
-            else
-                std::fprintf(csv, "0,,,,,,,\n");
-        }
-        std::string deviating;
-        for (const Result &x : k.rs)
-            if (x.deviates) deviating += (deviating.empty() ? "" : ", ") + x.variant;
-        if (!deviating.empty())
-            std::printf("# note: the MPI library's result deviates from the MPI-4.1 definition on "
-                        "this degenerate topology in: %s (not checked)\n",
-                        deviating.c_str());
-        std::printf("\n");
-        std::fflush(stdout);
-        if (csv) std::fflush(csv);
+  void rows(const CaseResults& k, std::FILE* csv) const {
+    const Result* base = find(k.rs, "MPI_" + std::string(r.w.call));
+    const Result* pw = find(k.rs, "pairwise");
+    const double b_avg = base ? base->avg_us : 0, b_med = base ? base->med_us : 0;
+    auto cell = [](long long v) { return v < 0 ? std::string("-") : std::to_string(v); };
+    auto csv_cell = [](long long v) { return v < 0 ? std::string() : std::to_string(v); };
+    for (const Result& x : k.rs) {
+      const std::string init = x.init_us >= 0 ? fmt("%.1f", x.init_us) : "-";
+      const std::string ratio = x.skipped ? "-" : fmt_ratio(x.avg_us, b_avg);
+      const std::string ratio_med = x.skipped ? "-" : fmt_ratio(x.med_us, b_med);
+      const double pw_mean = pw ? pw->after_mean_us : 0, pw_max = pw ? pw->after_max_us : 0;
+      const double b_mean = base ? base->after_mean_us : 0, b_max = base ? base->after_max_us : 0;
+      std::printf("%s  %-*s %-30s %5d %11.2f %11.2f %11.2f %11.2f %7s %9s %10s",
+                  key(k.pattern, std::to_string(k.size)).c_str(), vw, x.variant.c_str(),
+                  x.algorithm.c_str(), x.iters, x.min_us, x.avg_us, x.max_us, x.med_us,
+                  ratio.c_str(), ratio_med.c_str(), init.c_str());
+      if (r.w.blocking_per_algorithm)
+        std::printf(" %6s %9s %6s %7s %10s %11s", cell(x.msgs_sum).c_str(),
+                    cell(x.bytes_sum).c_str(), cell(x.imsg_max).c_str(), cell(x.imsg_sum).c_str(),
+                    cell(x.ibytes_max).c_str(), cell(x.ibytes_sum).c_str());
+      if (imb())
+        std::printf(" %10.2f %10.2f %10.2f %7s %7s %7s %7s", x.after_mean_us, x.after_max_us,
+                    x.after_med_us, fmt_ratio(x.after_mean_us, pw_mean).c_str(),
+                    fmt_ratio(x.after_mean_us, b_mean).c_str(),
+                    fmt_ratio(x.after_max_us, pw_max).c_str(),
+                    fmt_ratio(x.after_max_us, b_max).c_str());
+      std::printf("\n");
+      if (!csv) continue;
+      // The first 13 columns are mpia_bench's (alltoall) since before the merge.
+      std::fprintf(csv, "%d,%s,%lld,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%s,%s,%s,", r.c.nprocs,
+                   csv_quote(r.c.mpi_library).c_str(), k.size, csv_quote(x.variant).c_str(),
+                   csv_quote(x.algorithm).c_str(), x.iters, x.min_us, x.avg_us, x.max_us, x.med_us,
+                   x.skipped ? "" : fmt_ratio(x.avg_us, b_avg, "%.4f").c_str(),
+                   x.skipped ? "" : fmt_ratio(x.med_us, b_med, "%.4f").c_str(),
+                   x.init_us >= 0 ? fmt("%.3f", x.init_us).c_str() : "");
+      std::fprintf(csv, "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,", csv_quote(x.chosen).c_str(),
+                   x.chosen_by.c_str(), r.o.collective.c_str(), k.pattern.c_str(), r.c.nnodes,
+                   csv_cell(x.msgs_sum).c_str(), csv_cell(x.bytes_sum).c_str(),
+                   csv_cell(x.imsg_max).c_str(), csv_cell(x.imsg_sum).c_str(),
+                   csv_cell(x.ibytes_max).c_str(), csv_cell(x.ibytes_sum).c_str());
+      std::fprintf(csv, "%s,", csv_quote(x.deviates ? "deviates (not checked)" : "").c_str());
+      if (imb())
+        std::fprintf(csv, "%g,%.3f,%.3f,%.3f,%s,%s,%s,%s\n", r.o.imbalance_us, x.after_mean_us,
+                     x.after_max_us, x.after_med_us,
+                     fmt_ratio(x.after_mean_us, pw_mean, "%.4f").c_str(),
+                     fmt_ratio(x.after_mean_us, b_mean, "%.4f").c_str(),
+                     fmt_ratio(x.after_max_us, pw_max, "%.4f").c_str(),
+                     fmt_ratio(x.after_max_us, b_max, "%.4f").c_str());
+      else
+        std::fprintf(csv, "0,,,,,,,\n");
     }
+    std::string deviating;
+    for (const Result& x : k.rs)
+      if (x.deviates) deviating += (deviating.empty() ? "" : ", ") + x.variant;
+    if (!deviating.empty())
+      std::printf(
+          "# note: the MPI library's result deviates from the MPI-4.1 definition on "
+          "this degenerate topology in: %s (not checked)\n",
+          deviating.c_str());
+    std::printf("\n");
+    std::fflush(stdout);
+    if (csv) std::fflush(csv);
+  }
 
-    // One line per configuration: the baseline, the system persistent call, the blocking call,
-    // auto and the fastest mpi-advance variant ("system", the pass-through, is not a
-    // candidate), with what auto and the blocking call chose. In imbalance mode every time is
-    // after_last (mean over ranks; median of the slowest rank).
-    void summary(const std::vector<CaseResults> &all) const
-    {
-        const std::string call = r.w.call, ab = r.w.abbrev;
-        const std::string blocking =
-            r.w.blocking_per_algorithm ? "blk:auto" : "MPIX_" + call;
-        std::printf("# summary, P=%d%s: each cell is ratio / ratio_med against MPI_%s; best = the "
-                    "mpi-advance variant with the lowest avg (best_med: lowest med_max)%s; "
-                    "chose = what auto and %s ran\n",
-                    r.c.nprocs, r.c.nnodes > 1 ? (", " + std::to_string(r.c.nnodes) + " nodes").c_str() : "",
-                    call.c_str(), imb() ? "; times after the last arrival" : "", blocking.c_str());
-        const int bw = std::max<int>(13, static_cast<int>(blocking.size()));
-        const int vw16 = std::max(16, vw);
-        std::printf("%s %10s %10s %13s %*s %13s  %-*s %6s  %-*s %6s  %-24s %s\n",
-                    key("pattern", "size").c_str(), ("MPI_" + ab + "_us").c_str(), "med_us",
-                    ("MPI_" + ab + "_init").c_str(), bw, blocking.c_str(), "auto", vw16, "best",
-                    "ratio", vw16, "best_med", "r_med", "auto_chose", "blocking_chose");
-        for (const CaseResults &k : all) {
-            auto avg = [&](const Result &x) { return imb() ? x.after_mean_us : x.avg_us; };
-            auto med = [&](const Result &x) { return imb() ? x.after_med_us : x.med_us; };
-            const Result *base = find(k.rs, "MPI_" + call);
-            const Result *best = nullptr, *best_med = nullptr;
-            for (const auto &x : k.rs) {
-                if (x.kind != Kind::OursBlocking && x.kind != Kind::OursPersistent) continue;
-                if (x.selection == "system" || x.skipped) continue;
-                if (!best || avg(x) < avg(*best)) best = &x;
-                if (!best_med || med(x) < med(*best_med)) best_med = &x;
-            }
-            const double b_avg = base ? avg(*base) : 0, b_med = base ? med(*base) : 0;
-            auto cell = [&](const std::string &name) -> std::string {
-                const Result *x = find(k.rs, name);
-                if (!x || x->skipped || !(b_avg > 0) || !(b_med > 0)) return "-";
-                return fmt("%.2f", avg(*x) / b_avg) + "/" + fmt("%.2f", med(*x) / b_med);
-            };
-            auto chose = [&](const std::string &name) {
-                const Result *x = find(k.rs, name);
-                return x && !x->chosen.empty() ? x->chosen : std::string("-");
-            };
-            std::printf("%s %10.2f %10.2f %13s %*s %13s  %-*s %6s  %-*s %6s  %-24s %s\n",
-                        key(k.pattern, std::to_string(k.size)).c_str(), b_avg, b_med,
-                        cell("MPI_" + call + "_init").c_str(), bw, cell(blocking).c_str(),
-                        cell("auto").c_str(), vw16, best ? best->variant.c_str() : "-",
-                        best ? fmt_ratio(avg(*best), b_avg, "%.2f").c_str() : "-", vw16,
-                        best_med ? best_med->variant.c_str() : "-",
-                        best_med ? fmt_ratio(med(*best_med), b_med, "%.2f").c_str() : "-",
-                        chose("auto").c_str(), chose(blocking).c_str());
-        }
-        std::fflush(stdout);
+  // One line per configuration: the baseline, the system persistent call, the blocking call,
+  // auto and the fastest mpi-advance variant ("system", the pass-through, is not a
+  // candidate), with what auto and the blocking call chose. In imbalance mode every time is
+  // after_last (mean over ranks; median of the slowest rank).
+  void summary(const std::vector<CaseResults>& all) const {
+    const std::string call = r.w.call, ab = r.w.abbrev;
+    const std::string blocking = r.w.blocking_per_algorithm ? "blk:auto" : "MPIX_" + call;
+    std::printf(
+        "# summary, P=%d%s: each cell is ratio / ratio_med against MPI_%s; best = the "
+        "mpi-advance variant with the lowest avg (best_med: lowest med_max)%s; "
+        "chose = what auto and %s ran\n",
+        r.c.nprocs, r.c.nnodes > 1 ? (", " + std::to_string(r.c.nnodes) + " nodes").c_str() : "",
+        call.c_str(), imb() ? "; times after the last arrival" : "", blocking.c_str());
+    const int bw = std::max<int>(13, static_cast<int>(blocking.size()));
+    const int vw16 = std::max(16, vw);
+    std::printf("%s %10s %10s %13s %*s %13s  %-*s %6s  %-*s %6s  %-24s %s\n",
+                key("pattern", "size").c_str(), ("MPI_" + ab + "_us").c_str(), "med_us",
+                ("MPI_" + ab + "_init").c_str(), bw, blocking.c_str(), "auto", vw16, "best",
+                "ratio", vw16, "best_med", "r_med", "auto_chose", "blocking_chose");
+    for (const CaseResults& k : all) {
+      auto avg = [&](const Result& x) { return imb() ? x.after_mean_us : x.avg_us; };
+      auto med = [&](const Result& x) { return imb() ? x.after_med_us : x.med_us; };
+      const Result* base = find(k.rs, "MPI_" + call);
+      const Result *best = nullptr, *best_med = nullptr;
+      for (const auto& x : k.rs) {
+        if (x.kind != Kind::OursBlocking && x.kind != Kind::OursPersistent) continue;
+        if (x.selection == "system" || x.skipped) continue;
+        if (!best || avg(x) < avg(*best)) best = &x;
+        if (!best_med || med(x) < med(*best_med)) best_med = &x;
+      }
+      const double b_avg = base ? avg(*base) : 0, b_med = base ? med(*base) : 0;
+      auto cell = [&](const std::string& name) -> std::string {
+        const Result* x = find(k.rs, name);
+        if (!x || x->skipped || !(b_avg > 0) || !(b_med > 0)) return "-";
+        return fmt("%.2f", avg(*x) / b_avg) + "/" + fmt("%.2f", med(*x) / b_med);
+      };
+      auto chose = [&](const std::string& name) {
+        const Result* x = find(k.rs, name);
+        return x && !x->chosen.empty() ? x->chosen : std::string("-");
+      };
+      std::printf("%s %10.2f %10.2f %13s %*s %13s  %-*s %6s  %-*s %6s  %-24s %s\n",
+                  key(k.pattern, std::to_string(k.size)).c_str(), b_avg, b_med,
+                  cell("MPI_" + call + "_init").c_str(), bw, cell(blocking).c_str(),
+                  cell("auto").c_str(), vw16, best ? best->variant.c_str() : "-",
+                  best ? fmt_ratio(avg(*best), b_avg, "%.2f").c_str() : "-", vw16,
+                  best_med ? best_med->variant.c_str() : "-",
+                  best_med ? fmt_ratio(med(*best_med), b_med, "%.2f").c_str() : "-",
+                  chose("auto").c_str(), chose(blocking).c_str());
     }
+    std::fflush(stdout);
+  }
 };
 
-const char *const kCsvHeader =
+const char* const kCsvHeader =
     "P,mpi_library,size,variant,algorithm,iters,min_us,avg_us,max_us,median_max_us,ratio,"
     "ratio_median,init_us,chosen,chosen_by,collective,pattern,nodes,messages_sum,bytes_sum,"
     "internode_messages_max,internode_messages_sum,internode_bytes_max,internode_bytes_sum,"
     "system_result,imbalance_us,after_mean_us,after_max_us,after_median_max_us,ratio_pairwise,"
     "ratio_system,ratio_pairwise_max,ratio_system_max\n";
 
-int iterations_for(const Options &o, long long load_bytes)
-{
-    if (o.iters > 0) return o.iters;
-    if (load_bytes <= 64LL * 1024) return 100;
-    if (load_bytes <= 1024LL * 1024) return 50;
-    return 20;
+int iterations_for(const Options& o, long long load_bytes) {
+  if (o.iters > 0) return o.iters;
+  if (load_bytes <= 64LL * 1024) return 100;
+  if (load_bytes <= 1024LL * 1024) return 50;
+  return 20;
 }
 
 }  // namespace
 
-int run_bench(int argc, char **argv)
-{
-    Ctx c;
-    c.prog = "mpia_bench";
-    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &c.nprocs);
-    const Workload *wp = nullptr;
-    const Options o = parse_options(argc, argv, c.rank, c.nprocs, wp);
-    const Workload &w = *wp;
-    c.mpi_library = first_line_of_library_version();
-    MPI_Comm_dup(MPI_COMM_WORLD, &c.comm);
-    MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
-    {
-        int node = 0, lrank = 0, lsize = 0;
-        check_rc(c, MPIX_Comm_locality(c.comm, &node, &c.nnodes, &lrank, &lsize),
-                 "MPIX_Comm_locality", "MPI_COMM_WORLD");
-    }
-    Run r{c, o, w, ""};
-    if (const char *e = std::getenv("MPIX_LOCALITY")) r.locality_env = e;
+int run_bench(int argc, char** argv) {
+  Ctx c;
+  c.prog = "mpia_bench";
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.nprocs);
+  const Workload* wp = nullptr;
+  const Options o = parse_options(argc, argv, c.rank, c.nprocs, wp);
+  const Workload& w = *wp;
+  c.mpi_library = first_line_of_library_version();
+  MPI_Comm_dup(MPI_COMM_WORLD, &c.comm);
+  MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
+  {
+    int node = 0, lrank = 0, lsize = 0;
+    check_rc(c, MPIX_Comm_locality(c.comm, &node, &c.nnodes, &lrank, &lsize), "MPIX_Comm_locality",
+             "MPI_COMM_WORLD");
+  }
+  Run r{c, o, w, ""};
+  if (const char* e = std::getenv("MPIX_LOCALITY")) r.locality_env = e;
 
-    g_watchdog.start(o.watchdog_s, c.rank, c.prog);
-    g_watchdog.set_phase("building the variant list");
-    const std::vector<Variant> variants = build_variants(c, o, w);
-    Printer pr{r};
-    for (const auto &v : variants) pr.vw = std::max<int>(pr.vw, static_cast<int>(v.name.size()));
+  g_watchdog.start(o.watchdog_s, c.rank, c.prog);
+  g_watchdog.set_phase("building the variant list");
+  const std::vector<Variant> variants = build_variants(c, o, w);
+  Printer pr{r};
+  for (const auto& v : variants) pr.vw = std::max<int>(pr.vw, static_cast<int>(v.name.size()));
 
-    if (o.list_only) {
-        if (c.rank == 0)
-            for (const auto &v : variants)
-                std::printf("%-*s %s\n", pr.vw, v.name.c_str(), v.description.c_str());
-        g_watchdog.finish();
-        MPI_Comm_free(&c.comm);
-        return 0;
-    }
-
-    std::FILE *csv = nullptr;
-    if (c.rank == 0 && !o.csv.empty()) {
-        csv = std::fopen(o.csv.c_str(), "w");
-        if (!csv) die(c, "cannot open CSV file '" + o.csv + "': " + std::strerror(errno));
-        std::fputs(kCsvHeader, csv);
-    }
-    if (c.rank == 0) {
-        const std::string env_name = w.env;
-        const char *env = std::getenv(w.env);
-        std::printf("# mpia_bench --collective %s (mpi-advance %d.%d.%d)  P=%d  nodes=%d%s  MPI: %s\n",
-                    o.collective.c_str(), MPIA_VERSION_MAJOR, MPIA_VERSION_MINOR,
-                    MPIA_VERSION_PATCH, c.nprocs, c.nnodes,
-                    r.locality_env.empty() ? "" : (" (MPIX_LOCALITY=" + r.locality_env + ")").c_str(),
-                    c.mpi_library.c_str());
-        std::printf("# warmup=%d iters=%s rounds=%d seed=%llu  %s=%s  system persistent: %s\n",
-                    o.warmup, o.iters > 0 ? std::to_string(o.iters).c_str() : "adaptive",
-                    o.rounds, o.seed, env_name.c_str(), env ? env : "(unset)",
-                    w.system_init_name() ? w.system_init_name() : "none");
-        std::printf("# times in us: per-rank mean over iterations, min/avg/max over ranks; "
-                    "med_max = median over iterations of the slowest rank;\n"
-                    "# ratio = avg / avg(MPI_%s) at the same size (< 1: faster than the system "
-                    "MPI); ratio_med = med_max / med_max(MPI_%s); init_us = slowest rank's "
-                    "*_init\n",
-                    w.call, w.call);
-        if (w.blocking_per_algorithm)
-            std::printf("# msgs/bytes = what one start sends, sum over ranks; im_/ib_ = "
-                        "inter-node messages/bytes, max|sum over ranks\n");
-        if (o.imbalance_us > 0)
-            std::printf("# imbalance mode: each rank waits a seeded delay in [0, %g] us before "
-                        "each call; after_last = completion - last arrival (us), mean/max over "
-                        "ranks of each rank's mean, after_mmax = median of the slowest rank;\n"
-                        "# r_pw / r_sys = after_mean vs pairwise / MPI_%s, r_*_mx the same for "
-                        "after_max\n",
-                        o.imbalance_us, w.call);
-        pr.header();
-        std::fflush(stdout);
-    }
-
-    std::vector<CaseResults> all;
-    for (const std::string &pat : o.patterns)
-        for (long long size : o.sizes) {
-            g_watchdog.set_phase("building " + (pat.empty() ? "" : pat + " ") + "size " +
-                                 std::to_string(size));
-            std::unique_ptr<Case> k = w.make_case(c, o, pat, size);
-            if (c.rank == 0 && !k->header.empty()) std::printf("# %s\n", k->header.c_str());
-            // Settle the system at this size before the first variant (the baseline) runs:
-            // fresh buffers and a new message size otherwise penalize whichever comes first.
-            g_watchdog.set_phase("settling with MPI_" + std::string(w.call) + ", size " +
-                                 std::to_string(size));
-            const int settle = o.settle >= 0 ? o.settle : std::max(50, 2 * o.warmup);
-            std::vector<unsigned char> scratch = settle > 0 ? k->poison : std::vector<unsigned char>();
-            for (int i = 0; i < settle; ++i) {
-                check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),
-                         "settling");
-                g_watchdog.poke();
-            }
-            const int per_round = (iterations_for(o, k->load_bytes) + o.rounds - 1) / o.rounds;
-            std::vector<Samples> samples(variants.size());
-            for (int round = 0; round < o.rounds; ++round)
-                for (std::size_t j = 0; j < variants.size(); ++j) {
-                    std::size_t idx = (j + static_cast<std::size_t>(round)) % variants.size();
-                    run_round(r, *k, variants[idx], per_round, round * per_round, samples[idx]);
-                }
-            CaseResults cr{pat, size, {}};
-            for (std::size_t idx = 0; idx < variants.size(); ++idx)
-                cr.rs.push_back(summarize(r, variants[idx], samples[idx]));
-            if (c.rank == 0) pr.rows(cr, csv);
-            all.push_back(std::move(cr));
-        }
+  if (o.list_only) {
+    if (c.rank == 0)
+      for (const auto& v : variants)
+        std::printf("%-*s %s\n", pr.vw, v.name.c_str(), v.description.c_str());
     g_watchdog.finish();
-    if (c.rank == 0) pr.summary(all);
-    if (csv) std::fclose(csv);
     MPI_Comm_free(&c.comm);
     return 0;
+  }
+
+  std::FILE* csv = nullptr;
+  if (c.rank == 0 && !o.csv.empty()) {
+    csv = std::fopen(o.csv.c_str(), "w");
+    if (!csv) die(c, "cannot open CSV file '" + o.csv + "': " + std::strerror(errno));
+    std::fputs(kCsvHeader, csv);
+  }
+  if (c.rank == 0) {
+    const std::string env_name = w.env;
+    const char* env = std::getenv(w.env);
+    std::printf("# mpia_bench --collective %s (mpi-advance %d.%d.%d)  P=%d  nodes=%d%s  MPI: %s\n",
+                o.collective.c_str(), MPIA_VERSION_MAJOR, MPIA_VERSION_MINOR, MPIA_VERSION_PATCH,
+                c.nprocs, c.nnodes,
+                r.locality_env.empty() ? "" : (" (MPIX_LOCALITY=" + r.locality_env + ")").c_str(),
+                c.mpi_library.c_str());
+    std::printf("# warmup=%d iters=%s rounds=%d seed=%llu  %s=%s  system persistent: %s\n",
+                o.warmup, o.iters > 0 ? std::to_string(o.iters).c_str() : "adaptive", o.rounds,
+                o.seed, env_name.c_str(), env ? env : "(unset)",
+                w.system_init_name() ? w.system_init_name() : "none");
+    std::printf(
+        "# times in us: per-rank mean over iterations, min/avg/max over ranks; "
+        "med_max = median over iterations of the slowest rank;\n"
+        "# ratio = avg / avg(MPI_%s) at the same size (< 1: faster than the system "
+        "MPI); ratio_med = med_max / med_max(MPI_%s); init_us = slowest rank's "
+        "*_init\n",
+        w.call, w.call);
+    if (w.blocking_per_algorithm)
+      std::printf(
+          "# msgs/bytes = what one start sends, sum over ranks; im_/ib_ = "
+          "inter-node messages/bytes, max|sum over ranks\n");
+    if (o.imbalance_us > 0)
+      std::printf(
+          "# imbalance mode: each rank waits a seeded delay in [0, %g] us before "
+          "each call; after_last = completion - last arrival (us), mean/max over "
+          "ranks of each rank's mean, after_mmax = median of the slowest rank;\n"
+          "# r_pw / r_sys = after_mean vs pairwise / MPI_%s, r_*_mx the same for "
+          "after_max\n",
+          o.imbalance_us, w.call);
+    pr.header();
+    std::fflush(stdout);
+  }
+
+  std::vector<CaseResults> all;
+  for (const std::string& pat : o.patterns)
+    for (long long size : o.sizes) {
+      g_watchdog.set_phase("building " + (pat.empty() ? "" : pat + " ") + "size " +
+                           std::to_string(size));
+      std::unique_ptr<Case> k = w.make_case(c, o, pat, size);
+      if (c.rank == 0 && !k->header.empty()) std::printf("# %s\n", k->header.c_str());
+      // Settle the system at this size before the first variant (the baseline) runs:
+      // fresh buffers and a new message size otherwise penalize whichever comes first.
+      g_watchdog.set_phase("settling with MPI_" + std::string(w.call) + ", size " +
+                           std::to_string(size));
+      const int settle = o.settle >= 0 ? o.settle : std::max(50, 2 * o.warmup);
+      std::vector<unsigned char> scratch = settle > 0 ? k->poison : std::vector<unsigned char>();
+      for (int i = 0; i < settle; ++i) {
+        check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),
+                 "settling");
+        g_watchdog.poke();
+      }
+      const int per_round = (iterations_for(o, k->load_bytes) + o.rounds - 1) / o.rounds;
+      std::vector<Samples> samples(variants.size());
+      for (int round = 0; round < o.rounds; ++round)
+        for (std::size_t j = 0; j < variants.size(); ++j) {
+          std::size_t idx = (j + static_cast<std::size_t>(round)) % variants.size();
+          run_round(r, *k, variants[idx], per_round, round * per_round, samples[idx]);
+        }
+      CaseResults cr{pat, size, {}};
+      for (std::size_t idx = 0; idx < variants.size(); ++idx)
+        cr.rs.push_back(summarize(r, variants[idx], samples[idx]));
+      if (c.rank == 0) pr.rows(cr, csv);
+      all.push_back(std::move(cr));
+    }
+  g_watchdog.finish();
+  if (c.rank == 0) pr.summary(all);
+  if (csv) std::fclose(csv);
+  MPI_Comm_free(&c.comm);
+  return 0;
 }
 
 }  // namespace mpia_bench
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int rc = mpia_bench::run_bench(argc, argv);
-    MPI_Finalize();
-    return rc;
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = mpia_bench::run_bench(argc, argv);
+  MPI_Finalize();
+  return rc;
 }

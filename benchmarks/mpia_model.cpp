@@ -5,7 +5,8 @@
 // fits; a bandwidth's column, inv_bw_*, is the bytes its inverse multiplies), and which
 // selection auto takes.
 //
-//   mpia_model --nranks 1024 --ppn 16 --bytes 8,512 [--select tra:radix=4,tra2:radix_intra=2,radix_inter=8]
+//   mpia_model --nranks 1024 --ppn 16 --bytes 8,512 [--select
+//   tra:radix=4,tra2:radix_intra=2,radix_inter=8]
 //              [--all] [--model o_inter=1e-6,...] [--tuning FILE]
 //
 // --select: ';'-separated selections (default: auto only); --all: every candidate auto
@@ -57,14 +58,20 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value after " + a).c_str());
       return argv[++i];
     };
-    if (a == "--nranks") P = std::atoi(next().c_str());
-    else if (a == "--ppn") Q = std::atoi(next().c_str());
-    else if (a == "--roundrobin") roundrobin = true;
-    else if (a == "--all") all = true;
+    if (a == "--nranks")
+      P = std::atoi(next().c_str());
+    else if (a == "--ppn")
+      Q = std::atoi(next().c_str());
+    else if (a == "--roundrobin")
+      roundrobin = true;
+    else if (a == "--all")
+      all = true;
     else if (a == "--bytes")
       for (const std::string& s : split(next(), ',')) sizes.push_back(std::atoll(s.c_str()));
-    else if (a == "--select") selections = split(next(), ';');
-    else if (a == "--model") model_text = next();
+    else if (a == "--select")
+      selections = split(next(), ';');
+    else if (a == "--model")
+      model_text = next();
     else if (a == "--tuning") {
       const std::string path = next();
       std::ifstream in(path);
@@ -73,8 +80,10 @@ int main(int argc, char** argv) {
       if (!in) usage(("cannot read " + path).c_str());
       std::string warnings;
       parse_tuning(text.str(), tuning, warnings);
-      if (!warnings.empty()) std::fprintf(stderr, "mpia_model: %s: skipped:\n%s", path.c_str(), warnings.c_str());
-    } else usage(("unknown option " + a).c_str());
+      if (!warnings.empty())
+        std::fprintf(stderr, "mpia_model: %s: skipped:\n%s", path.c_str(), warnings.c_str());
+    } else
+      usage(("unknown option " + a).c_str());
   }
   if (P < 1 || sizes.empty()) usage("--nranks and --bytes are required");
   if (Q < 1 || Q > P) Q = P;
@@ -92,9 +101,8 @@ int main(int argc, char** argv) {
   std::printf(",rounds,blocks,messages\n");
   try {
     for (std::int64_t B : sizes) {
-      const Selection chosen = resolve_auto(tuning, Collective::Alltoall, m, B, [&] {
-        return choose_alltoall(tuning.model, m, B);
-      });
+      const Selection chosen = resolve_auto(tuning, Collective::Alltoall, m, B,
+                                            [&] { return choose_alltoall(tuning.model, m, B); });
       std::vector<Selection> rows;
       if (all) rows = alltoall_candidates(m);
       for (const std::string& s : selections)

@@ -10,66 +10,66 @@ namespace mpia_bench {
 namespace {
 
 class AlltoallCase : public Case {
-public:
-    int count = 0;
-    int nprocs = 1;
-    int sys_blocking(void *recv, MPI_Comm cm) override
-    {
-        return MPI_Alltoall(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE, cm);
-    }
-    int sys_init(void *recv, MPI_Comm cm, MPI_Request *req) override
-    {
-        return mpia_bench_system_alltoall_init(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE,
-                                               cm, MPI_INFO_NULL, req);
-    }
-    int ours_blocking(void *recv, MPI_Comm cm) override
-    {
-        return MPIX_Alltoall(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE, cm);
-    }
-    int ours_init(void *recv, MPI_Comm cm, MPI_Info info, MPIX_Request *req) override
-    {
-        return MPIX_Alltoall_init(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE, cm, info,
-                                  req);
-    }
-    std::string locate(std::size_t i) const override
-    {
-        return "block from rank " + std::to_string(i / count) + ", byte " +
-               std::to_string(i % count);
-    }
+ public:
+  int count = 0;
+  int nprocs = 1;
+  int sys_blocking(void* recv, MPI_Comm cm) override {
+    return MPI_Alltoall(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE, cm);
+  }
+  int sys_init(void* recv, MPI_Comm cm, MPI_Request* req) override {
+    return mpia_bench_system_alltoall_init(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE, cm,
+                                           MPI_INFO_NULL, req);
+  }
+  int ours_blocking(void* recv, MPI_Comm cm) override {
+    return MPIX_Alltoall(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE, cm);
+  }
+  int ours_init(void* recv, MPI_Comm cm, MPI_Info info, MPIX_Request* req) override {
+    return MPIX_Alltoall_init(send.data(), count, MPI_BYTE, recv, count, MPI_BYTE, cm, info, req);
+  }
+  std::string locate(std::size_t i) const override {
+    return "block from rank " + std::to_string(i / count) + ", byte " + std::to_string(i % count);
+  }
 };
 
-std::unique_ptr<Case> make(const Ctx &c, const Options &, const std::string &, long long size)
-{
-    auto k = std::make_unique<AlltoallCase>();
-    const std::size_t block = static_cast<std::size_t>(size);
-    k->comm = c.comm;
-    k->size = size;
-    k->count = static_cast<int>(size);
-    k->nprocs = c.nprocs;
-    fill_send(k->send, c.rank, c.nprocs, block);
-    fill_expected(k->expected, c.rank, c.nprocs, block);
-    poison_recv(k->poison, c.rank, c.nprocs, block);
-    k->load_bytes = size * c.nprocs;
-    k->reproduce = "--sizes " + std::to_string(size);
-    return k;
+std::unique_ptr<Case> make(const Ctx& c, const Options&, const std::string&, long long size) {
+  auto k = std::make_unique<AlltoallCase>();
+  const std::size_t block = static_cast<std::size_t>(size);
+  k->comm = c.comm;
+  k->size = size;
+  k->count = static_cast<int>(size);
+  k->nprocs = c.nprocs;
+  fill_send(k->send, c.rank, c.nprocs, block);
+  fill_expected(k->expected, c.rank, c.nprocs, block);
+  poison_recv(k->poison, c.rank, c.nprocs, block);
+  k->load_bytes = size * c.nprocs;
+  k->reproduce = "--sizes " + std::to_string(size);
+  return k;
 }
 
-std::map<std::string, std::vector<long long>> sweeps(int nprocs)
-{
-    std::vector<long long> radices;
-    for (int r = 2; r <= std::max(2, nprocs); ++r) radices.push_back(r);
-    return {{"radix", radices}};
+std::map<std::string, std::vector<long long>> sweeps(int nprocs) {
+  std::vector<long long> radices;
+  for (int r = 2; r <= std::max(2, nprocs); ++r) radices.push_back(r);
+  return {{"radix", radices}};
 }
 
 }  // namespace
 
-const Workload &alltoall_workload()
-{
-    static const Workload w{"alltoall", "alltoall", "Alltoall", "a2a", "MPIX_ALLTOALL",
-                            mpia_bench_system_pcoll_name,
-                            {1, 8, 64, 512, 4096, 32768}, {1, 1024}, INT32_MAX,
-                            {}, {}, false, sweeps, make};
-    return w;
+const Workload& alltoall_workload() {
+  static const Workload w{"alltoall",
+                          "alltoall",
+                          "Alltoall",
+                          "a2a",
+                          "MPIX_ALLTOALL",
+                          mpia_bench_system_pcoll_name,
+                          {1, 8, 64, 512, 4096, 32768},
+                          {1, 1024},
+                          INT32_MAX,
+                          {},
+                          {},
+                          false,
+                          sweeps,
+                          make};
+  return w;
 }
 
 }  // namespace mpia_bench

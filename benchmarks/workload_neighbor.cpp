@@ -40,341 +40,337 @@ namespace {
 constexpr double kGapValue = -12345.5;  // what the receive buffers' gaps hold and keep
 
 // A double in [0, 1) from a key, exactly representable: the data every rank can predict.
-double value_of(std::uint64_t key)
-{
-    return static_cast<double>(mix64(key) >> 11) * (1.0 / 9007199254740992.0);
+double value_of(std::uint64_t key) {
+  return static_cast<double>(mix64(key) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 class NeighborCase : public Case {
-public:
-    std::vector<int> sources, dests;                 // neighbour ranks in MPI order
-    std::vector<int> scounts, sdispls, rcounts, rdispls;  // in doubles
-    std::vector<double> dsend, dexpected, dpoison;   // built here, then copied into the bytes
-    NeighborCase() { elem = sizeof(double); }
+ public:
+  std::vector<int> sources, dests;                      // neighbour ranks in MPI order
+  std::vector<int> scounts, sdispls, rcounts, rdispls;  // in doubles
+  std::vector<double> dsend, dexpected, dpoison;        // built here, then copied into the bytes
+  NeighborCase() { elem = sizeof(double); }
 
-    int sys_blocking(void *recv, MPI_Comm cm) override
-    {
-        return MPI_Neighbor_alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE,
-                                      recv, rcounts.data(), rdispls.data(), MPI_DOUBLE, cm);
-    }
-    int sys_init(void *recv, MPI_Comm cm, MPI_Request *req) override
-    {
-        return mpia_bench_system_neighbor_alltoallv_init(
-            send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE, recv, rcounts.data(),
-            rdispls.data(), MPI_DOUBLE, cm, MPI_INFO_NULL, req);
-    }
-    int ours_blocking(void *recv, MPI_Comm cm) override
-    {
-        return MPIX_Neighbor_alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE,
-                                       recv, rcounts.data(), rdispls.data(), MPI_DOUBLE, cm);
-    }
-    int ours_init(void *recv, MPI_Comm cm, MPI_Info info, MPIX_Request *req) override
-    {
-        return MPIX_Neighbor_alltoallv_init(send.data(), scounts.data(), sdispls.data(),
-                                            MPI_DOUBLE, recv, rcounts.data(), rdispls.data(),
-                                            MPI_DOUBLE, cm, info, req);
-    }
-    std::string locate(std::size_t i) const override
-    {
-        const int k = block_at(rcounts, rdispls, i);
-        if (k < 0) return "a gap between blocks (offset " + std::to_string(i) + ", must stay untouched)";
-        return "receive block " + std::to_string(k) + " (from " +
-               (sources[k] == MPI_PROC_NULL ? std::string("MPI_PROC_NULL: must stay untouched")
-                                            : "rank " + std::to_string(sources[k])) +
-               "), element " + std::to_string(i - rdispls[k]) + " of " + std::to_string(rcounts[k]);
-    }
-    std::string show(const unsigned char *p) const override
-    {
-        double d;
-        std::memcpy(&d, p, sizeof d);
-        return fmt("%.17g", d);
-    }
+  int sys_blocking(void* recv, MPI_Comm cm) override {
+    return MPI_Neighbor_alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE, recv,
+                                  rcounts.data(), rdispls.data(), MPI_DOUBLE, cm);
+  }
+  int sys_init(void* recv, MPI_Comm cm, MPI_Request* req) override {
+    return mpia_bench_system_neighbor_alltoallv_init(
+        send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE, recv, rcounts.data(),
+        rdispls.data(), MPI_DOUBLE, cm, MPI_INFO_NULL, req);
+  }
+  int ours_blocking(void* recv, MPI_Comm cm) override {
+    return MPIX_Neighbor_alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE, recv,
+                                   rcounts.data(), rdispls.data(), MPI_DOUBLE, cm);
+  }
+  int ours_init(void* recv, MPI_Comm cm, MPI_Info info, MPIX_Request* req) override {
+    return MPIX_Neighbor_alltoallv_init(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE,
+                                        recv, rcounts.data(), rdispls.data(), MPI_DOUBLE, cm, info,
+                                        req);
+  }
+  std::string locate(std::size_t i) const override {
+    const int k = block_at(rcounts, rdispls, i);
+    if (k < 0)
+      return "a gap between blocks (offset " + std::to_string(i) + ", must stay untouched)";
+    return "receive block " + std::to_string(k) + " (from " +
+           (sources[k] == MPI_PROC_NULL ? std::string("MPI_PROC_NULL: must stay untouched")
+                                        : "rank " + std::to_string(sources[k])) +
+           "), element " + std::to_string(i - rdispls[k]) + " of " + std::to_string(rcounts[k]);
+  }
+  std::string show(const unsigned char* p) const override {
+    double d;
+    std::memcpy(&d, p, sizeof d);
+    return fmt("%.17g", d);
+  }
 
-    void layout(const Ctx &c, const std::vector<int> &counts, std::vector<int> &displs,
-                std::size_t &total)
-    {
-        displs.assign(counts.size(), 0);
-        std::size_t off = 0;
-        for (std::size_t j = counts.size(); j-- > 0;) {
-            off += 1;
-            if (off > static_cast<std::size_t>(INT_MAX)) break;
-            displs[j] = static_cast<int>(off);
-            off += static_cast<std::size_t>(counts[j]);
-        }
-        total = off + 1;
-        if (total > static_cast<std::size_t>(INT_MAX))
-            die(c, pattern + " n=" + std::to_string(size) + ": buffers above INT_MAX doubles");
+  void layout(const Ctx& c, const std::vector<int>& counts, std::vector<int>& displs,
+              std::size_t& total) {
+    displs.assign(counts.size(), 0);
+    std::size_t off = 0;
+    for (std::size_t j = counts.size(); j-- > 0;) {
+      off += 1;
+      if (off > static_cast<std::size_t>(INT_MAX)) break;
+      displs[j] = static_cast<int>(off);
+      off += static_cast<std::size_t>(counts[j]);
     }
-    void alloc(const Ctx &c)
-    {
-        std::size_t slen = 0, rlen = 0;
-        layout(c, scounts, sdispls, slen);
-        layout(c, rcounts, rdispls, rlen);
-        dsend.assign(slen, kGapValue);
-        dexpected.assign(rlen, kGapValue);
-        dpoison.assign(rlen, kGapValue);
-    }
-    void finish()
-    {
-        auto bytes = [](const std::vector<double> &d, std::vector<unsigned char> &b) {
-            b.resize(d.size() * sizeof(double));
-            if (!d.empty()) std::memcpy(b.data(), d.data(), b.size());
-        };
-        bytes(dsend, send);
-        bytes(dexpected, expected);
-        bytes(dpoison, poison);
-        dsend.clear();
-        dexpected.clear();
-        dpoison.clear();
-    }
+    total = off + 1;
+    if (total > static_cast<std::size_t>(INT_MAX))
+      die(c, pattern + " n=" + std::to_string(size) + ": buffers above INT_MAX doubles");
+  }
+  void alloc(const Ctx& c) {
+    std::size_t slen = 0, rlen = 0;
+    layout(c, scounts, sdispls, slen);
+    layout(c, rcounts, rdispls, rlen);
+    dsend.assign(slen, kGapValue);
+    dexpected.assign(rlen, kGapValue);
+    dpoison.assign(rlen, kGapValue);
+  }
+  void finish() {
+    auto bytes = [](const std::vector<double>& d, std::vector<unsigned char>& b) {
+      b.resize(d.size() * sizeof(double));
+      if (!d.empty()) std::memcpy(b.data(), d.data(), b.size());
+    };
+    bytes(dsend, send);
+    bytes(dexpected, expected);
+    bytes(dpoison, poison);
+    dsend.clear();
+    dexpected.clear();
+    dpoison.clear();
+  }
 };
 
 // Halo exchange of an n^ndims box on a Cartesian communicator.
-void make_stencil(const Ctx &c, const Options &o, NeighborCase &t, int ndims)
-{
-    const long long n = t.size;
-    long long face = 1;
-    for (int d = 0; d < ndims - 1; ++d) face *= n;
-    if (face > INT_MAX / 8) die(c, t.pattern + " n=" + std::to_string(n) + ": faces too large");
-    int dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0};
-    MPI_Dims_create(c.nprocs, ndims, dims);
-    std::string dstr, pstr;
-    for (int d = 0; d < ndims; ++d) {
-        periods[d] = o.periodic == "all" ? 1 : o.periodic == "none" ? 0 : dims[d] >= 3;
-        if (periods[d] && dims[d] <= 2) t.degenerate = true;
-        dstr += (d ? "x" : "") + std::to_string(dims[d]);
-        pstr += (d ? "," : "") + std::to_string(periods[d]);
+void make_stencil(const Ctx& c, const Options& o, NeighborCase& t, int ndims) {
+  const long long n = t.size;
+  long long face = 1;
+  for (int d = 0; d < ndims - 1; ++d) face *= n;
+  if (face > INT_MAX / 8) die(c, t.pattern + " n=" + std::to_string(n) + ": faces too large");
+  int dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0};
+  MPI_Dims_create(c.nprocs, ndims, dims);
+  std::string dstr, pstr;
+  for (int d = 0; d < ndims; ++d) {
+    periods[d] = o.periodic == "all" ? 1 : o.periodic == "none" ? 0 : dims[d] >= 3;
+    if (periods[d] && dims[d] <= 2) t.degenerate = true;
+    dstr += (d ? "x" : "") + std::to_string(dims[d]);
+    pstr += (d ? "," : "") + std::to_string(periods[d]);
+  }
+  t.header = "cart " + dstr + " periods " + pstr;
+  check_rc(c, MPI_Cart_create(c.comm, ndims, dims, periods, 0, &t.comm), "MPI_Cart_create",
+           t.pattern);
+  t.owns_comm = true;
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  const int k = 2 * ndims;
+  t.sources.resize(k);
+  t.dests.resize(k);
+  for (int d = 0; d < ndims; ++d) {
+    int lo = MPI_PROC_NULL, hi = MPI_PROC_NULL;
+    check_rc(c, MPI_Cart_shift(t.comm, d, 1, &lo, &hi), "MPI_Cart_shift", t.pattern);
+    t.sources[2 * d] = t.dests[2 * d] = lo;
+    t.sources[2 * d + 1] = t.dests[2 * d + 1] = hi;
+  }
+  t.scounts.assign(k, static_cast<int>(face));
+  t.rcounts.assign(k, static_cast<int>(face));
+  t.alloc(c);
+  auto key = [&](int src, int block, long long i) {
+    return mix64(o.seed ^ 0x5EED0F57E9C11ull) ^
+           mix64((static_cast<std::uint64_t>(src) << 40) ^
+                 (static_cast<std::uint64_t>(block) << 32) ^ static_cast<std::uint64_t>(i));
+  };
+  for (int b = 0; b < k; ++b)
+    for (long long i = 0; i < face; ++i) t.dsend[t.sdispls[b] + i] = value_of(key(c.rank, b, i));
+  // MPI-4.1 7.6: receive block 2d comes from the -1 neighbour, which sent it as its block
+  // 2d+1; block 2d+1 from the +1 neighbour's block 2d. A MPI_PROC_NULL block stays untouched.
+  for (int b = 0; b < k; ++b) {
+    const int src = t.sources[b];
+    for (long long i = 0; i < face; ++i) {
+      const std::size_t at = static_cast<std::size_t>(t.rdispls[b] + i);
+      const double e = src == MPI_PROC_NULL ? -2.0 : value_of(key(src, b ^ 1, i));
+      t.dexpected[at] = e;
+      t.dpoison[at] = src == MPI_PROC_NULL ? -2.0 : -1.0 - e;
     }
-    t.header = "cart " + dstr + " periods " + pstr;
-    check_rc(c, MPI_Cart_create(c.comm, ndims, dims, periods, 0, &t.comm), "MPI_Cart_create",
-             t.pattern);
-    t.owns_comm = true;
-    MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
-    const int k = 2 * ndims;
-    t.sources.resize(k);
-    t.dests.resize(k);
-    for (int d = 0; d < ndims; ++d) {
-        int lo = MPI_PROC_NULL, hi = MPI_PROC_NULL;
-        check_rc(c, MPI_Cart_shift(t.comm, d, 1, &lo, &hi), "MPI_Cart_shift", t.pattern);
-        t.sources[2 * d] = t.dests[2 * d] = lo;
-        t.sources[2 * d + 1] = t.dests[2 * d + 1] = hi;
-    }
-    t.scounts.assign(k, static_cast<int>(face));
-    t.rcounts.assign(k, static_cast<int>(face));
-    t.alloc(c);
-    auto key = [&](int src, int block, long long i) {
-        return mix64(o.seed ^ 0x5EED0F57E9C11ull) ^
-               mix64((static_cast<std::uint64_t>(src) << 40) ^
-                     (static_cast<std::uint64_t>(block) << 32) ^ static_cast<std::uint64_t>(i));
-    };
-    for (int b = 0; b < k; ++b)
-        for (long long i = 0; i < face; ++i) t.dsend[t.sdispls[b] + i] = value_of(key(c.rank, b, i));
-    // MPI-4.1 7.6: receive block 2d comes from the -1 neighbour, which sent it as its block
-    // 2d+1; block 2d+1 from the +1 neighbour's block 2d. A MPI_PROC_NULL block stays untouched.
-    for (int b = 0; b < k; ++b) {
-        const int src = t.sources[b];
-        for (long long i = 0; i < face; ++i) {
-            const std::size_t at = static_cast<std::size_t>(t.rdispls[b] + i);
-            const double e = src == MPI_PROC_NULL ? -2.0 : value_of(key(src, b ^ 1, i));
-            t.dexpected[at] = e;
-            t.dpoison[at] = src == MPI_PROC_NULL ? -2.0 : -1.0 - e;
-        }
-    }
+  }
 }
 
 // The column indices of row i of a generated matrix (N rows; duplicates allowed).
-void row_columns(const std::string &pat, long long n, long long N, long long i,
-                 unsigned long long seed, std::vector<long long> &cols)
-{
-    cols.clear();
-    cols.push_back(i);
-    if (pat == "lap2d") {
-        const long long x = i % n, y = i / n;
-        if (x > 0) cols.push_back(i - 1);
-        if (x + 1 < n) cols.push_back(i + 1);
-        if (y > 0) cols.push_back(i - n);
-        if (y + 1 < n) cols.push_back(i + n);
-    } else if (pat == "lap3d") {
-        const long long x = i % n, y = (i / n) % n, z = i / (n * n);
-        if (x > 0) cols.push_back(i - 1);
-        if (x + 1 < n) cols.push_back(i + 1);
-        if (y > 0) cols.push_back(i - n);
-        if (y + 1 < n) cols.push_back(i + n);
-        if (z > 0) cols.push_back(i - n * n);
-        if (z + 1 < n) cols.push_back(i + n * n);
-    } else {  // powerlaw
-        if (N < 2) return;
-        const std::uint64_t h =
-            mix64(mix64(seed ^ 0x9E3779B97F4A7C15ull) ^ static_cast<std::uint64_t>(i));
-        const double u = 1.0 - static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);  // (0,1]
-        const long long kmax = std::min<long long>(N - 1, 1000);
-        const double kd = std::floor(2.0 * std::pow(u, -1.0 / 1.5));
-        const long long k = kd >= static_cast<double>(kmax) ? kmax : static_cast<long long>(kd);
-        const double logN = std::log(static_cast<double>(N));
-        for (long long j = 0; j < k; ++j) {
-            const std::uint64_t g = mix64(h ^ mix64(static_cast<std::uint64_t>(j) + 1));
-            const double v = static_cast<double>(g >> 11) * (1.0 / 9007199254740992.0);
-            long long d = static_cast<long long>(std::floor(std::exp(v * logN)));
-            d = std::max(1LL, std::min(d, N - 1));
-            long long col = (g & 1) ? i + d : i - d;
-            col %= N;
-            if (col < 0) col += N;
-            cols.push_back(col);
-        }
+void row_columns(const std::string& pat, long long n, long long N, long long i,
+                 unsigned long long seed, std::vector<long long>& cols) {
+  cols.clear();
+  cols.push_back(i);
+  if (pat == "lap2d") {
+    const long long x = i % n, y = i / n;
+    if (x > 0) cols.push_back(i - 1);
+    if (x + 1 < n) cols.push_back(i + 1);
+    if (y > 0) cols.push_back(i - n);
+    if (y + 1 < n) cols.push_back(i + n);
+  } else if (pat == "lap3d") {
+    const long long x = i % n, y = (i / n) % n, z = i / (n * n);
+    if (x > 0) cols.push_back(i - 1);
+    if (x + 1 < n) cols.push_back(i + 1);
+    if (y > 0) cols.push_back(i - n);
+    if (y + 1 < n) cols.push_back(i + n);
+    if (z > 0) cols.push_back(i - n * n);
+    if (z + 1 < n) cols.push_back(i + n * n);
+  } else {  // powerlaw
+    if (N < 2) return;
+    const std::uint64_t h =
+        mix64(mix64(seed ^ 0x9E3779B97F4A7C15ull) ^ static_cast<std::uint64_t>(i));
+    const double u = 1.0 - static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);  // (0,1]
+    const long long kmax = std::min<long long>(N - 1, 1000);
+    const double kd = std::floor(2.0 * std::pow(u, -1.0 / 1.5));
+    const long long k = kd >= static_cast<double>(kmax) ? kmax : static_cast<long long>(kd);
+    const double logN = std::log(static_cast<double>(N));
+    for (long long j = 0; j < k; ++j) {
+      const std::uint64_t g = mix64(h ^ mix64(static_cast<std::uint64_t>(j) + 1));
+      const double v = static_cast<double>(g >> 11) * (1.0 / 9007199254740992.0);
+      long long d = static_cast<long long>(std::floor(std::exp(v * logN)));
+      d = std::max(1LL, std::min(d, N - 1));
+      long long col = (g & 1) ? i + d : i - d;
+      col %= N;
+      if (col < 0) col += N;
+      cols.push_back(col);
     }
+  }
 }
 
 // Sparse matrix-vector halo on a distributed graph.
-void make_sparse(const Ctx &c, const Options &o, NeighborCase &t)
-{
-    const long long n = t.size;
-    const std::string &pat = t.pattern;
-    const long long N = pat == "lap3d" ? n * n * n : n * n;
-    if (N > INT_MAX) die(c, pat + " n=" + std::to_string(n) + ": more than INT_MAX rows");
-    const int P = c.nprocs;
-    auto start = [&](int p) { return static_cast<long long>(p) * N / P; };
-    auto owner = [&](long long col) {
-        int lo = 0, hi = P - 1;  // the last p with start(p) <= col
-        while (lo < hi) {
-            int mid = (lo + hi + 1) / 2;
-            if (start(mid) <= col) lo = mid;
-            else hi = mid - 1;
-        }
-        return lo;
-    };
-    const long long r0 = start(c.rank), r1 = start(c.rank + 1);
-    std::vector<long long> need, cols;
-    for (long long i = r0; i < r1; ++i) {
-        row_columns(pat, n, N, i, o.seed, cols);
-        for (long long col : cols)
-            if (col < r0 || col >= r1) need.push_back(col);
+void make_sparse(const Ctx& c, const Options& o, NeighborCase& t) {
+  const long long n = t.size;
+  const std::string& pat = t.pattern;
+  const long long N = pat == "lap3d" ? n * n * n : n * n;
+  if (N > INT_MAX) die(c, pat + " n=" + std::to_string(n) + ": more than INT_MAX rows");
+  const int P = c.nprocs;
+  auto start = [&](int p) { return static_cast<long long>(p) * N / P; };
+  auto owner = [&](long long col) {
+    int lo = 0, hi = P - 1;  // the last p with start(p) <= col
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (start(mid) <= col)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
-    std::sort(need.begin(), need.end());
-    need.erase(std::unique(need.begin(), need.end()), need.end());
-    if (need.size() > static_cast<std::size_t>(INT_MAX / 2))
-        die(c, pat + " n=" + std::to_string(n) + ": too many needed entries");
+    return lo;
+  };
+  const long long r0 = start(c.rank), r1 = start(c.rank + 1);
+  std::vector<long long> need, cols;
+  for (long long i = r0; i < r1; ++i) {
+    row_columns(pat, n, N, i, o.seed, cols);
+    for (long long col : cols)
+      if (col < r0 || col >= r1) need.push_back(col);
+  }
+  std::sort(need.begin(), need.end());
+  need.erase(std::unique(need.begin(), need.end()), need.end());
+  if (need.size() > static_cast<std::size_t>(INT_MAX / 2))
+    die(c, pat + " n=" + std::to_string(n) + ": too many needed entries");
 
-    // Who needs what from whom: counts, then the index lists themselves.
-    std::vector<int> needcnt(P, 0), theycnt(P, 0), ndis(P, 0), tdis(P, 0);
-    for (long long col : need) needcnt[owner(col)]++;
-    check_rc(c, MPI_Alltoall(needcnt.data(), 1, MPI_INT, theycnt.data(), 1, MPI_INT, c.comm),
-             "MPI_Alltoall", pat + " setup");
-    long long tot = 0;
-    for (int q = 0; q < P; ++q) {
-        tdis[q] = static_cast<int>(tot);
-        tot += theycnt[q];
-        if (tot > INT_MAX / 2) die(c, pat + " n=" + std::to_string(n) + ": too many requests");
-    }
-    for (int q = 1; q < P; ++q) ndis[q] = ndis[q - 1] + needcnt[q - 1];
-    std::vector<long long> requested(static_cast<std::size_t>(tot));
-    check_rc(c,
-             MPI_Alltoallv(need.data(), needcnt.data(), ndis.data(), MPI_LONG_LONG,
-                           requested.data(), theycnt.data(), tdis.data(), MPI_LONG_LONG, c.comm),
-             "MPI_Alltoallv", pat + " setup");
+  // Who needs what from whom: counts, then the index lists themselves.
+  std::vector<int> needcnt(P, 0), theycnt(P, 0), ndis(P, 0), tdis(P, 0);
+  for (long long col : need) needcnt[owner(col)]++;
+  check_rc(c, MPI_Alltoall(needcnt.data(), 1, MPI_INT, theycnt.data(), 1, MPI_INT, c.comm),
+           "MPI_Alltoall", pat + " setup");
+  long long tot = 0;
+  for (int q = 0; q < P; ++q) {
+    tdis[q] = static_cast<int>(tot);
+    tot += theycnt[q];
+    if (tot > INT_MAX / 2) die(c, pat + " n=" + std::to_string(n) + ": too many requests");
+  }
+  for (int q = 1; q < P; ++q) ndis[q] = ndis[q - 1] + needcnt[q - 1];
+  std::vector<long long> requested(static_cast<std::size_t>(tot));
+  check_rc(c,
+           MPI_Alltoallv(need.data(), needcnt.data(), ndis.data(), MPI_LONG_LONG, requested.data(),
+                         theycnt.data(), tdis.data(), MPI_LONG_LONG, c.comm),
+           "MPI_Alltoallv", pat + " setup");
 
-    for (int q = 0; q < P; ++q) {
-        if (needcnt[q] > 0) {
-            t.sources.push_back(q);
-            t.rcounts.push_back(needcnt[q]);
-        }
-        if (theycnt[q] > 0) {
-            t.dests.push_back(q);
-            t.scounts.push_back(theycnt[q]);
-        }
+  for (int q = 0; q < P; ++q) {
+    if (needcnt[q] > 0) {
+      t.sources.push_back(q);
+      t.rcounts.push_back(needcnt[q]);
     }
-    check_rc(c,
-             MPI_Dist_graph_create_adjacent(
-                 c.comm, static_cast<int>(t.sources.size()), t.sources.data(), MPI_UNWEIGHTED,
-                 static_cast<int>(t.dests.size()), t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL,
-                 0, &t.comm),
-             "MPI_Dist_graph_create_adjacent", pat);
-    t.owns_comm = true;
-    MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
-    t.header = "dist graph, " + std::to_string(N) + " rows";
-    t.alloc(c);
-    const std::uint64_t vseed = mix64(o.seed ^ 0xA24BAED4963EE407ull);
-    auto val = [&](long long g) { return value_of(vseed ^ static_cast<std::uint64_t>(g)); };
-    for (std::size_t j = 0; j < t.dests.size(); ++j) {
-        const int q = t.dests[j];
-        for (int i = 0; i < theycnt[q]; ++i) t.dsend[t.sdispls[j] + i] = val(requested[tdis[q] + i]);
+    if (theycnt[q] > 0) {
+      t.dests.push_back(q);
+      t.scounts.push_back(theycnt[q]);
     }
-    for (std::size_t k = 0; k < t.sources.size(); ++k) {
-        const int q = t.sources[k];
-        for (int i = 0; i < needcnt[q]; ++i) {
-            const double e = val(need[ndis[q] + i]);
-            t.dexpected[t.rdispls[k] + i] = e;
-            t.dpoison[t.rdispls[k] + i] = -1.0 - e;
-        }
+  }
+  check_rc(
+      c,
+      MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(t.sources.size()), t.sources.data(),
+                                     MPI_UNWEIGHTED, static_cast<int>(t.dests.size()),
+                                     t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t.comm),
+      "MPI_Dist_graph_create_adjacent", pat);
+  t.owns_comm = true;
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  t.header = "dist graph, " + std::to_string(N) + " rows";
+  t.alloc(c);
+  const std::uint64_t vseed = mix64(o.seed ^ 0xA24BAED4963EE407ull);
+  auto val = [&](long long g) { return value_of(vseed ^ static_cast<std::uint64_t>(g)); };
+  for (std::size_t j = 0; j < t.dests.size(); ++j) {
+    const int q = t.dests[j];
+    for (int i = 0; i < theycnt[q]; ++i) t.dsend[t.sdispls[j] + i] = val(requested[tdis[q] + i]);
+  }
+  for (std::size_t k = 0; k < t.sources.size(); ++k) {
+    const int q = t.sources[k];
+    for (int i = 0; i < needcnt[q]; ++i) {
+      const double e = val(need[ndis[q] + i]);
+      t.dexpected[t.rdispls[k] + i] = e;
+      t.dpoison[t.rdispls[k] + i] = -1.0 - e;
     }
+  }
 }
 
 // Facts about a topology for its header line: degrees, edges, bytes, the inter-node part.
-std::string topo_stats(const Ctx &c, const NeighborCase &t)
-{
-    long long deg = 0, send = 0, iedges = 0, ibytes = 0;
-    int my_node = 0, lr = 0;
-    check_rc(c, MPIX_Comm_rank_locality(t.comm, c.rank, &my_node, &lr, nullptr, nullptr),
+std::string topo_stats(const Ctx& c, const NeighborCase& t) {
+  long long deg = 0, send = 0, iedges = 0, ibytes = 0;
+  int my_node = 0, lr = 0;
+  check_rc(c, MPIX_Comm_rank_locality(t.comm, c.rank, &my_node, &lr, nullptr, nullptr),
+           "MPIX_Comm_rank_locality", t.pattern);
+  for (std::size_t j = 0; j < t.dests.size(); ++j) {
+    if (t.dests[j] == MPI_PROC_NULL) continue;
+    ++deg;
+    const long long b = static_cast<long long>(t.scounts[j]) * sizeof(double);
+    send += b;
+    int node = 0;
+    check_rc(c, MPIX_Comm_rank_locality(t.comm, t.dests[j], &node, &lr, nullptr, nullptr),
              "MPIX_Comm_rank_locality", t.pattern);
-    for (std::size_t j = 0; j < t.dests.size(); ++j) {
-        if (t.dests[j] == MPI_PROC_NULL) continue;
-        ++deg;
-        const long long b = static_cast<long long>(t.scounts[j]) * sizeof(double);
-        send += b;
-        int node = 0;
-        check_rc(c, MPIX_Comm_rank_locality(t.comm, t.dests[j], &node, &lr, nullptr, nullptr),
-                 "MPIX_Comm_rank_locality", t.pattern);
-        if (node != my_node && b > 0) {
-            ++iedges;
-            ibytes += b;
-        }
+    if (node != my_node && b > 0) {
+      ++iedges;
+      ibytes += b;
     }
-    long long in[4] = {deg, send, iedges, ibytes}, sums[4], mins[1], maxs[2];
-    MPI_Allreduce(in, sums, 4, MPI_LONG_LONG, MPI_SUM, c.comm);
-    MPI_Allreduce(in, mins, 1, MPI_LONG_LONG, MPI_MIN, c.comm);
-    MPI_Allreduce(in, maxs, 2, MPI_LONG_LONG, MPI_MAX, c.comm);
-    return "neighbours/rank " + std::to_string(mins[0]) + ".." + std::to_string(maxs[0]) + ", " +
-           std::to_string(sums[0]) + " edges (" + std::to_string(sums[2]) + " inter-node, " +
-           std::to_string(sums[3]) + " B); send/rank max " + std::to_string(maxs[1]) +
-           " B, all " + std::to_string(sums[1]) + " B";
+  }
+  long long in[4] = {deg, send, iedges, ibytes}, sums[4], mins[1], maxs[2];
+  MPI_Allreduce(in, sums, 4, MPI_LONG_LONG, MPI_SUM, c.comm);
+  MPI_Allreduce(in, mins, 1, MPI_LONG_LONG, MPI_MIN, c.comm);
+  MPI_Allreduce(in, maxs, 2, MPI_LONG_LONG, MPI_MAX, c.comm);
+  return "neighbours/rank " + std::to_string(mins[0]) + ".." + std::to_string(maxs[0]) + ", " +
+         std::to_string(sums[0]) + " edges (" + std::to_string(sums[2]) + " inter-node, " +
+         std::to_string(sums[3]) + " B); send/rank max " + std::to_string(maxs[1]) + " B, all " +
+         std::to_string(sums[1]) + " B";
 }
 
-std::unique_ptr<Case> make(const Ctx &c, const Options &o, const std::string &pat, long long n)
-{
-    auto t = std::make_unique<NeighborCase>();
-    t->pattern = pat;
-    t->size = n;
-    if (pat == "stencil2d" || pat == "stencil3d") {
-        make_stencil(c, o, *t, pat == "stencil2d" ? 2 : 3);
-    } else {
-        if (pat == "lap3d" && n > 1290) die(c, "lap3d n=" + std::to_string(n) + ": n^3 above INT_MAX");
-        if (pat != "lap3d" && n > 46340) die(c, pat + " n=" + std::to_string(n) + ": n^2 above INT_MAX");
-        make_sparse(c, o, *t);
-    }
-    const std::string stats = topo_stats(c, *t);
-    long long mine = static_cast<long long>(t->dsend.size() * sizeof(double));
-    MPI_Allreduce(&mine, &t->load_bytes, 1, MPI_LONG_LONG, MPI_MAX, c.comm);
-    t->finish();
-    if (t->degenerate) t->reference = "the MPI-4.1 definition";
-    t->header = pat + " n=" + std::to_string(n) + ": " + t->header + "; " + stats +
-                "; checked against " + t->reference;
-    t->reproduce = "--patterns " + pat + " --sizes " + std::to_string(n) + " --periodic " +
-                   o.periodic + " --seed " + std::to_string(o.seed);
-    return t;
+std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pat, long long n) {
+  auto t = std::make_unique<NeighborCase>();
+  t->pattern = pat;
+  t->size = n;
+  if (pat == "stencil2d" || pat == "stencil3d") {
+    make_stencil(c, o, *t, pat == "stencil2d" ? 2 : 3);
+  } else {
+    if (pat == "lap3d" && n > 1290) die(c, "lap3d n=" + std::to_string(n) + ": n^3 above INT_MAX");
+    if (pat != "lap3d" && n > 46340)
+      die(c, pat + " n=" + std::to_string(n) + ": n^2 above INT_MAX");
+    make_sparse(c, o, *t);
+  }
+  const std::string stats = topo_stats(c, *t);
+  long long mine = static_cast<long long>(t->dsend.size() * sizeof(double));
+  MPI_Allreduce(&mine, &t->load_bytes, 1, MPI_LONG_LONG, MPI_MAX, c.comm);
+  t->finish();
+  if (t->degenerate) t->reference = "the MPI-4.1 definition";
+  t->header = pat + " n=" + std::to_string(n) + ": " + t->header + "; " + stats +
+              "; checked against " + t->reference;
+  t->reproduce = "--patterns " + pat + " --sizes " + std::to_string(n) + " --periodic " +
+                 o.periodic + " --seed " + std::to_string(o.seed);
+  return t;
 }
 
 std::map<std::string, std::vector<long long>> sweeps(int) { return {}; }
 
 }  // namespace
 
-const Workload &neighbor_workload()
-{
-    static const Workload w{"neighbor", "neighbor_alltoallv", "Neighbor_alltoallv", "nbr",
-                            "MPIX_NEIGHBOR_ALLTOALLV", mpia_bench_system_neighbor_name,
-                            {8, 32, 128}, {5, 12}, 1000000,
-                            {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
-                            {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
-                            true, sweeps, make};
-    return w;
+const Workload& neighbor_workload() {
+  static const Workload w{"neighbor",
+                          "neighbor_alltoallv",
+                          "Neighbor_alltoallv",
+                          "nbr",
+                          "MPIX_NEIGHBOR_ALLTOALLV",
+                          mpia_bench_system_neighbor_name,
+                          {8, 32, 128},
+                          {5, 12},
+                          1000000,
+                          {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
+                          {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
+                          true,
+                          sweeps,
+                          make};
+  return w;
 }
 
 }  // namespace mpia_bench

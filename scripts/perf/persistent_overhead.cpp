@@ -42,9 +42,9 @@ void die(const char* what, int rc) {
   std::fprintf(stderr, "perf_persistent: rank %d: %s failed (%d)\n", g_rank, what, rc);
   MPI_Abort(MPI_COMM_WORLD, 3);
 }
-#define CHECK(call)                    \
-  do {                                 \
-    const int rc_ = (call);            \
+#define CHECK(call)                          \
+  do {                                       \
+    const int rc_ = (call);                  \
     if (rc_ != MPI_SUCCESS) die(#call, rc_); \
   } while (0)
 
@@ -53,8 +53,9 @@ unsigned char pattern(int src, int dst, std::size_t i) {
 }
 
 // RawP2P: the point-to-point calls a direct schedule makes, with nothing around them: persistent
-// receives and sends to every peer (receives started first, then sends; waited one by one with MPI_Wait, sends first, as the engine does) and
-// a memcpy of the block to self -- the floor of what our Start+Wait can cost on this MPI.
+// receives and sends to every peer (receives started first, then sends; waited one by one with
+// MPI_Wait, sends first, as the engine does) and a memcpy of the block to self -- the floor of what
+// our Start+Wait can cost on this MPI.
 enum class Kind { SysBlocking, SysPersistent, OursBlocking, OursPersistent, RawP2P };
 
 struct Variant {
@@ -178,7 +179,8 @@ std::vector<std::size_t> parse_sizes(const char* s) {
   std::size_t at = 0;
   while (at <= text.size()) {
     const std::size_t comma = text.find(',', at);
-    const std::string tok = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const std::string tok =
+        text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
     if (!tok.empty()) out.push_back(std::size_t(std::strtoull(tok.c_str(), nullptr, 10)));
     if (comma == std::string::npos) break;
     at = comma + 1;
@@ -353,7 +355,8 @@ int main(int argc, char** argv) {
   else if (mode == "callgrind")
     mode_callgrind(comm, sizes, arg(3, 10));
   else if (g_rank == 0)
-    std::fprintf(stderr, "perf_persistent: unknown mode '%s' (time, init, callgrind)\n", mode.c_str());
+    std::fprintf(stderr, "perf_persistent: unknown mode '%s' (time, init, callgrind)\n",
+                 mode.c_str());
   MPI_Comm_free(&comm);
   MPI_Finalize();
   return 0;

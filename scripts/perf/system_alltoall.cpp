@@ -20,13 +20,18 @@ const char* sys_alltoall_init_name() {
 #endif
 }
 
-int sys_alltoall_init(const void* s, int n, MPI_Datatype t, void* r, MPI_Comm comm, MPI_Request* q) {
+int sys_alltoall_init(const void* s, int n, MPI_Datatype t, void* r, MPI_Comm comm,
+                      MPI_Request* q) {
 #if MPI_VERSION >= 4
   return MPI_Alltoall_init(s, n, t, r, n, t, comm, MPI_INFO_NULL, q);
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
   return MPIX_Alltoall_init(s, n, t, r, n, t, comm, MPI_INFO_NULL, q);
 #else
-  (void)s; (void)n; (void)t; (void)r; (void)comm;
+  (void)s;
+  (void)n;
+  (void)t;
+  (void)r;
+  (void)comm;
   *q = MPI_REQUEST_NULL;
   return MPI_ERR_OTHER;
 #endif

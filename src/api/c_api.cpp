@@ -144,16 +144,15 @@ int init_request(MPI_Comm comm, MPIX_Request* request, Init&& init) {
 using namespace mpia;
 
 MPIA_API int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPIX_Request* request) {
   const AlltoallArgs a{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype};
-  return init_request(comm, request, [&](CommState& st, bool given) {
-    return alltoall_init(st, a, info, given);
-  });
+  return init_request(comm, request,
+                      [&](CommState& st, bool given) { return alltoall_init(st, a, info, given); });
 }
 
-MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return guard(comm, [&] {
     alltoall_blocking(state_of(comm),
                       AlltoallArgs{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype});
@@ -165,9 +164,8 @@ MPIA_API int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], co
                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Info info, MPIX_Request* request) {
   AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
-  return init_request(comm, request, [&](CommState& st, bool given) {
-    return alltoallv_init(st, a, info, given);
-  });
+  return init_request(
+      comm, request, [&](CommState& st, bool given) { return alltoallv_init(st, a, info, given); });
 }
 
 MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -243,8 +241,8 @@ MPIA_API int MPIA_Waitall(int count, MPIX_Request requests[], MPI_Status statuse
   int first = -1;
   std::string what, first_what;
   for (int i = 0; i < count; ++i) {
-    const int rc = wait_one(&requests[i],
-                            statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i], what);
+    const int rc = wait_one(
+        &requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i], what);
     if (rc != MPI_SUCCESS && first < 0) first = i, first_what = what;
   }
   if (first < 0) return MPI_SUCCESS;
@@ -344,14 +342,15 @@ MPIA_API int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, cons
     Proposal p;
     checked(p, [&] {
       if (!collective || !collective_from_name(collective, c))
-        fail(MPI_ERR_ARG, std::string("mpi-advance: MPIX_Comm_set_algorithm: unknown collective '") +
-                              (collective ? collective : "(null)") + "'");
+        fail(MPI_ERR_ARG,
+             std::string("mpi-advance: MPIX_Comm_set_algorithm: unknown collective '") +
+                 (collective ? collective : "(null)") + "'");
       // Locally: everything but what needs the node map, against the widest ranges any node
       // map of this size allows (a value outside them is bad whatever the locality).
       if (!text.empty())
-        parse_selection(c, text, [&st](const AlgorithmSpec&) {
-          return Extent(st.size, st.size, st.size);
-        }, true);
+        parse_selection(
+            c, text, [&st](const AlgorithmSpec&) { return Extent(st.size, st.size, st.size); },
+            true);
       p.choice = std::string(collective) + "=" + text;
     });
     agree(st, p);
@@ -396,7 +395,8 @@ MPIA_API int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int* node, int* lo
     st.check_settings();
     const Locality& loc = comm_locality(st);
     if (rank < 0 || rank >= st.size)
-      fail(MPI_ERR_RANK, "mpi-advance: rank " + std::to_string(rank) + " is not in the communicator");
+      fail(MPI_ERR_RANK,
+           "mpi-advance: rank " + std::to_string(rank) + " is not in the communicator");
     if (node) *node = loc.map.node_of[rank];
     if (local_rank) *local_rank = loc.map.local_of[rank];
     if (package) *package = loc.package_of[rank];
@@ -436,14 +436,13 @@ MPIA_API int MPIA_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[]
 }
 
 MPIA_API int MPIA_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                          const int sdispls[], MPI_Datatype sendtype,
-                                          void* recvbuf, const int recvcounts[],
-                                          const int rdispls[], MPI_Datatype recvtype,
-                                          MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+                                          const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                          const int recvcounts[], const int rdispls[],
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                          MPIX_Request* request) {
   AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
-  return init_request(comm, request, [&](CommState& st, bool given) {
-    return neighbor_init(st, a, info, given);
-  });
+  return init_request(comm, request,
+                      [&](CommState& st, bool given) { return neighbor_init(st, a, info, given); });
 }
 
 namespace mpia {
@@ -486,10 +485,9 @@ MPIA_API int MPIA_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Data
   });
 }
 
-MPIA_API int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
-                                         MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                         MPIX_Request* request) {
+MPIA_API int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
   return init_request(comm, request, [&](CommState& st, bool given) {
     const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
     return neighbor_init(st, b.args, info, given);

@@ -14,20 +14,20 @@ namespace mpia {
 struct Machine {
   int nranks = 1;
   int nnodes = 1;
-  int ppn = 1;           // the most ranks on one node
-  bool blocked = true;   // every node holds ppn consecutive ranks (block placement)
+  int ppn = 1;          // the most ranks on one node
+  bool blocked = true;  // every node holds ppn consecutive ranks (block placement)
   static Machine flat(int nranks) { return Machine{nranks, 1, nranks < 1 ? 1 : nranks, true}; }
 };
 
 // The statistics of one call that every rank agrees on (each the maximum over ranks: the slowest
 // rank sets the pace). A collective fills what it knows and leaves the rest 0.
 struct Stats {
-  std::int64_t max_block = 0;     // alltoall: the block; alltoallv: the largest block any rank
-                                  // sends; neighbor: the largest message on any edge
-  std::int64_t rank_bytes = 0;    // alltoallv: most bytes one rank sends
-  std::int64_t rank_messages = 0; // alltoallv: most non-empty blocks one rank sends
-  std::int64_t remote_edges = 0;  // neighbor: most out-edges of one rank that leave its node
-  std::int64_t remote_nodes = 0;  // neighbor: most distinct other nodes one rank's edges reach
+  std::int64_t max_block = 0;      // alltoall: the block; alltoallv: the largest block any rank
+                                   // sends; neighbor: the largest message on any edge
+  std::int64_t rank_bytes = 0;     // alltoallv: most bytes one rank sends
+  std::int64_t rank_messages = 0;  // alltoallv: most non-empty blocks one rank sends
+  std::int64_t remote_edges = 0;   // neighbor: most out-edges of one rank that leave its node
+  std::int64_t remote_nodes = 0;   // neighbor: most distinct other nodes one rank's edges reach
 };
 
 // The constants of CostModel (model.hpp), in its order, and the number of a prediction's terms.
@@ -54,8 +54,16 @@ namespace detail {
 
 // Indices into a TermArray.
 enum Term : int {
-  kMsgIntra, kMsgInter, kLatIntra, kLatInter, kBytesIntra, kBytesNic, kBytesCopy,
-  kRecvIntra, kRecvInter, kInflight
+  kMsgIntra,
+  kMsgInter,
+  kLatIntra,
+  kLatInter,
+  kBytesIntra,
+  kBytesNic,
+  kBytesCopy,
+  kRecvIntra,
+  kRecvInter,
+  kInflight
 };
 
 // Messages in flight through a node's NIC when each of its q ranks has k off-node exchanges

@@ -136,8 +136,9 @@ std::vector<Selection> candidates(Collective c, const Machine& m, const Stats& s
   std::vector<const AlgorithmSpec*> records;
   for (const AlgorithmSpec& a : registry())
     if (a.collective == c && a.candidates) records.push_back(&a);
-  std::stable_sort(records.begin(), records.end(),
-                   [](const AlgorithmSpec* a, const AlgorithmSpec* b) { return a->search < b->search; });
+  std::stable_sort(
+      records.begin(), records.end(),
+      [](const AlgorithmSpec* a, const AlgorithmSpec* b) { return a->search < b->search; });
   std::vector<Selection> out;
   for (const AlgorithmSpec* a : records)
     for (ParamValues& v : a->candidates(m, st)) {
@@ -213,7 +214,8 @@ Selection choose_neighbor(const CostModel& model, const Machine& m, const Neighb
   return choose(Collective::NeighborAlltoallv, model, m, stats_of(st));
 }
 
-std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st) {
+std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m,
+                                  const NeighborStats& st) {
   return rank(Collective::NeighborAlltoallv, model, m, stats_of(st));
 }
 

@@ -31,19 +31,19 @@ struct NodeMap;
 struct CostModel {
   // Built-in defaults: the simulated cluster of scripts/smpi/platform.env (an InfiniBand
   // HDR-class machine: 100 Gb/s NIC per node, shared memory within a node).
-  double o_intra = 5.0e-7;   // s of CPU per message sent within a node (all of it, when
-                             // o_recv_intra is 0: the simulation charges it to the sender)
-  double o_inter = 5.0e-7;   // s of CPU per message sent between nodes
-  double lat_intra = 2.0e-7; // s of latency within a node
-  double lat_inter = 1.0e-6; // s of latency between nodes (NIC, switch, NIC)
-  double bw_intra = 40e9;    // bytes/s of one flow within a node
-  double bw_inter = 12.5e9;  // bytes/s of a node's NIC, shared by the node's concurrent flows
-  double bw_copy = 0;        // bytes/s of local pack/unpack copies (0: free, as in SMPI)
-  double o_recv_intra = 0;   // s of CPU per message received within a node
-  double o_recv_inter = 0;   // s of CPU per message received from another node
-  double g_inflight = 0;     // s per message in flight through a node's NIC at once beyond one
-                             // send and one receive per rank (a node's Q ranks with k off-node
-                             // exchanges each outstanding: 2Q(k-1) messages; linear: k = P-Q)
+  double o_intra = 5.0e-7;    // s of CPU per message sent within a node (all of it, when
+                              // o_recv_intra is 0: the simulation charges it to the sender)
+  double o_inter = 5.0e-7;    // s of CPU per message sent between nodes
+  double lat_intra = 2.0e-7;  // s of latency within a node
+  double lat_inter = 1.0e-6;  // s of latency between nodes (NIC, switch, NIC)
+  double bw_intra = 40e9;     // bytes/s of one flow within a node
+  double bw_inter = 12.5e9;   // bytes/s of a node's NIC, shared by the node's concurrent flows
+  double bw_copy = 0;         // bytes/s of local pack/unpack copies (0: free, as in SMPI)
+  double o_recv_intra = 0;    // s of CPU per message received within a node
+  double o_recv_inter = 0;    // s of CPU per message received from another node
+  double g_inflight = 0;      // s per message in flight through a node's NIC at once beyond one
+                              // send and one receive per rank (a node's Q ranks with k off-node
+                              // exchanges each outstanding: 2Q(k-1) messages; linear: k = P-Q)
 };
 
 // The constants' names ("o_intra", ..., "g_inflight"), in CostModel's order (kModelTerms of
@@ -93,9 +93,9 @@ Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t
 
 // Alltoallv statistics, each the maximum over ranks (the slowest rank sets the pace).
 struct AlltoallvStats {
-  std::int64_t max_block = 0;     // largest block any rank sends
-  std::int64_t rank_bytes = 0;    // most bytes one rank sends
-  std::int64_t rank_messages = 0; // most non-empty blocks one rank sends
+  std::int64_t max_block = 0;      // largest block any rank sends
+  std::int64_t rank_bytes = 0;     // most bytes one rank sends
+  std::int64_t rank_messages = 0;  // most non-empty blocks one rank sends
 };
 Stats stats_of(const AlltoallvStats& st);
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st);
@@ -110,6 +110,7 @@ struct NeighborStats {
 };
 Stats stats_of(const NeighborStats& st);
 Selection choose_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st);
-std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m, const NeighborStats& st);
+std::vector<Ranked> rank_neighbor(const CostModel& model, const Machine& m,
+                                  const NeighborStats& st);
 
 }  // namespace mpia

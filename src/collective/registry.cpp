@@ -26,10 +26,9 @@ void check_records(const std::vector<AlgorithmSpec>& table) {
   for (std::size_t i = 0; i < table.size(); ++i) {
     const AlgorithmSpec& a = table[i];
     const bool scheduled = a.kind == AlgorithmKind::Scheduled;
-    const void* builder = a.collective == Collective::Alltoall ? (const void*)a.build_alltoall
-                          : a.collective == Collective::Alltoallv
-                              ? (const void*)a.build_alltoallv
-                              : (const void*)a.build_neighbor;
+    const void* builder = a.collective == Collective::Alltoall    ? (const void*)a.build_alltoall
+                          : a.collective == Collective::Alltoallv ? (const void*)a.build_alltoallv
+                                                                  : (const void*)a.build_neighbor;
     if (scheduled != (builder != nullptr)) bad(a, "a scheduled algorithm has a builder");
     const bool learns = a.collective == Collective::Alltoallv ? a.learn_alltoallv != nullptr
                         : a.collective == Collective::NeighborAlltoallv
@@ -68,16 +67,22 @@ std::vector<AlgorithmSpec> assemble() {
 
 const char* collective_name(Collective c) {
   switch (c) {
-    case Collective::Alltoall: return "alltoall";
-    case Collective::Alltoallv: return "alltoallv";
-    default: return "neighbor_alltoallv";
+    case Collective::Alltoall:
+      return "alltoall";
+    case Collective::Alltoallv:
+      return "alltoallv";
+    default:
+      return "neighbor_alltoallv";
   }
 }
 const char* collective_env(Collective c) {
   switch (c) {
-    case Collective::Alltoall: return "MPIX_ALLTOALL";
-    case Collective::Alltoallv: return "MPIX_ALLTOALLV";
-    default: return "MPIX_NEIGHBOR_ALLTOALLV";
+    case Collective::Alltoall:
+      return "MPIX_ALLTOALL";
+    case Collective::Alltoallv:
+      return "MPIX_ALLTOALLV";
+    default:
+      return "MPIX_NEIGHBOR_ALLTOALLV";
   }
 }
 bool collective_from_name(std::string_view name, Collective& c) {

@@ -39,7 +39,8 @@ void warn_once(const std::string& msg) {
 }  // namespace
 
 Selection parse_selection(Collective c, std::string_view text, const Extent& extent, bool strict) {
-  return parse_selection(c, text, [&extent](const AlgorithmSpec&) { return extent; }, strict);
+  return parse_selection(
+      c, text, [&extent](const AlgorithmSpec&) { return extent; }, strict);
 }
 
 namespace {
@@ -66,12 +67,14 @@ Selection parse_names(Collective c, std::string_view text, std::vector<bool>& gi
       const std::size_t comma = rest.find(',');
       const std::string_view kv = rest.substr(0, comma);
       const std::size_t eq = kv.find('=');
-      if (eq == std::string_view::npos) bad(text, "expected key=value, got '" + std::string(kv) + "'");
+      if (eq == std::string_view::npos)
+        bad(text, "expected key=value, got '" + std::string(kv) + "'");
       const std::string_view key = kv.substr(0, eq);
       std::size_t i = 0;
       while (i < specs.size() && key != specs[i].name) ++i;
       if (i == specs.size())
-        bad(text, "algorithm '" + std::string(name) + "' has no parameter '" + std::string(key) + "'");
+        bad(text,
+            "algorithm '" + std::string(name) + "' has no parameter '" + std::string(key) + "'");
       if (given[i]) bad(text, "parameter '" + std::string(key) + "' given twice");
       if (!parse_int(kv.substr(eq + 1), sel.values[i]))
         bad(text, "parameter '" + std::string(key) + "' needs an integer");

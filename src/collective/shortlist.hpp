@@ -7,8 +7,9 @@
 // the fastest candidate is usually still among the best few families. So a persistent request
 // tries a shortlist: the model's pick first, then the best-ranked candidate of each other
 // family (an algorithm, or algorithms that differ only in their copies: AlgorithmSpec::family)
-// predicted within `margin` of the pick, then the next-best of the rest, at most `max` in all. The ranking is a pure function of agreed values (machine,
-// block size or agreed statistics, agreed settings), so every rank builds the same shortlist.
+// predicted within `margin` of the pick, then the next-best of the rest, at most `max` in all. The
+// ranking is a pure function of agreed values (machine, block size or agreed statistics, agreed
+// settings), so every rank builds the same shortlist.
 #pragma once
 
 #include "collective/model.hpp"
@@ -20,8 +21,8 @@
 namespace mpia {
 
 struct ShortlistPolicy {
-  double margin = 3.0;     // candidates predicted at most margin x the best
-  std::size_t max = 4;     // entries, the model's pick included
+  double margin = 3.0;  // candidates predicted at most margin x the best
+  std::size_t max = 4;  // entries, the model's pick included
 };
 
 // Every alltoall candidate with its predicted time, best first (ties: the candidates' order).

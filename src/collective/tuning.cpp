@@ -61,12 +61,13 @@ void parse_tuning(std::string_view text, Tuning& t, std::string& warnings) {
       const std::size_t eq = w[i].find('=');
       const std::string key = w[i].substr(0, eq == std::string::npos ? w[i].size() : eq);
       const std::string value = eq == std::string::npos ? "" : w[i].substr(eq + 1);
-      std::int64_t* range = key == "nranks" ? r.nranks
+      std::int64_t* range = key == "nranks"  ? r.nranks
                             : key == "bytes" ? r.bytes
                             : key == "nodes" ? r.nodes
                                              : nullptr;
       ok = range && parse_range(value, range);
-      if (!ok) warnings += where + "bad condition '" + w[i] + "' (nranks=, bytes=, nodes= with lo-hi)\n";
+      if (!ok)
+        warnings += where + "bad condition '" + w[i] + "' (nranks=, bytes=, nodes= with lo-hi)\n";
     }
     if (!ok) {
       if (w.size() < 2) warnings += where + "a rule needs a selection\n";

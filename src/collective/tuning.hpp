@@ -3,7 +3,8 @@
 // scripts/calibrate.py writes, in the syntax a user writes by hand:
 //
 //   # comment
-//   model o_intra=3e-7,o_inter=1.1e-6,lat_intra=2e-7,lat_inter=1.5e-6,bw_intra=2e10,bw_inter=1.2e10,bw_copy=8e9,o_recv_intra=1e-7,o_recv_inter=2e-7,g_inflight=5e-9
+//   model
+//   o_intra=3e-7,o_inter=1.1e-6,lat_intra=2e-7,lat_inter=1.5e-6,bw_intra=2e10,bw_inter=1.2e10,bw_copy=8e9,o_recv_intra=1e-7,o_recv_inter=2e-7,g_inflight=5e-9
 //
 // (the keys are CostModel's, model.hpp; one not given keeps its value)
 //   alltoall  nranks=64-256 bytes=0-512 tra2:radix_intra=2,radix_inter=4
@@ -50,8 +51,8 @@ void parse_tuning(std::string_view text, Tuning& t, std::string& warnings);
 // The first rule for collective c matching P ranks on `nodes` nodes and `bytes`, or nullptr.
 // bytes < 0 (not agreed: the blocking alltoallv and neighbor calls) matches only rules without
 // a bytes condition.
-const TuningRule* find_rule(const Tuning& t, Collective c, std::int64_t nranks,
-                            std::int64_t nodes, std::int64_t bytes);
+const TuningRule* find_rule(const Tuning& t, Collective c, std::int64_t nranks, std::int64_t nodes,
+                            std::int64_t bytes);
 
 }  // namespace mpia
 

@@ -46,8 +46,7 @@ Selection choose(CommState& st, std::int64_t block_bytes) {
 // one rank, empty blocks).
 std::vector<Selection> choose_list(CommState& st, std::int64_t block_bytes, bool measure) {
   const Machine m = machine_of(comm_locality(st).map);
-  return auto_list(Collective::Alltoall, m, block_bytes,
-                   measure && m.nranks > 1 && block_bytes > 0,
+  return auto_list(Collective::Alltoall, m, block_bytes, measure && m.nranks > 1 && block_bytes > 0,
                    [&](const CostModel& model) { return rank_alltoall(model, m, block_bytes); });
 }
 
@@ -68,9 +67,8 @@ Traffic alltoall_traffic(const Schedule& schedule, const CommState& state) {
 
 // The schedule lowered over a's buffers: local.
 std::unique_ptr<ScheduledOperation> lower_alltoall(const AlltoallArgs& a, const std::string& name,
-                                                   const Schedule& schedule,
-                                                   const Traffic& traffic, CommState& state,
-                                                   int tag) {
+                                                   const Schedule& schedule, const Traffic& traffic,
+                                                   CommState& state, int tag) {
   const int P = state.size;
   auto op = std::make_unique<ScheduledOperation>(name, state.comm);
   std::vector<int> counts(P, a.recvcount);
@@ -110,8 +108,8 @@ std::unique_ptr<Operation> make_trial(const AlltoallArgs& a, const std::vector<S
     e.traffic = alltoall_traffic(*e.schedule, state);
     entries.push_back(std::move(e));
   }
-  std::unique_ptr<ScheduledOperation> exec = lower_alltoall(
-      a, list[0].to_string(), *entries[0].schedule, entries[0].traffic, state, tag);
+  std::unique_ptr<ScheduledOperation> exec =
+      lower_alltoall(a, list[0].to_string(), *entries[0].schedule, entries[0].traffic, state, tag);
   const NodeMap& map = comm_locality(state).map;
   TrialPoint point{Collective::Alltoall, state.size, map.nnodes(), block_bytes};
   return std::make_unique<TrialOperation>(std::move(exec), std::move(entries), state.comm, tag,
@@ -133,12 +131,10 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     threaded = wants_progress_thread(info);
     p.same = check_alltoall(a, st.comm->get());
-    const Selection sel = select_algorithm(Collective::Alltoall, info,
-                                           st.default_algorithm(Collective::Alltoall),
-                                           extent_of(st));
-    list = sel.algorithm->kind == AlgorithmKind::Auto
-               ? choose_list(st, p.same, wants_trial(info))
-               : std::vector<Selection>{sel};
+    const Selection sel = select_algorithm(
+        Collective::Alltoall, info, st.default_algorithm(Collective::Alltoall), extent_of(st));
+    list = sel.algorithm->kind == AlgorithmKind::Auto ? choose_list(st, p.same, wants_trial(info))
+                                                      : std::vector<Selection>{sel};
     // Whether a trial runs, and over what, is agreed with the choice.
     for (const Selection& s : list) p.choice += s.to_string() + ";";
   });
@@ -166,8 +162,7 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   }
   const Selection* sel = nullptr;
   if (!local)
-    sel = &blocking_selection(st, Collective::Alltoall, {bytes},
-                              [&] { return choose(st, bytes); });
+    sel = &blocking_selection(st, Collective::Alltoall, {bytes}, [&] { return choose(st, bytes); });
   if (debug) debug_agree(st, std::move(local), sel, bytes);
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
@@ -181,9 +176,9 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   const bool cacheable = predefined(a.recvtype) && (a.in_place() || predefined(a.sendtype));
   st.call_words.clear();
   if (cacheable) {
-    for (std::int64_t w : {std::int64_t(-1), word(sel->algorithm), word(a.sendbuf),
-                           std::int64_t(a.sendcount), word(a.sendtype), word(a.recvbuf),
-                           std::int64_t(a.recvcount), word(a.recvtype)})
+    for (std::int64_t w :
+         {std::int64_t(-1), word(sel->algorithm), word(a.sendbuf), std::int64_t(a.sendcount),
+          word(a.sendtype), word(a.recvbuf), std::int64_t(a.recvcount), word(a.recvtype)})
       st.call_words.push_back(w);
     for (std::int64_t v : sel->values) st.call_words.push_back(v);
   }

@@ -11,8 +11,8 @@
 
 namespace mpia {
 
-void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type,
-                  int P, const char* side, std::vector<std::int64_t>& bytes, MPI_Comm comm) {
+void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type, int P,
+                  const char* side, std::vector<std::int64_t>& bytes, MPI_Comm comm) {
   if (P > 0 && (!counts || !displs))
     fail(MPI_ERR_ARG, std::string("mpi-advance: null ") + side + " count or displacement array");
   check_type(type, comm, (std::string(side) + "type").c_str());
@@ -20,8 +20,8 @@ void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Dat
   bytes.resize(P);
   for (int i = 0; i < P; ++i) {
     if (counts[i] < 0)
-      fail(MPI_ERR_COUNT, std::string("mpi-advance: negative ") + side + " count for rank " +
-                              std::to_string(i));
+      fail(MPI_ERR_COUNT,
+           std::string("mpi-advance: negative ") + side + " count for rank " + std::to_string(i));
     bytes[i] = counts[i] * size;
     check_buffer(buf, bytes[i], type, (std::string(side) + "buf").c_str());
   }
@@ -47,8 +47,8 @@ AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int P, MPI_Comm comm) {
 
 // The schedule of a scheduled algorithm (learning its peers' sizes when it needs them:
 // collective, on tag); null for the system's own collective.
-std::shared_ptr<const Schedule> alltoallv_schedule(const Selection& sel, CommState& state,
-                                                   int tag, AlltoallvSizes sizes) {
+std::shared_ptr<const Schedule> alltoallv_schedule(const Selection& sel, CommState& state, int tag,
+                                                   AlltoallvSizes sizes) {
   const int P = state.size;
   if (sel.algorithm->kind == AlgorithmKind::System) return nullptr;
   if (sel.algorithm->kind != AlgorithmKind::Scheduled)
@@ -74,9 +74,8 @@ Traffic alltoallv_traffic(const Schedule* schedule, const CommState& state) {
 
 // The schedule over a's buffers: local (no communication).
 std::unique_ptr<ScheduledOperation> bind_alltoallv(const AlltoallvArgs& a, const std::string& name,
-                                                   const Schedule& schedule,
-                                                   const Traffic& traffic, CommState& state,
-                                                   int tag) {
+                                                   const Schedule& schedule, const Traffic& traffic,
+                                                   CommState& state, int tag) {
   const int P = state.size;
   auto op = std::make_unique<ScheduledOperation>(name, state.comm);
   std::vector<MPI_Aint> displs(a.rdispls, a.rdispls + P);
@@ -114,7 +113,9 @@ std::unique_ptr<Operation> planned_alltoallv(const AlltoallvArgs& a, const Agree
   return plan_operation(
       p, st.comm,
       [&] { return bind_alltoallv(a, p.algorithm, *p.schedule, p.traffic, st, p.tag.get()); },
-      [&] { return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get()); });
+      [&] {
+        return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get());
+      });
 }
 
 // What a persistent init (and a blocking call's agreed plan) agrees on and builds, before
@@ -132,8 +133,8 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     if (threaded) *threaded = wants_progress_thread(info);
     sizes = check_alltoallv(a, st.size, lib);
-    sel = select_algorithm(Collective::Alltoallv, info,
-                           st.default_algorithm(Collective::Alltoallv), extent_of(st));
+    sel = select_algorithm(Collective::Alltoallv, info, st.default_algorithm(Collective::Alltoallv),
+                           extent_of(st));
     // auto measures (trial.hpp): a persistent request over its first starts, a blocking call's
     // agreed plan over the first calls that hit it.
     measure = sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
@@ -147,8 +148,8 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
   // expect to receive.
   std::vector<std::int64_t> incoming(st.size);
   MPI_Request r;
-  MPIA_CHECK(MPI_Ialltoall(sizes.send_bytes.data(), 1, MPI_INT64_T, incoming.data(), 1,
-                           MPI_INT64_T, lib, &r));
+  MPIA_CHECK(MPI_Ialltoall(sizes.send_bytes.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T,
+                           lib, &r));
   complete(r, "MPI_Ialltoall (sizes)");
   if (!p.error)
     for (int i = 0; i < st.size; ++i)
@@ -251,16 +252,15 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
     sel = &blocking_selection(st, Collective::Alltoallv, {-1}, [&] {
       // A tuning rule applies when it does not depend on sizes (those are not agreed here).
       const Machine m = machine_of(comm_locality(st).map);
-      return resolve_auto(settings().tuning, Collective::Alltoallv, m, -1, [&] {
-        return blocking_auto_selection(Collective::Alltoallv, st.size);
-      });
+      return resolve_auto(settings().tuning, Collective::Alltoallv, m, -1,
+                          [&] { return blocking_auto_selection(Collective::Alltoallv, st.size); });
     });
   if (debug) debug_agree(st, std::move(local), sel, 0);
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
     run_system(c, [&] {
-      return MPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
-                           a.recvcounts, a.rdispls, a.recvtype, c);
+      return MPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
+                           a.rdispls, a.recvtype, c);
     });
     note_call(st, Collective::Alltoallv, *sel, false);
     return;
@@ -284,8 +284,8 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
       }
     }
   }
-  const bool hit = run_blocking(
-      st, cacheable, [&] { return make_alltoallv(a, *sel, st, 0, std::move(sizes)); });
+  const bool hit =
+      run_blocking(st, cacheable, [&] { return make_alltoallv(a, *sel, st, 0, std::move(sizes)); });
   note_call(st, Collective::Alltoallv, *sel, hit);
 }
 

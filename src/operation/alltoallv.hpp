@@ -39,8 +39,8 @@ struct AlltoallvSizes {
 // Checks one side's n blocks (counts, displacements, type, buffer) and gives their packed
 // bytes. The arrays may be NULL when n is 0. Displacements may be negative (a base pointer at
 // the end of the buffer is legal MPI). comm: see check_type.
-void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type,
-                  int n, const char* side, std::vector<std::int64_t>& bytes, MPI_Comm comm);
+void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type, int n,
+                  const char* side, std::vector<std::int64_t>& bytes, MPI_Comm comm);
 
 std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
                                           bool request_given);

@@ -97,8 +97,7 @@ int at_finalize(MPI_Comm, int, void*, void*) {
 void ensure_keyvals() {
   std::call_once(g_keyvals_once, [] {
     MPIA_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &g_keyval, nullptr));
-    MPIA_CHECK(
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &g_self_keyval, nullptr));
+    MPIA_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &g_self_keyval, nullptr));
     MPIA_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, nullptr));
   });
 }

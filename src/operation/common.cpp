@@ -75,8 +75,8 @@ bool wants_progress_thread(MPI_Info info) {
       const std::string v(value);
       if (v == "thread") return true;
       if (v == "calls") return false;
-      fail(MPI_ERR_INFO_VALUE, "mpi-advance: info mpix_progress='" + v +
-                                   "' (expected thread or calls)");
+      fail(MPI_ERR_INFO_VALUE,
+           "mpi-advance: info mpix_progress='" + v + "' (expected thread or calls)");
     }
   }
   return settings().progress == ProgressMode::Thread;
@@ -108,8 +108,9 @@ void MpiSizeChannel::wait_all() {
 
 Selection blocking_auto_selection(Collective c, int nranks) {
   const AlgorithmSpec* a = blocking_auto_algorithm(c);
-  if (!a) fail(MPI_ERR_INTERN, std::string("mpi-advance: no blocking auto algorithm for ") +
-                                   collective_name(c));
+  if (!a)
+    fail(MPI_ERR_INTERN,
+         std::string("mpi-advance: no blocking auto algorithm for ") + collective_name(c));
   return parse_selection(c, a->name, nranks, true);
 }
 
@@ -177,8 +178,7 @@ bool agreed_blocking(CommState& st, Collective c) {
   const std::string& text = st.default_algorithm(c);
   if (pc.path[int(c)] < 0 || pc.path_text[int(c)] != text) {
     const Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
-    pc.path[int(c)] =
-        sel.algorithm->kind == AlgorithmKind::Auto || sel.algorithm->needs_peer_sizes;
+    pc.path[int(c)] = sel.algorithm->kind == AlgorithmKind::Auto || sel.algorithm->needs_peer_sizes;
     pc.path_text[int(c)] = text;
   }
   return pc.path[int(c)] == 1;
@@ -259,11 +259,10 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
     hit = nullptr;
     std::shared_ptr<AgreedPlan> plan = build();  // collective; throws the agreed error
     // This rank's older entry for the same pattern (its peers' patterns differed then).
-    pc.entries.erase(std::remove_if(pc.entries.begin(), pc.entries.end(),
-                                    [&](const auto& x) {
-                                      return x.collective == int(c) && x.key == pc.key;
-                                    }),
-                     pc.entries.end());
+    pc.entries.erase(
+        std::remove_if(pc.entries.begin(), pc.entries.end(),
+                       [&](const auto& x) { return x.collective == int(c) && x.key == pc.key; }),
+        pc.entries.end());
     if (pc.entries.size() >= CommState::PlanCache::kEntries) {
       auto lru = std::min_element(pc.entries.begin(), pc.entries.end(),
                                   [](const auto& a, const auto& b) { return a.used < b.used; });

@@ -169,8 +169,8 @@ inline void note_call(CommState& st, Collective c, const Selection& sel, bool hi
 // of the time: a hit needs every rank to find the same id, so a rank whose counts changed can
 // never run a stale plan while its peers reuse theirs. (Ranks' caches may hold different
 // entries -- a rank drops its own older entry of a pattern rebuilt -- which costs at most a
-// build, never a wrong plan.) Datatypes enter the key by type_identity (a freed handle that MPI hands
-// out again is a new identity); the plan holds its own duplicates of them.
+// build, never a wrong plan.) Datatypes enter the key by type_identity (a freed handle that MPI
+// hands out again is a new identity); the plan holds its own duplicates of them.
 
 struct AgreedPlan {
   Selection selection;
@@ -203,8 +203,10 @@ void set_entries(AgreedPlan& plan, const std::vector<Selection>& list, BuildSche
   plan.traffic = plan.trial[0].traffic;
   plan.selection = plan.trial[0].selection;
   plan.algorithm = plan.selection.to_string();
-  if (plan.trial.size() == 1) plan.trial.clear();
-  else plan.trial_state = std::make_shared<TrialState>();
+  if (plan.trial.size() == 1)
+    plan.trial.clear();
+  else
+    plan.trial_state = std::make_shared<TrialState>();
 }
 
 // The operation of an agreed plan over a call's buffers: its trial (bind() lowers the first

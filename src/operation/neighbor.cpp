@@ -56,13 +56,13 @@ NeighborTopology neighbor_topology(MPI_Comm comm) {
     t.destinations.resize(outdeg);
     // Weights are not needed, but MPI requires arrays for them when the graph is weighted.
     std::vector<int> sw(std::max(indeg, 1)), dw(std::max(outdeg, 1));
-    MPIA_CHECK(MPI_Dist_graph_neighbors(comm, indeg, t.sources.data(),
-                                        weighted ? sw.data() : MPI_UNWEIGHTED, outdeg,
-                                        t.destinations.data(),
-                                        weighted ? dw.data() : MPI_UNWEIGHTED));
+    MPIA_CHECK(MPI_Dist_graph_neighbors(
+        comm, indeg, t.sources.data(), weighted ? sw.data() : MPI_UNWEIGHTED, outdeg,
+        t.destinations.data(), weighted ? dw.data() : MPI_UNWEIGHTED));
   } else {
-    fail(MPI_ERR_TOPOLOGY, "mpi-advance: neighbor all-to-all on a communicator without a "
-                           "process topology (Cartesian, graph or distributed graph)");
+    fail(MPI_ERR_TOPOLOGY,
+         "mpi-advance: neighbor all-to-all on a communicator without a "
+         "process topology (Cartesian, graph or distributed graph)");
   }
   t.recv_key = occurrence_keys(t.sources);
   t.send_key = occurrence_keys(t.destinations);
@@ -84,8 +84,8 @@ void check_neighbor(const AlltoallvArgs& a, const NeighborTopology& t,
     fail(MPI_ERR_BUFFER, "mpi-advance: MPI_IN_PLACE is not allowed in neighborhood collectives");
   check_blocks(a.recvbuf, a.recvcounts, a.rdispls, a.recvtype, int(t.sources.size()), "recv",
                recv_bytes, comm);
-  check_blocks(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, int(t.destinations.size()),
-               "send", send_bytes, comm);
+  check_blocks(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, int(t.destinations.size()), "send",
+               send_bytes, comm);
 }
 
 // Sends every out-edge's byte count along the edge (point-to-point on comm, posted in key
@@ -206,7 +206,7 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
                                           bool request_given, bool* threaded_out) {
   st.check_settings();
   const NeighborTopology& topo = comm_topology(st);  // no topology: the same on every rank
-  comm_locality(st);  // see alltoall_init
+  comm_locality(st);                                 // see alltoall_init
   Proposal p;
   bool threaded = false;
   std::vector<std::int64_t> sb, rb;

@@ -34,7 +34,7 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a);
 
 // The system's own MPI_Neighbor_alltoallv, or MPI_Neighbor_alltoall for the regular form
 // (system.cpp), on the private duplicate.
-std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree,
-                                                int outdegree, std::shared_ptr<PrivateComm> comm);
+std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree,
+                                                std::shared_ptr<PrivateComm> comm);
 
 }  // namespace mpia

@@ -32,8 +32,10 @@ struct ProgressList {
   void push_back(Operation* op) {
     op->prev_ = tail;
     op->next_ = nullptr;
-    if (tail) tail->next_ = op;
-    else head = op;
+    if (tail)
+      tail->next_ = op;
+    else
+      head = op;
     tail = op;
     op->linked_ = true;
     count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
@@ -42,10 +44,14 @@ struct ProgressList {
   }
   void remove(Operation* op) {
     if (!op->linked_) return;
-    if (op->prev_) op->prev_->next_ = op->next_;
-    else head = op->next_;
-    if (op->next_) op->next_->prev_ = op->prev_;
-    else tail = op->prev_;
+    if (op->prev_)
+      op->prev_->next_ = op->next_;
+    else
+      head = op->next_;
+    if (op->next_)
+      op->next_->prev_ = op->prev_;
+    else
+      tail = op->prev_;
     op->prev_ = op->next_ = nullptr;
     op->linked_ = false;
     count.store(count.load(std::memory_order_relaxed) - 1, std::memory_order_release);

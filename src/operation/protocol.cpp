@@ -75,8 +75,7 @@ Agreement agree(CommState& st, const Proposal& p) {
   if (rec[0] != 0) {
     const int cls = int(rec[0] & 0xffffffff);
     if (p.error && error_class(p.error->code()) == cls) throw *p.error;
-    fail(cls, p.error ? std::string(p.error->what()) +
-                            " (another rank's error is reported instead)"
+    fail(cls, p.error ? std::string(p.error->what()) + " (another rank's error is reported instead)"
                       : "mpi-advance: another rank rejected its arguments");
   }
   if (rec[1] != -rec[2])
@@ -116,7 +115,8 @@ void agree_settings(CommState& st) {
   st.settings_error = MPI_ERR_ARG;
   st.settings_error_what =
       "mpi-advance: the ranks of this communicator have different settings (environment "
-      "variables MPIX_*); this rank has " + s.text;
+      "variables MPIX_*); this rank has " +
+      s.text;
 }
 
 void free_protocol() {

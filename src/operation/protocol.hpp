@@ -29,8 +29,8 @@ struct Proposal {
   // expect), so it may be the consequence of another rank's bad argument: such errors give way
   // to argument errors, so that every rank reports the culprit's class.
   bool derived = false;
-  std::string choice;            // must be the same on every rank
-  std::int64_t same = 0;         // must be the same on every rank ...
+  std::string choice;                 // must be the same on every rank
+  std::int64_t same = 0;              // must be the same on every rank ...
   int same_class = MPI_ERR_TRUNCATE;  // ... else every rank fails with this class
   const char* same_what = "mpi-advance: ranks disagree on the block size (type signatures differ)";
   std::int64_t maxima[3] = {0, 0, 0};

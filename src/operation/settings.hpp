@@ -32,7 +32,7 @@ struct Settings {
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).
   ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread
-  bool report = false;  // MPIX_REPORT set (not "0"): blocking calls record what they ran
+  bool report = false;     // MPIX_REPORT set (not "0"): blocking calls record what they ran
   std::string tuning_out;  // MPIX_TUNING_OUT: file rank 0 writes the settled trials to
   // MPIX_TRIAL_TIMES (for tests): times that replace what a trial measures (trial.hpp). Local on
   // purpose: ranks that measure differently are what the trial's agreement is for.

@@ -1,6 +1,6 @@
-// The System records: the MPI library's own alltoall, run on the private communicator. This translation
-// unit deliberately does not include mpi_advance.h: it includes Open MPI's <mpi-ext.h>, whose
-// MPIX_Alltoall_init is Open MPI's, not ours.
+// The System records: the MPI library's own alltoall, run on the private communicator. This
+// translation unit deliberately does not include mpi_advance.h: it includes Open MPI's <mpi-ext.h>,
+// whose MPIX_Alltoall_init is Open MPI's, not ours.
 #include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
@@ -60,7 +60,10 @@ class SystemOperation : public Operation {
 class SystemAlltoall : public SystemOperation {
  public:
   SystemAlltoall(const AlltoallArgs& a, std::shared_ptr<PrivateComm> comm)
-      : SystemOperation(Collective::Alltoall), comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
+      : SystemOperation(Collective::Alltoall),
+        comm_(std::move(comm)),
+        a_(a),
+        recvtype_(a.recvtype) {
     if (!a.in_place()) sendtype_ = std::make_unique<TypeHandle>(a.sendtype);
     a_.recvtype = recvtype_.get();
     if (sendtype_) a_.sendtype = sendtype_->get();
@@ -69,9 +72,8 @@ class SystemAlltoall : public SystemOperation {
                                  a_.recvtype, comm_->get(), MPI_INFO_NULL, &request_));
     persistent_ = true;
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIA_CHECK(MPIX_Alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf,
-                                  a_.recvcount, a_.recvtype, comm_->get(), MPI_INFO_NULL,
-                                  &request_));
+    MPIA_CHECK(MPIX_Alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
+                                  a_.recvtype, comm_->get(), MPI_INFO_NULL, &request_));
     persistent_ = true;
 #endif
   }
@@ -92,7 +94,10 @@ class SystemAlltoall : public SystemOperation {
 class SystemAlltoallv : public SystemOperation {
  public:
   SystemAlltoallv(const AlltoallvArgs& a, int P, std::shared_ptr<PrivateComm> comm)
-      : SystemOperation(Collective::Alltoallv), comm_(std::move(comm)), a_(a), recvtype_(a.recvtype) {
+      : SystemOperation(Collective::Alltoallv),
+        comm_(std::move(comm)),
+        a_(a),
+        recvtype_(a.recvtype) {
     // MPI may read the arrays at every start: keep our own copies.
     rc_.assign(a.recvcounts, a.recvcounts + P);
     rd_.assign(a.rdispls, a.rdispls + P);
@@ -113,9 +118,9 @@ class SystemAlltoallv : public SystemOperation {
                                   MPI_INFO_NULL, &request_));
     persistent_ = true;
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIA_CHECK(MPIX_Alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
-                                   a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
-                                   comm_->get(), MPI_INFO_NULL, &request_));
+    MPIA_CHECK(MPIX_Alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
+                                   a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(),
+                                   MPI_INFO_NULL, &request_));
     persistent_ = true;
 #endif
   }
@@ -141,8 +146,11 @@ class SystemAlltoallv : public SystemOperation {
 class SystemNeighbor : public SystemOperation {
  public:
   SystemNeighbor(const AlltoallvArgs& a, int indeg, int outdeg, std::shared_ptr<PrivateComm> comm)
-      : SystemOperation(Collective::NeighborAlltoallv), comm_(std::move(comm)), a_(a),
-        recvtype_(a.recvtype), sendtype_(a.sendtype) {
+      : SystemOperation(Collective::NeighborAlltoallv),
+        comm_(std::move(comm)),
+        a_(a),
+        recvtype_(a.recvtype),
+        sendtype_(a.sendtype) {
     // One element at least, so that the arrays are never NULL for a zero degree.
     rc_.assign(std::size_t(indeg) + 1, 0), rd_.assign(std::size_t(indeg) + 1, 0);
     sc_.assign(std::size_t(outdeg) + 1, 0), sd_.assign(std::size_t(outdeg) + 1, 0);
@@ -155,8 +163,8 @@ class SystemNeighbor : public SystemOperation {
 #if MPI_VERSION >= 4
     if (a_.regular)
       MPIA_CHECK(MPI_Neighbor_alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf,
-                                            a_.recvcount, a_.recvtype, comm_->get(),
-                                            MPI_INFO_NULL, &request_));
+                                            a_.recvcount, a_.recvtype, comm_->get(), MPI_INFO_NULL,
+                                            &request_));
     else
       MPIA_CHECK(MPI_Neighbor_alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
                                              a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
@@ -172,11 +180,10 @@ class SystemNeighbor : public SystemOperation {
  protected:
   int start_nonblocking() override {
     if (a_.regular)
-      return MPI_Ineighbor_alltoall(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf,
-                                    a_.recvcount, a_.recvtype, comm_->get(), &request_);
-    return MPI_Ineighbor_alltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
-                                   a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
-                                   comm_->get(), &request_);
+      return MPI_Ineighbor_alltoall(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
+                                    a_.recvtype, comm_->get(), &request_);
+    return MPI_Ineighbor_alltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
+                                   a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(), &request_);
   }
 
  private:
@@ -188,8 +195,8 @@ class SystemNeighbor : public SystemOperation {
 
 }  // namespace
 
-std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree,
-                                                int outdegree, std::shared_ptr<PrivateComm> comm) {
+std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree,
+                                                std::shared_ptr<PrivateComm> comm) {
   return std::make_unique<SystemNeighbor>(a, indegree, outdegree, std::move(comm));
 }
 

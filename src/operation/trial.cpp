@@ -88,9 +88,8 @@ std::string micros(double s) {
 }  // namespace
 
 TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
-                               std::vector<TrialEntry> entries,
-                               std::shared_ptr<PrivateComm> comm, int tag,
-                               const TrialPoint& point, std::shared_ptr<TrialState> state)
+                               std::vector<TrialEntry> entries, std::shared_ptr<PrivateComm> comm,
+                               int tag, const TrialPoint& point, std::shared_ptr<TrialState> state)
     : exec_(std::move(exec)),
       entries_(std::move(entries)),
       comm_(std::move(comm)),
@@ -176,12 +175,12 @@ void TrialOperation::post_round() {
   const int n = int(agreed_.size());
   incoming_.assign(agreed_.size(), 0.0);
   const MPI_Comm c = comm_->get();
-  errors_.note(MPI_Irecv(incoming_.data(), n, MPI_DOUBLE, (rank_ - distance_ % size_ + size_) % size_,
-                         tag_, c, &reqs_[0]),
+  errors_.note(MPI_Irecv(incoming_.data(), n, MPI_DOUBLE,
+                         (rank_ - distance_ % size_ + size_) % size_, tag_, c, &reqs_[0]),
                "MPI_Irecv (trial)");
-  errors_.note(MPI_Isend(agreed_.data(), n, MPI_DOUBLE, (rank_ + distance_) % size_, tag_, c,
-                         &reqs_[1]),
-               "MPI_Isend (trial)");
+  errors_.note(
+      MPI_Isend(agreed_.data(), n, MPI_DOUBLE, (rank_ + distance_) % size_, tag_, c, &reqs_[1]),
+      "MPI_Isend (trial)");
 }
 
 bool TrialOperation::reduce(bool block) {
@@ -259,8 +258,7 @@ void write_tuning_out() {
         << " " << sel << "\n";
   }
   if (!out)
-    std::fprintf(stderr, "mpi-advance: MPIX_TUNING_OUT='%s' could not be written\n",
-                 path.c_str());
+    std::fprintf(stderr, "mpi-advance: MPIX_TUNING_OUT='%s' could not be written\n", path.c_str());
 }
 
 }  // namespace mpia

@@ -36,8 +36,8 @@
 
 namespace mpia {
 
-constexpr int kTrialStarts = 4;         // starts per shortlist entry
-constexpr double kKeepMargin = 0.05;    // the model's pick stays unless beaten by more
+constexpr int kTrialStarts = 4;       // starts per shortlist entry
+constexpr double kKeepMargin = 0.05;  // the model's pick stays unless beaten by more
 
 // Whether a new auto request may measure: info "mpix_auto" ("measure" or "model"; another value
 // is MPI_ERR_INFO_VALUE), else MPIX_AUTO. Local: the caller agrees on it (it is part of the
@@ -62,8 +62,8 @@ struct TrialPoint {
 // the trial goes on where it was (every rank runs the same entry on the same call: its hits are
 // agreed).
 struct TrialState {
-  int starts = 0;    // completed starts
-  int winner = -1;   // settled entry, -1 while trying
+  int starts = 0;               // completed starts
+  int winner = -1;              // settled entry, -1 while trying
   std::vector<double> fastest;  // this rank's fastest start per entry (s)
   std::string shown;            // what MPIX_Request_get_trial says (guarded by the op's mutex)
 };
@@ -100,7 +100,7 @@ class TrialOperation : public Operation {
   std::shared_ptr<PrivateComm> comm_;
   int tag_, rank_ = 0, size_ = 1;
   TrialPoint point_;
-  int current_ = 0;    // the entry lowered in exec_
+  int current_ = 0;  // the entry lowered in exec_
   std::shared_ptr<TrialState> state_;
   double t0_ = 0;
   bool reducing_ = false;

@@ -76,7 +76,8 @@ int print_report(MPI_Comm, int, void*, void*) {
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   if (!rows || (env().report == 1 && rank != 0)) return MPI_SUCCESS;
   std::string out = "mpi-advance report: rank " + std::to_string(rank) + " of MPI_COMM_WORLD (" +
-                    std::to_string(size) + " ranks); per collective, communicator size and "
+                    std::to_string(size) +
+                    " ranks); per collective, communicator size and "
                     "algorithm:\n";
   for (const auto& [key, row] : *rows) {
     char line[512];
@@ -196,8 +197,8 @@ void degrees(MPI_Comm comm, int* in, int* out) {
 
 extern "C" {
 
-int mpia_preload_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int mpia_preload_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return dispatch(
       kAlltoall, comm,
       [&] {
@@ -215,12 +216,12 @@ int mpia_preload_alltoallv(const void* sendbuf, const int sendcounts[], const in
   return dispatch(
       kAlltoallv, comm,
       [&] {
-        return MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
+        return MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm);
       },
       [&] {
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm);
       },
       [&] {
         double n = 0;
@@ -235,12 +236,12 @@ int mpia_preload_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datat
   return dispatch(
       kNeighbor, comm,
       [&] {
-        return MPIX_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                      recvtype, comm);
+        return MPIX_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm);
       },
       [&] {
-        return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                      recvtype, comm);
+        return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm);
       },
       [&] {
         int in = 0, out = 0;
@@ -256,12 +257,12 @@ int mpia_preload_neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
   return dispatch(
       kNeighborV, comm,
       [&] {
-        return MPIX_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                       recvcounts, rdispls, recvtype, comm);
+        return MPIX_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm);
       },
       [&] {
-        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                       recvcounts, rdispls, recvtype, comm);
+        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm);
       },
       [&] {
         int in = 0, out = 0;
@@ -290,11 +291,10 @@ MPIA_PRELOAD_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
-                                              MPI_Datatype sendtype, void* recvbuf,
-                                              int recvcount, MPI_Datatype recvtype,
-                                              MPI_Comm comm) {
-  return mpia_preload_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                        recvtype, comm);
+                                              MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                              MPI_Datatype recvtype, MPI_Comm comm) {
+  return mpia_preload_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                        comm);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],

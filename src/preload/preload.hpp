@@ -28,9 +28,8 @@ extern "C" {
 #define MPIA_PRELOAD_HIDDEN __attribute__((visibility("hidden")))
 
 MPIA_PRELOAD_HIDDEN int mpia_preload_alltoall(const void* sendbuf, int sendcount,
-                                              MPI_Datatype sendtype, void* recvbuf,
-                                              int recvcount, MPI_Datatype recvtype,
-                                              MPI_Comm comm);
+                                              MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                              MPI_Datatype recvtype, MPI_Comm comm);
 MPIA_PRELOAD_HIDDEN int mpia_preload_alltoallv(const void* sendbuf, const int sendcounts[],
                                                const int sdispls[], MPI_Datatype sendtype,
                                                void* recvbuf, const int recvcounts[],
@@ -40,10 +39,11 @@ MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoall(const void* sendbuf, int 
                                                        MPI_Datatype sendtype, void* recvbuf,
                                                        int recvcount, MPI_Datatype recvtype,
                                                        MPI_Comm comm);
-MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallv(
-    const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-    MPI_Comm comm);
+MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                                                        const int sdispls[], MPI_Datatype sendtype,
+                                                        void* recvbuf, const int recvcounts[],
+                                                        const int rdispls[], MPI_Datatype recvtype,
+                                                        MPI_Comm comm);
 
 #ifdef __cplusplus
 }

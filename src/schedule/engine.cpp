@@ -138,7 +138,8 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
       for (const Round& r : s.rounds)
         for (const Exchange& x : r.exchanges)
           for (const Transfer* t : {&x.send, &x.recv})
-            if (t->active() && staged(regions(t->pieces), t == &x.send)) staging_bytes += t->bytes();
+            if (t->active() && staged(regions(t->pieces), t == &x.send))
+              staging_bytes += t->bytes();
     }
     if (staging_bytes > 0) staging_.reset(new char[staging_bytes]);
     std::int64_t staging_at = 0;
@@ -219,12 +220,14 @@ LoweredSchedule::Region LoweredSchedule::resolve(const Piece& p) const {
   return r;
 }
 
-std::vector<LoweredSchedule::Region> LoweredSchedule::regions(const std::vector<Piece>& pieces) const {
+std::vector<LoweredSchedule::Region> LoweredSchedule::regions(
+    const std::vector<Piece>& pieces) const {
   std::vector<Region> out;
   for (const Piece& p : pieces) {
     if (p.bytes == 0) continue;
     Region r = resolve(p);
-    if (!out.empty() && r.dense && out.back().dense && out.back().addr + out.back().bytes == r.addr) {
+    if (!out.empty() && r.dense && out.back().dense &&
+        out.back().addr + out.back().bytes == r.addr) {
       out.back().bytes += r.bytes;
       continue;
     }
@@ -293,8 +296,8 @@ void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRou
       displs.push_back(a);
       types.push_back(ty);
     }
-    MPIA_CHECK(MPI_Type_create_struct(int(lens.size()), lens.data(), displs.data(), types.data(),
-                                      &type));
+    MPIA_CHECK(
+        MPI_Type_create_struct(int(lens.size()), lens.data(), displs.data(), types.data(), &type));
     owned_types_.push_back(type);
     MPIA_CHECK(MPI_Type_commit(&type));
     addr = MPI_BOTTOM;
@@ -329,9 +332,9 @@ void LoweredSchedule::run(const std::vector<LocalStep>& steps) {
     } else if (s.to.dense) {
       errors_->note(MPI_Pack(s.from.addr, s.from.count, s.from.type, s.to.addr, n, &pos, comm_),
                     "MPI_Pack");
-    } else if (errors_->note(MPI_Pack(s.from.addr, s.from.count, s.from.type, bounce_.get(), n,
-                                      &pos, comm_),
-                             "MPI_Pack")) {
+    } else if (errors_->note(
+                   MPI_Pack(s.from.addr, s.from.count, s.from.type, bounce_.get(), n, &pos, comm_),
+                   "MPI_Pack")) {
       pos = 0;
       errors_->note(MPI_Unpack(bounce_.get(), n, &pos, s.to.addr, s.to.count, s.to.type, comm_),
                     "MPI_Unpack");
@@ -379,8 +382,8 @@ void LoweredSchedule::run_self(const LocalStep& s) {
     int scount = s.from.count, rcount = s.to.count;
     MPI_Datatype stype = s.from.dense ? packed_type(s.from.bytes, scount, made) : s.from.type;
     MPI_Datatype rtype = s.to.dense ? packed_type(s.to.bytes, rcount, made) : s.to.type;
-    errors_->note(MPI_Sendrecv(s.from.addr, scount, stype, me_, tag_, s.to.addr, rcount, rtype,
-                               me_, tag_, comm_, MPI_STATUS_IGNORE),
+    errors_->note(MPI_Sendrecv(s.from.addr, scount, stype, me_, tag_, s.to.addr, rcount, rtype, me_,
+                               tag_, comm_, MPI_STATUS_IGNORE),
                   "MPI_Sendrecv");
   } catch (const Error& e) {
     errors_->note(e);
@@ -426,8 +429,7 @@ void LoweredSchedule::fill(std::size_t slot) {
       MPI_Request& q = window_[2 * slot + k];
       const Recipe& c = k == 0 ? r.send_recipe[e] : r.recv_recipe[e];
       if (k == 0 && c.isend) {
-        if (errors_->note(MPI_Isend(c.addr, c.count, c.type, c.peer, tag_, comm_, &q),
-                          "MPI_Isend"))
+        if (errors_->note(MPI_Isend(c.addr, c.count, c.type, c.peer, tag_, comm_, &q), "MPI_Isend"))
           ++pending_[slot];
         else
           q = MPI_REQUEST_NULL;

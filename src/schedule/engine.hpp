@@ -86,8 +86,8 @@ class LoweredSchedule {
     bool isend = false;  // a send posted with MPI_Isend at each start, no persistent request
   };
   struct LoweredRound {
-    std::vector<LocalStep> before;  // copies, then packing of outgoing transfers
-    std::vector<LocalStep> after;   // unpacking of incoming transfers
+    std::vector<LocalStep> before;        // copies, then packing of outgoing transfers
+    std::vector<LocalStep> after;         // unpacking of incoming transfers
     std::vector<MPI_Request> send, recv;  // per exchange; MPI_REQUEST_NULL when absent
     std::vector<Recipe> send_recipe, recv_recipe;
   };
@@ -124,8 +124,8 @@ class LoweredSchedule {
   // execution state
   bool active_ = false;
   std::size_t round_ = 0, next_ = 0, inflight_ = 0;
-  std::vector<MPI_Request> window_;  // 2 per slot: send, receive
-  std::vector<int> pending_;         // per slot: requests still to complete
+  std::vector<MPI_Request> window_;    // 2 per slot: send, receive
+  std::vector<int> pending_;           // per slot: requests still to complete
   std::vector<std::size_t> exchange_;  // per slot: its exchange in the round
 };
 

@@ -26,9 +26,9 @@ enum class Slot : std::uint8_t { Send = 0, Recv = 1, Scratch = 2 };
 
 struct Piece {
   Slot slot = Slot::Scratch;
-  std::int32_t block = -1;   // Send/Recv: block index (the peer); Scratch: unused (-1)
-  std::int64_t offset = 0;   // Scratch: byte offset; Send/Recv: 0
-  std::int64_t bytes = 0;    // packed size
+  std::int32_t block = -1;  // Send/Recv: block index (the peer); Scratch: unused (-1)
+  std::int64_t offset = 0;  // Scratch: byte offset; Send/Recv: 0
+  std::int64_t bytes = 0;   // packed size
 
   static Piece send(int block, std::int64_t bytes) { return {Slot::Send, block, 0, bytes}; }
   static Piece recv(int block, std::int64_t bytes) { return {Slot::Recv, block, 0, bytes}; }

@@ -136,8 +136,8 @@ struct Sim {
         it->second.pop_front();
         if (std::int64_t(payload.size()) != x.recv.bytes())
           return fail("rank " + std::to_string(rank) + " round " + std::to_string(r) +
-                      ": message length " + std::to_string(payload.size()) +
-                      " != receive length " + std::to_string(x.recv.bytes()));
+                      ": message length " + std::to_string(payload.size()) + " != receive length " +
+                      std::to_string(x.recv.bytes()));
         std::int64_t at = 0;
         for (const Piece& p : x.recv.pieces) {
           Token* t = span(rank, p, "receive");
@@ -191,8 +191,7 @@ SimResult simulate(int nranks, const std::function<Schedule(int rank)>& build,
         const auto& got = sim.mem[rank].recv[b];
         // A negative source (MPI_PROC_NULL): the block receives nothing.
         if (src < 0 && got.empty()) continue;
-        bool ok = src >= 0 && src < nranks && sblk >= 0 &&
-                  sblk < int(sim.mem[src].send.size()) &&
+        bool ok = src >= 0 && src < nranks && sblk >= 0 && sblk < int(sim.mem[src].send.size()) &&
                   sim.mem[src].send[sblk].size() == got.size();
         for (std::size_t i = 0; ok && i < got.size(); ++i)
           ok = got[i] == Token{src, sblk, std::int64_t(i)};

@@ -27,8 +27,8 @@ struct SimStats {
 
 struct SimResult {
   bool ok = true;
-  std::string error;           // first problem found, empty when ok
-  std::vector<SimStats> ranks; // per rank
+  std::string error;            // first problem found, empty when ok
+  std::vector<SimStats> ranks;  // per rank
 };
 
 // expected(rank, recv_block) -> (source rank, source send block) whose bytes that receive

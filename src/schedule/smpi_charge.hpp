@@ -56,10 +56,8 @@ struct MessageCost {
   double operator()(double bytes) const {
     for (std::size_t i = 0; i < sections.size(); ++i)
       if (bytes <= sections[i].bound)
-        return i == 0 ? single
-                      : sections[i - 1].offset + sections[i - 1].per_byte * bytes;
-    return sections.empty() ? single
-                            : sections.back().offset + sections.back().per_byte * bytes;
+        return i == 0 ? single : sections[i - 1].offset + sections[i - 1].per_byte * bytes;
+    return sections.empty() ? single : sections.back().offset + sections.back().per_byte * bytes;
   }
 
   static MessageCost parse(const std::string& text) {

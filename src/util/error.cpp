@@ -38,7 +38,8 @@ int error_class(int code) {
 std::int64_t type_size(MPI_Datatype t) {
   MPI_Count size = 0;
   MPIA_CHECK(MPI_Type_size_x(t, &size));
-  if (size == MPI_UNDEFINED) fail(MPI_ERR_TYPE, "mpi-advance: datatype size does not fit MPI_Count");
+  if (size == MPI_UNDEFINED)
+    fail(MPI_ERR_TYPE, "mpi-advance: datatype size does not fit MPI_Count");
   return std::int64_t(size);
 }
 

@@ -53,7 +53,7 @@ struct IntExchange {
       recv[i] = i < std::size_t(nprocs) * std::size_t(count) ? kPoison : kGuard;
   }
   // Counts wrong elements (records a few gtest failures naming `what`).
-  long check(int salt, const std::string &what) const {
+  long check(int salt, const std::string& what) const {
     long bad = 0;
     for (int s = 0; s < nprocs; ++s)
       for (int j = 0; j < count; ++j) {
@@ -70,7 +70,7 @@ struct IntExchange {
     bad += check_guards(what);
     return bad;
   }
-  long check_guards(const std::string &what) const {
+  long check_guards(const std::string& what) const {
     long bad = 0;
     for (std::size_t i = std::size_t(nprocs) * std::size_t(count); i < recv.size(); ++i)
       if (recv[i] != kGuard) {
@@ -94,22 +94,36 @@ constexpr bool kSystemUnsafeOnMismatch = true;
 constexpr bool kSystemUnsafeOnMismatch = false;
 #endif
 
-inline int cls(int code) { return code == MPI_SUCCESS ? MPI_SUCCESS : mpia_test::error_class(code); }
+inline int cls(int code) {
+  return code == MPI_SUCCESS ? MPI_SUCCESS : mpia_test::error_class(code);
+}
 
 inline std::string class_name(int c) {
   switch (c) {
-    case MPI_SUCCESS: return "MPI_SUCCESS";
-    case MPI_ERR_ARG: return "MPI_ERR_ARG";
-    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
-    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
-    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
-    case MPI_ERR_OTHER: return "MPI_ERR_OTHER";
-    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS";
-    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
-    case MPI_ERR_COMM: return "MPI_ERR_COMM";
-    case MPI_ERR_INTERN: return "MPI_ERR_INTERN";
-    case MPI_ERR_TOPOLOGY: return "MPI_ERR_TOPOLOGY";
-    default: return "class " + std::to_string(c);
+    case MPI_SUCCESS:
+      return "MPI_SUCCESS";
+    case MPI_ERR_ARG:
+      return "MPI_ERR_ARG";
+    case MPI_ERR_TYPE:
+      return "MPI_ERR_TYPE";
+    case MPI_ERR_TRUNCATE:
+      return "MPI_ERR_TRUNCATE";
+    case MPI_ERR_REQUEST:
+      return "MPI_ERR_REQUEST";
+    case MPI_ERR_OTHER:
+      return "MPI_ERR_OTHER";
+    case MPI_ERR_IN_STATUS:
+      return "MPI_ERR_IN_STATUS";
+    case MPI_ERR_COUNT:
+      return "MPI_ERR_COUNT";
+    case MPI_ERR_COMM:
+      return "MPI_ERR_COMM";
+    case MPI_ERR_INTERN:
+      return "MPI_ERR_INTERN";
+    case MPI_ERR_TOPOLOGY:
+      return "MPI_ERR_TOPOLOGY";
+    default:
+      return "class " + std::to_string(c);
   }
 }
 
@@ -124,7 +138,7 @@ inline std::vector<int> all_classes(MPI_Comm comm, int code) {
 }
 
 // Expects class `want` on every rank of comm (checked on every rank, failures name ranks).
-inline void expect_class_everywhere(MPI_Comm comm, int code, int want, const std::string &what) {
+inline void expect_class_everywhere(MPI_Comm comm, int code, int want, const std::string& what) {
   const std::vector<int> all = all_classes(comm, code);
   for (std::size_t r = 0; r < all.size(); ++r)
     EXPECT_EQ(all[r], want) << what << ": rank " << r << " returned " << class_name(all[r])
@@ -140,7 +154,7 @@ inline bool all_true(MPI_Comm comm, bool local) {
   return g != 0;
 }
 
-inline MPI_Info algorithm_info(const std::string &spec) {
+inline MPI_Info algorithm_info(const std::string& spec) {
   if (spec.empty()) return MPI_INFO_NULL;
   MPI_Info info;
   MPI_Info_create(&info);
@@ -159,12 +173,12 @@ inline std::string reported_algorithm(MPIX_Request req) {
 struct HandlerLog {
   std::vector<int> codes;
 };
-inline std::vector<HandlerLog> &handler_logs() {
+inline std::vector<HandlerLog>& handler_logs() {
   static std::vector<HandlerLog> logs(4);
   return logs;
 }
 template <int Slot>
-void record_handler(MPI_Comm *, int *code, ...) {
+void record_handler(MPI_Comm*, int* code, ...) {
   handler_logs()[Slot].codes.push_back(*code);
 }
 // Installs a recording handler on comm (slot 0..3); restores the previous one when destroyed.
@@ -181,18 +195,18 @@ class RecordingHandler {
     MPI_Comm_set_errhandler(comm, h.mine_);
     return h;
   }
-  RecordingHandler(RecordingHandler &&o) noexcept
+  RecordingHandler(RecordingHandler&& o) noexcept
       : comm_(o.comm_), slot_(o.slot_), old_(o.old_), mine_(o.mine_) {
     o.comm_ = MPI_COMM_NULL;
   }
-  RecordingHandler &operator=(RecordingHandler &&) = delete;
+  RecordingHandler& operator=(RecordingHandler&&) = delete;
   ~RecordingHandler() {
     if (comm_ == MPI_COMM_NULL) return;
     MPI_Comm_set_errhandler(comm_, old_);
     MPI_Errhandler_free(&old_);
     MPI_Errhandler_free(&mine_);
   }
-  const std::vector<int> &codes() const { return handler_logs()[slot_].codes; }
+  const std::vector<int>& codes() const { return handler_logs()[slot_].codes; }
   void clear() { handler_logs()[slot_].codes.clear(); }
 
  private:
@@ -212,8 +226,8 @@ class DupComm {
   ~DupComm() {
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   }
-  DupComm(const DupComm &) = delete;
-  DupComm &operator=(const DupComm &) = delete;
+  DupComm(const DupComm&) = delete;
+  DupComm& operator=(const DupComm&) = delete;
   MPI_Comm get() const { return comm_; }
 
  private:
@@ -221,7 +235,7 @@ class DupComm {
 };
 
 // A correct blocking MPIX_Alltoall of `count` ints on comm, checked on every rank.
-inline void expect_blocking_works(MPI_Comm comm, int count, int salt, const std::string &what) {
+inline void expect_blocking_works(MPI_Comm comm, int count, int salt, const std::string& what) {
   IntExchange x(comm, count);
   x.fill(salt);
   const int rc = MPIX_Alltoall(x.send.data(), count, MPI_INT, x.recv.data(), count, MPI_INT, comm);

@@ -28,31 +28,31 @@ namespace {
 
 class MpiListener : public ::testing::TestEventListener {
  public:
-  MpiListener(::testing::TestEventListener *printer, int rank, int size)
+  MpiListener(::testing::TestEventListener* printer, int rank, int size)
       : printer_(printer), rank_(rank), size_(size) {}
 
-  void OnTestProgramStart(const ::testing::UnitTest &u) override {
+  void OnTestProgramStart(const ::testing::UnitTest& u) override {
     if (printer_) printer_->OnTestProgramStart(u);
   }
-  void OnTestIterationStart(const ::testing::UnitTest &u, int it) override {
+  void OnTestIterationStart(const ::testing::UnitTest& u, int it) override {
     if (printer_) {
       std::printf("[   MPI    ] running on %d rank%s\n", size_, size_ == 1 ? "" : "s");
       printer_->OnTestIterationStart(u, it);
     }
   }
-  void OnEnvironmentsSetUpStart(const ::testing::UnitTest &u) override {
+  void OnEnvironmentsSetUpStart(const ::testing::UnitTest& u) override {
     if (printer_) printer_->OnEnvironmentsSetUpStart(u);
   }
-  void OnEnvironmentsSetUpEnd(const ::testing::UnitTest &u) override {
+  void OnEnvironmentsSetUpEnd(const ::testing::UnitTest& u) override {
     if (printer_) printer_->OnEnvironmentsSetUpEnd(u);
   }
-  void OnTestSuiteStart(const ::testing::TestSuite &s) override {
+  void OnTestSuiteStart(const ::testing::TestSuite& s) override {
     if (printer_) printer_->OnTestSuiteStart(s);
   }
-  void OnTestStart(const ::testing::TestInfo &t) override {
+  void OnTestStart(const ::testing::TestInfo& t) override {
     if (printer_) printer_->OnTestStart(t);
   }
-  void OnTestPartResult(const ::testing::TestPartResult &r) override {
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (printer_) {
       printer_->OnTestPartResult(r);
       std::fflush(stdout);
@@ -63,7 +63,7 @@ class MpiListener : public ::testing::TestEventListener {
       std::fflush(stderr);
     }
   }
-  void OnTestEnd(const ::testing::TestInfo &t) override {
+  void OnTestEnd(const ::testing::TestInfo& t) override {
     const int local = t.result() && t.result()->Failed() ? 1 : 0;
     std::vector<int> all(static_cast<size_t>(size_), 0);
     MPI_Allgather(&local, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD);
@@ -86,19 +86,19 @@ class MpiListener : public ::testing::TestEventListener {
       std::fflush(stderr);
     }
   }
-  void OnTestSuiteEnd(const ::testing::TestSuite &s) override {
+  void OnTestSuiteEnd(const ::testing::TestSuite& s) override {
     if (printer_) printer_->OnTestSuiteEnd(s);
   }
-  void OnEnvironmentsTearDownStart(const ::testing::UnitTest &u) override {
+  void OnEnvironmentsTearDownStart(const ::testing::UnitTest& u) override {
     if (printer_) printer_->OnEnvironmentsTearDownStart(u);
   }
-  void OnEnvironmentsTearDownEnd(const ::testing::UnitTest &u) override {
+  void OnEnvironmentsTearDownEnd(const ::testing::UnitTest& u) override {
     if (printer_) printer_->OnEnvironmentsTearDownEnd(u);
   }
-  void OnTestIterationEnd(const ::testing::UnitTest &u, int it) override {
+  void OnTestIterationEnd(const ::testing::UnitTest& u, int it) override {
     if (printer_) printer_->OnTestIterationEnd(u, it);
   }
-  void OnTestProgramEnd(const ::testing::UnitTest &u) override {
+  void OnTestProgramEnd(const ::testing::UnitTest& u) override {
     if (printer_) printer_->OnTestProgramEnd(u);
     std::fflush(stdout);
   }
@@ -112,7 +112,7 @@ class MpiListener : public ::testing::TestEventListener {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int provided = 0;
 #ifdef MPIA_TEST_THREAD_MULTIPLE
   // The thread tests' variant (test/mpi/threads.cmake): they skip, identically on every rank,
@@ -135,8 +135,8 @@ int main(int argc, char **argv) {
     GTEST_FLAG_SET(random_seed, seed);
   }
 
-  ::testing::TestEventListeners &listeners = ::testing::UnitTest::GetInstance()->listeners();
-  ::testing::TestEventListener *printer = listeners.Release(listeners.default_result_printer());
+  ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  ::testing::TestEventListener* printer = listeners.Release(listeners.default_result_printer());
   if (rank != 0) {
     delete printer;
     printer = nullptr;

@@ -37,9 +37,22 @@ const TypeCase kCases[] = {
 };
 
 enum CaseId {
-  kInt, kDouble, kByte, kVectorGaps, kVectorTrailing, kStruct, kResizedLb, kNegStride,
-  kContig4ToInt, kIntToContig4, kVectorToInt, kIntToVector, kStructToPacked, kPackedToStruct,
-  kResizedLbToContig2, kNegStrideToDouble
+  kInt,
+  kDouble,
+  kByte,
+  kVectorGaps,
+  kVectorTrailing,
+  kStruct,
+  kResizedLb,
+  kNegStride,
+  kContig4ToInt,
+  kIntToContig4,
+  kVectorToInt,
+  kIntToVector,
+  kStructToPacked,
+  kPackedToStruct,
+  kResizedLbToContig2,
+  kNegStrideToDouble
 };
 
 struct Param {
@@ -75,7 +88,7 @@ std::vector<Param> make_params() {
       {kNegStrideToDouble, {1, 3}, {}},
   };
   std::vector<Param> params;
-  for (const Row &r : rows) {
+  for (const Row& r : rows) {
     for (int u : r.units) {
       const bool core = r.case_id == kInt && u == 3;
       params.push_back({static_cast<int>(params.size()), r.case_id, u, false, core});
@@ -87,12 +100,12 @@ std::vector<Param> make_params() {
   return params;
 }
 
-void PrintTo(const Param &p, std::ostream *os) {
+void PrintTo(const Param& p, std::ostream* os) {
   *os << kCases[p.case_id].name << " x" << p.units << (p.in_place ? " in place" : "")
       << (p.core ? " (every algorithm)" : "");
 }
 
-const std::vector<Param> &all_params() {
+const std::vector<Param>& all_params() {
   static const std::vector<Param> params = make_params();
   return params;
 }
@@ -104,8 +117,8 @@ int matrix_stride(int nspecs) {
   return stride;
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param> &info) {
-  const Param &p = info.param;
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const Param& p = info.param;
   return std::string(kCases[p.case_id].name) + "_x" + std::to_string(p.units) +
          (p.in_place ? "_in_place" : "");
 }
@@ -113,8 +126,8 @@ std::string param_name(const ::testing::TestParamInfo<Param> &info) {
 class AlltoallMatrix : public ::testing::TestWithParam<Param> {};
 
 TEST_P(AlltoallMatrix, EveryAlgorithm) {
-  const Param &p = GetParam();
-  const TypeCase &tc = kCases[p.case_id];
+  const Param& p = GetParam();
+  const TypeCase& tc = kCases[p.case_id];
   const MPI_Comm comm = MPI_COMM_WORLD;
   std::vector<std::string> specs = registered_algorithms();
   ASSERT_FALSE(specs.empty()) << "the alltoall registry is empty";
@@ -144,14 +157,14 @@ INSTANTIATE_TEST_SUITE_P(Types, AlltoallMatrix, ::testing::ValuesIn(all_params()
 
 // Zero-sized blocks with null buffers are legal MPI and must succeed.
 TEST(AlltoallEdge, ZeroCountNullBuffers) {
-  for (const std::string &spec : registered_algorithms()) {
+  for (const std::string& spec : registered_algorithms()) {
     SCOPED_TRACE("algorithm " + spec);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, spec.c_str());
     MPIX_Request req = MPIX_REQUEST_NULL;
-    int rc = MPIX_Alltoall_init(nullptr, 0, MPI_INT, nullptr, 0, MPI_INT, MPI_COMM_WORLD, info,
-                                &req);
+    int rc =
+        MPIX_Alltoall_init(nullptr, 0, MPI_INT, nullptr, 0, MPI_INT, MPI_COMM_WORLD, info, &req);
     MPI_Info_free(&info);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
     if (rc == MPI_SUCCESS) {
@@ -315,7 +328,8 @@ TEST(AlltoallEdge, LargeDerivedBlocks) {
 #else
     const bool skip_in_place = false;
 #endif
-    if (!skip_in_place) run_persistent(MPI_COMM_WORLD, specs[a], unaligned, n, unaligned, n, in_place);
+    if (!skip_in_place)
+      run_persistent(MPI_COMM_WORLD, specs[a], unaligned, n, unaligned, n, in_place);
     run_blocking(MPI_COMM_WORLD, specs[a], unaligned, n, padded, n, false);
   }
 }
@@ -329,9 +343,9 @@ TEST(AlltoallEdge, RankDependentDatatypes) {
   const int stride = sample_stride(static_cast<long>(specs.size()) * 4, 4.0);
   // Every block is 6 ints: vector(3,2,3,int) = 6 ints = 3 x contig2 = 6 x int.
   Layout send = me % 2 == 0 ? layout_vector_gaps() : layout_resized_lb();
-  Layout recv = me % 3 == 0 ? layout_int() : (me % 3 == 1 ? layout_vector_gaps()
-                                                          : layout_resized_lb());
-  const int scount = me % 2 == 0 ? 2 : 6;   // 12 ints per block
+  Layout recv =
+      me % 3 == 0 ? layout_int() : (me % 3 == 1 ? layout_vector_gaps() : layout_resized_lb());
+  const int scount = me % 2 == 0 ? 2 : 6;  // 12 ints per block
   const int rcount = me % 3 == 0 ? 12 : (me % 3 == 1 ? 2 : 6);
   RunOptions opt;
   RunOptions in_place;
@@ -367,8 +381,8 @@ TEST(AlltoallEdge, DatatypeFreedAfterInit) {
     MPI_Info_create(&info);
     MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, specs[a].c_str());
     MPIX_Request req = MPIX_REQUEST_NULL;
-    int rc = MPIX_Alltoall_init(sbuf.ptr(), 2, stype, rbuf.ptr(), 2, rtype, MPI_COMM_WORLD, info,
-                                &req);
+    int rc =
+        MPIX_Alltoall_init(sbuf.ptr(), 2, stype, rbuf.ptr(), 2, rtype, MPI_COMM_WORLD, info, &req);
     MPI_Info_free(&info);
     MPI_Type_free(&stype);
     MPI_Type_free(&rtype);

@@ -29,28 +29,37 @@ namespace {
 // Count patterns: units(src, dst) on a communicator of P ranks.
 // ------------------------------------------------------------------------------------------
 enum class Pattern {
-  Uniform,     // 3 everywhere
-  Random,      // seeded, 0..7, asymmetric
-  SymRandom,   // seeded, 0..6, units(s,d) == units(d,s)
-  Zeros,       // nothing at all
-  Silent,      // rank 0 sends nothing, rank P-1 receives nothing
-  Huge,        // one huge block 0 -> P-1 among tiny ones
-  PowerLaw,    // 40 / (1 + cyclic distance)^2, symmetric
-  Sparse,      // most pairs zero (symmetric)
-  Banded,      // |s - d| <= 1 (tridiagonal, like a 1-D stencil / banded sparse matrix)
+  Uniform,    // 3 everywhere
+  Random,     // seeded, 0..7, asymmetric
+  SymRandom,  // seeded, 0..6, units(s,d) == units(d,s)
+  Zeros,      // nothing at all
+  Silent,     // rank 0 sends nothing, rank P-1 receives nothing
+  Huge,       // one huge block 0 -> P-1 among tiny ones
+  PowerLaw,   // 40 / (1 + cyclic distance)^2, symmetric
+  Sparse,     // most pairs zero (symmetric)
+  Banded,     // |s - d| <= 1 (tridiagonal, like a 1-D stencil / banded sparse matrix)
 };
 
-const char *pattern_name(Pattern p) {
+const char* pattern_name(Pattern p) {
   switch (p) {
-    case Pattern::Uniform: return "uniform";
-    case Pattern::Random: return "random";
-    case Pattern::SymRandom: return "sym_random";
-    case Pattern::Zeros: return "zeros";
-    case Pattern::Silent: return "silent_ranks";
-    case Pattern::Huge: return "huge";
-    case Pattern::PowerLaw: return "power_law";
-    case Pattern::Sparse: return "sparse";
-    case Pattern::Banded: return "banded";
+    case Pattern::Uniform:
+      return "uniform";
+    case Pattern::Random:
+      return "random";
+    case Pattern::SymRandom:
+      return "sym_random";
+    case Pattern::Zeros:
+      return "zeros";
+    case Pattern::Silent:
+      return "silent_ranks";
+    case Pattern::Huge:
+      return "huge";
+    case Pattern::PowerLaw:
+      return "power_law";
+    case Pattern::Sparse:
+      return "sparse";
+    case Pattern::Banded:
+      return "banded";
   }
   return "?";
 }
@@ -65,11 +74,14 @@ std::uint64_t pair_hash(int a, int b, int seed) { return value_hash(a, b, -12345
 // `huge` is the number of units of the huge block (depends on the datatype).
 int units(Pattern p, int s, int d, int P, int huge) {
   switch (p) {
-    case Pattern::Uniform: return 3;
-    case Pattern::Random: return static_cast<int>(pair_hash(s, d, 77) % 8);
+    case Pattern::Uniform:
+      return 3;
+    case Pattern::Random:
+      return static_cast<int>(pair_hash(s, d, 77) % 8);
     case Pattern::SymRandom:
       return static_cast<int>(pair_hash(std::min(s, d), std::max(s, d), 91) % 7);
-    case Pattern::Zeros: return 0;
+    case Pattern::Zeros:
+      return 0;
     case Pattern::Silent:
       if (s == 0 || d == P - 1) return 0;
       return 1 + (s + 2 * d) % 4;
@@ -107,13 +119,18 @@ enum class Displ {
   NegativeMiddle,  // shuffled with gaps, the base in the middle: displacements of both signs
 };
 
-const char *displ_name(Displ d) {
+const char* displ_name(Displ d) {
   switch (d) {
-    case Displ::Ascending: return "ascending";
-    case Displ::ReverseGaps: return "reverse_gaps";
-    case Displ::ShuffledGaps: return "shuffled_gaps";
-    case Displ::NegativeEnd: return "negative_base_at_end";
-    case Displ::NegativeMiddle: return "negative_base_in_middle";
+    case Displ::Ascending:
+      return "ascending";
+    case Displ::ReverseGaps:
+      return "reverse_gaps";
+    case Displ::ShuffledGaps:
+      return "shuffled_gaps";
+    case Displ::NegativeEnd:
+      return "negative_base_at_end";
+    case Displ::NegativeMiddle:
+      return "negative_base_in_middle";
   }
   return "?";
 }
@@ -121,13 +138,16 @@ const char *displ_name(Displ d) {
 // The receive side's order for a send side's (a different one, of the same sign).
 Displ other_displ(Displ d) {
   switch (d) {
-    case Displ::NegativeEnd: return Displ::NegativeMiddle;
-    case Displ::NegativeMiddle: return Displ::NegativeEnd;
-    default: return static_cast<Displ>((static_cast<int>(d) + 1) % 3);
+    case Displ::NegativeEnd:
+      return Displ::NegativeMiddle;
+    case Displ::NegativeMiddle:
+      return Displ::NegativeEnd;
+    default:
+      return static_cast<Displ>((static_cast<int>(d) + 1) % 3);
   }
 }
 
-std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, int salt) {
+std::vector<int> make_displs(const std::vector<int>& counts, Displ mode, int salt) {
   const int P = static_cast<int>(counts.size());
   std::vector<int> order(static_cast<std::size_t>(P));
   std::iota(order.begin(), order.end(), 0);
@@ -148,7 +168,7 @@ std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, int sal
   // pos is now the end of the last block (plus its gap).
   if (mode == Displ::NegativeEnd || mode == Displ::NegativeMiddle) {
     const int base = mode == Displ::NegativeEnd ? pos : pos / 2;
-    for (int &d : displs) d -= base;
+    for (int& d : displs) d -= base;
   }
   return displs;
 }
@@ -158,7 +178,7 @@ std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, int sal
 // ------------------------------------------------------------------------------------------
 class VBuffer {
  public:
-  VBuffer(const Layout &lay, std::vector<int> counts, std::vector<int> displs,
+  VBuffer(const Layout& lay, std::vector<int> counts, std::vector<int> displs,
           unsigned char sentinel)
       : counts_(std::move(counts)), displs_(std::move(displs)), sentinel_(sentinel) {
     const MPI_Aint ext = lay.extent();
@@ -174,7 +194,7 @@ class VBuffer {
     for (std::size_t b = 0; b < counts_.size(); ++b) {
       for (int e = 0; e < counts_[b]; ++e) {
         for (std::size_t k = 0; k < lay.map().size(); ++k) {
-          const PrimAt &pa = lay.map()[k];
+          const PrimAt& pa = lay.map()[k];
           const MPI_Aint off = (static_cast<MPI_Aint>(displs_[b]) + e) * ext + pa.offset;
           lo = std::min(lo, off);
           hi = std::max(hi, off + static_cast<MPI_Aint>(prim_size(pa.kind)));
@@ -187,7 +207,7 @@ class VBuffer {
     storage_.assign(static_cast<std::size_t>(hi - lo) + 2 * guard, sentinel_);
     covered_.assign(storage_.size(), 0);
     slots_.reserve(raw.size());
-    for (const Raw &r : raw) {
+    for (const Raw& r : raw) {
       const std::size_t pos = origin_ + static_cast<std::size_t>(r.off);
       slots_.push_back({pos, r.kind, r.block, r.elem});
       for (std::size_t i = 0; i < prim_size(r.kind); ++i) {
@@ -200,12 +220,12 @@ class VBuffer {
     }
   }
 
-  void *ptr() { return storage_.data() + origin_; }
-  const int *counts() const { return counts_.data(); }
-  const int *displs() const { return displs_.data(); }
+  void* ptr() { return storage_.data() + origin_; }
+  const int* counts() const { return counts_.data(); }
+  const int* displs() const { return displs_.data(); }
 
   void fill(int me, int iter, bool as_sender) {
-    for (const Slot &s : slots_) {
+    for (const Slot& s : slots_) {
       const int src = as_sender ? me : s.block, dst = as_sender ? s.block : me;
       encode_value(s.kind, value_hash(src, dst, s.elem, iter), &storage_[s.pos]);
     }
@@ -214,20 +234,20 @@ class VBuffer {
     for (std::size_t i = 0; i < storage_.size(); ++i)
       if (covered_[i]) storage_[i] = p;
   }
-  long check(int me, int iter, bool as_sender, const std::string &what) const {
+  long check(int me, int iter, bool as_sender, const std::string& what) const {
     long bad = 0;
     int reported = 0;
     const int max_reports = 4;
     unsigned char want[8];
-    for (const Slot &s : slots_) {
+    for (const Slot& s : slots_) {
       const int src = as_sender ? me : s.block, dst = as_sender ? s.block : me;
       encode_value(s.kind, value_hash(src, dst, s.elem, iter), want);
       if (std::memcmp(want, &storage_[s.pos], prim_size(s.kind)) != 0) {
         ++bad;
         if (reported++ < max_reports) {
-          ADD_FAILURE() << what << ": rank " << me << ", block of rank " << s.block
-                        << ", element " << s.elem << " (" << prim_name(s.kind)
-                        << "): expected " << format_value(s.kind, want) << ", got "
+          ADD_FAILURE() << what << ": rank " << me << ", block of rank " << s.block << ", element "
+                        << s.elem << " (" << prim_name(s.kind) << "): expected "
+                        << format_value(s.kind, want) << ", got "
                         << format_value(s.kind, &storage_[s.pos]);
         }
       }
@@ -246,7 +266,7 @@ class VBuffer {
     return bad;
   }
   std::vector<unsigned char> snapshot() const { return storage_; }
-  bool same_as(const std::vector<unsigned char> &snap) const { return snap == storage_; }
+  bool same_as(const std::vector<unsigned char>& snap) const { return snap == storage_; }
 
  private:
   struct Slot {
@@ -266,12 +286,12 @@ class VBuffer {
 // ------------------------------------------------------------------------------------------
 // Registry, specs.
 // ------------------------------------------------------------------------------------------
-const std::vector<std::string> &registry_v() {
+const std::vector<std::string>& registry_v() {
   static const std::vector<std::string> names = registered_algorithms("alltoallv");
   return names;
 }
 
-bool is_multipair(const std::string &name) { return name.rfind("multipair_", 0) == 0; }
+bool is_multipair(const std::string& name) { return name.rfind("multipair_", 0) == 0; }
 
 // Every algorithm by name alone, plus "" (no info / no MPIX_Comm_set_algorithm: the default).
 std::vector<std::string> base_specs() {
@@ -283,11 +303,12 @@ std::vector<std::string> base_specs() {
 // Every parameter value worth testing at P ranks.
 std::vector<std::string> param_specs(int P) {
   std::vector<std::string> specs;
-  for (const std::string &name : registry_v()) {
+  for (const std::string& name : registry_v()) {
     if (is_multipair(name)) {
       for (int w : {1, 2, 3, 8, P + 5}) specs.push_back(name + ":window=" + std::to_string(w));
     } else if (name == "bruck") {
-      for (int r = 2; r <= std::max(2, P); ++r) specs.push_back(name + ":radix=" + std::to_string(r));
+      for (int r = 2; r <= std::max(2, P); ++r)
+        specs.push_back(name + ":radix=" + std::to_string(r));
     }
   }
   return specs;
@@ -298,7 +319,7 @@ int next_iter() {
   return it += 8;
 }
 
-void expect_reported_v(MPIX_Request req, const std::string &spec, int P) {
+void expect_reported_v(MPIX_Request req, const std::string& spec, int P) {
   expect_reported_algorithm(req, spec, P, registry_v());
   char name[MPIX_MAX_ALGORITHM_STRING];
   int len = 0;
@@ -332,28 +353,28 @@ bool all_ok(MPI_Comm comm, bool local) {
 // One configuration and its runners.
 // ------------------------------------------------------------------------------------------
 struct Config {
-  const TypeCase *tc;
+  const TypeCase* tc;
   Pattern pattern;
   Displ displ;
   bool in_place;
 };
 
-std::string describe(const char *mode, const std::string &spec, const Config &c) {
-  return std::string(mode) + " alltoallv, algorithm '" + (spec.empty() ? "<none>" : spec) +
-         "', " + c.tc->name + ", counts " + pattern_name(c.pattern) + ", displacements " +
+std::string describe(const char* mode, const std::string& spec, const Config& c) {
+  return std::string(mode) + " alltoallv, algorithm '" + (spec.empty() ? "<none>" : spec) + "', " +
+         c.tc->name + ", counts " + pattern_name(c.pattern) + ", displacements " +
          displ_name(c.displ) + (c.in_place ? ", MPI_IN_PLACE" : "");
 }
 
 // The buffers of one configuration on rank `me` of P.
 struct Buffers {
   Layout slay, rlay;
-  VBuffer *sbuf = nullptr;
-  VBuffer *rbuf = nullptr;
+  VBuffer* sbuf = nullptr;
+  VBuffer* rbuf = nullptr;
   std::vector<VBuffer> store;
 };
 
-void make_buffers(const Config &c, int me, int P, Buffers *out) {
-  const TypeCase &tc = *c.tc;
+void make_buffers(const Config& c, int me, int P, Buffers* out) {
+  const TypeCase& tc = *c.tc;
   out->slay = tc.send();
   out->rlay = tc.recv();
   const long prims_per_unit =
@@ -374,7 +395,7 @@ void make_buffers(const Config &c, int me, int P, Buffers *out) {
   }
 }
 
-void complete(MPIX_Request *req, int how, const std::string &label) {
+void complete(MPIX_Request* req, int how, const std::string& label) {
   int rc;
   switch (how % 3) {
     case 0:
@@ -400,8 +421,7 @@ void complete(MPIX_Request *req, int how, const std::string &label) {
   }
 }
 
-void run_v_persistent(MPI_Comm comm, const std::string &spec, const Config &c,
-                      int iterations = 5) {
+void run_v_persistent(MPI_Comm comm, const std::string& spec, const Config& c, int iterations = 5) {
   const int me = comm_rank(comm), P = comm_size(comm);
   SCOPED_TRACE(describe("persistent", spec, c));
   Buffers b;
@@ -461,7 +481,7 @@ void run_v_persistent(MPI_Comm comm, const std::string &spec, const Config &c,
   EXPECT_EQ(req, MPIX_REQUEST_NULL);
 }
 
-void run_v_blocking(MPI_Comm comm, const std::string &spec, const Config &c, int calls = 1) {
+void run_v_blocking(MPI_Comm comm, const std::string& spec, const Config& c, int calls = 1) {
   const int me = comm_rank(comm), P = comm_size(comm);
   SCOPED_TRACE(describe("blocking", spec, c));
   Buffers b;
@@ -480,8 +500,7 @@ void run_v_blocking(MPI_Comm comm, const std::string &spec, const Config &c, int
       b.rbuf->poison(static_cast<unsigned char>(0x40 + i));
       snap = b.sbuf->snapshot();
       rc = MPIX_Alltoallv(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(), b.slay.type(),
-                          b.rbuf->ptr(), b.rbuf->counts(), b.rbuf->displs(), b.rlay.type(),
-                          comm);
+                          b.rbuf->ptr(), b.rbuf->counts(), b.rbuf->displs(), b.rlay.type(), comm);
     }
     EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Alltoallv call " << i << ": " << error_string(rc);
     b.rbuf->check(me, iter, false, "call " + std::to_string(i) + " receive buffer");
@@ -506,12 +525,23 @@ const TypeCase kTypes[] = {
     {"struct_to_packed", layout_struct_char_double, 1, layout_packed_char_double, 1},
     {"resized_lb_to_contig2", layout_resized_lb, 1, layout_contig2_int, 1},
 };
-enum { kInt, kDouble, kVectorGaps, kStruct, kResizedLb, kNegStride, kVectorToInt,
-       kIntToContig4, kStructToPacked, kResizedLbToContig2, kNumTypes };
+enum {
+  kInt,
+  kDouble,
+  kVectorGaps,
+  kStruct,
+  kResizedLb,
+  kNegStride,
+  kVectorToInt,
+  kIntToContig4,
+  kStructToPacked,
+  kResizedLbToContig2,
+  kNumTypes
+};
 
-const Pattern kPatterns[] = {Pattern::Uniform, Pattern::Random,   Pattern::SymRandom,
-                             Pattern::Zeros,   Pattern::Silent,   Pattern::Huge,
-                             Pattern::PowerLaw, Pattern::Sparse,  Pattern::Banded};
+const Pattern kPatterns[] = {Pattern::Uniform,  Pattern::Random, Pattern::SymRandom,
+                             Pattern::Zeros,    Pattern::Silent, Pattern::Huge,
+                             Pattern::PowerLaw, Pattern::Sparse, Pattern::Banded};
 
 struct Param {
   int index;
@@ -541,18 +571,18 @@ std::vector<Param> make_params() {
   return params;
 }
 
-const std::vector<Param> &all_params() {
+const std::vector<Param>& all_params() {
   static const std::vector<Param> params = make_params();
   return params;
 }
 
-void PrintTo(const Param &p, std::ostream *os) {
+void PrintTo(const Param& p, std::ostream* os) {
   *os << p.config.tc->name << " " << pattern_name(p.config.pattern) << " "
       << displ_name(p.config.displ) << (p.config.in_place ? " in place" : "");
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param> &info) {
-  const Config &c = info.param.config;
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const Config& c = info.param.config;
   return std::string(c.tc->name) + "_" + pattern_name(c.pattern) + "_" + displ_name(c.displ) +
          (c.in_place ? "_in_place" : "");
 }
@@ -561,8 +591,8 @@ std::string param_name(const ::testing::TestParamInfo<Param> &info) {
 // Tests.
 // ------------------------------------------------------------------------------------------
 TEST(AlltoallvRegistry, HasTheDocumentedAlgorithms) {
-  const std::vector<std::string> &names = registry_v();
-  for (const char *want : {"pairwise", "linear", "multipair_waitall", "multipair_waitany",
+  const std::vector<std::string>& names = registry_v();
+  for (const char* want : {"pairwise", "linear", "multipair_waitall", "multipair_waitany",
                            "multipair_testany", "bruck", "system", "auto"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end())
         << "alltoallv registry lacks " << want;
@@ -576,8 +606,7 @@ TEST(AlltoallvRegistry, HasTheDocumentedAlgorithms) {
 class AlltoallvMatrix : public ::testing::TestWithParam<Param> {};
 
 int matrix_stride(long nspecs) {
-  static const int stride =
-      sample_stride(static_cast<long>(all_params().size()) * nspecs * 2, 5.0);
+  static const int stride = sample_stride(static_cast<long>(all_params().size()) * nspecs * 2, 5.0);
   return stride;
 }
 
@@ -589,14 +618,14 @@ bool guaranteed(int index, long a, bool blocking) {
 }
 
 TEST_P(AlltoallvMatrix, EveryAlgorithm) {
-  const Param &p = GetParam();
+  const Param& p = GetParam();
   const std::vector<std::string> specs = base_specs();
   ASSERT_GT(specs.size(), 1u) << "the alltoallv registry is empty";
   const long nspecs = static_cast<long>(specs.size());
   const int stride = matrix_stride(nspecs);
   for (long a = 0; a < nspecs; ++a) {
     const long combo = (static_cast<long>(p.index) * nspecs + a) * 2 + 100000;
-    const std::string &spec = specs[static_cast<std::size_t>(a)];
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
     const bool core = p.core && stride == 1;
     if (core || guaranteed(p.index, a, false) || sampled(combo, stride)) {
       run_v_persistent(MPI_COMM_WORLD, spec, p.config);
@@ -607,8 +636,7 @@ TEST_P(AlltoallvMatrix, EveryAlgorithm) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Patterns, AlltoallvMatrix, ::testing::ValuesIn(all_params()),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(Patterns, AlltoallvMatrix, ::testing::ValuesIn(all_params()), param_name);
 
 // Every window (1, 2, 3, 8 and more than P) of the multi-pair algorithms and every radix
 // 2..P of bruck, on random counts in reverse order with gaps, and on a sparse pattern.
@@ -624,11 +652,12 @@ TEST(AlltoallvParams, EveryWindowAndRadix) {
   const long n = static_cast<long>(specs.size());
   const int stride = sample_stride(n * 6, 3.0);
   // When sampling, these always run (the extremes), with the first configuration.
-  const std::vector<std::string> always = {
-      "multipair_waitall:window=1", "multipair_waitany:window=" + std::to_string(P + 5),
-      "multipair_testany:window=2", "bruck:radix=3", "bruck:radix=" + std::to_string(std::max(2, P))};
+  const std::vector<std::string> always = {"multipair_waitall:window=1",
+                                           "multipair_waitany:window=" + std::to_string(P + 5),
+                                           "multipair_testany:window=2", "bruck:radix=3",
+                                           "bruck:radix=" + std::to_string(std::max(2, P))};
   for (long a = 0; a < n; ++a) {
-    const std::string &spec = specs[static_cast<std::size_t>(a)];
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
     if (stride == 1 || std::find(always.begin(), always.end(), spec) != always.end() ||
         sampled(a * 8 + 6, stride)) {
       run_v_persistent(MPI_COMM_WORLD, spec, configs[0]);
@@ -659,12 +688,13 @@ TEST(AlltoallvEdge, BlockingRepeatedOnSameBuffers) {
   const int me = comm_rank(MPI_COMM_WORLD), P = comm_size(MPI_COMM_WORLD);
   const std::vector<std::string> specs = base_specs();
   const int stride = sample_stride(static_cast<long>(specs.size()) * 6, 4.0);
-  const Pattern pats[] = {Pattern::Random, Pattern::Random, Pattern::Banded, Pattern::Uniform,
-                          Pattern::Random, Pattern::Zeros};
+  const Pattern pats[] = {Pattern::Random,  Pattern::Random, Pattern::Banded,
+                          Pattern::Uniform, Pattern::Random, Pattern::Zeros};
   const int cap = 8 * P + 8;
   std::vector<int> sbuf(static_cast<std::size_t>(cap)), rbuf(static_cast<std::size_t>(cap));
   for (std::size_t a = 0; a < specs.size(); ++a) {
-    if (stride > 1 && specs[a] != "multipair_waitany" && !sampled(static_cast<long>(a) + 60, stride)) {
+    if (stride > 1 && specs[a] != "multipair_waitany" &&
+        !sampled(static_cast<long>(a) + 60, stride)) {
       continue;
     }
     SCOPED_TRACE("algorithm '" + specs[a] + "'");
@@ -684,7 +714,8 @@ TEST(AlltoallvEdge, BlockingRepeatedOnSameBuffers) {
       for (int p = 0; p < P; ++p)
         for (int e = 0; e < sc[static_cast<std::size_t>(p)]; ++e)
           encode_value(Prim::Int, value_hash(me, p, e, iter),
-                       reinterpret_cast<unsigned char *>(&sbuf[static_cast<std::size_t>(sd[static_cast<std::size_t>(p)] + e)]));
+                       reinterpret_cast<unsigned char*>(
+                           &sbuf[static_cast<std::size_t>(sd[static_cast<std::size_t>(p)] + e)]));
       const int rcode = MPIX_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_INT, rbuf.data(),
                                        rc.data(), rd.data(), MPI_INT, MPI_COMM_WORLD);
       EXPECT_EQ(rcode, MPI_SUCCESS) << "call " << i << ": " << error_string(rcode);
@@ -692,7 +723,8 @@ TEST(AlltoallvEdge, BlockingRepeatedOnSameBuffers) {
       for (int p = 0; p < P; ++p)
         for (int e = 0; e < rc[static_cast<std::size_t>(p)]; ++e)
           encode_value(Prim::Int, value_hash(p, me, e, iter),
-                       reinterpret_cast<unsigned char *>(&want[static_cast<std::size_t>(rd[static_cast<std::size_t>(p)] + e)]));
+                       reinterpret_cast<unsigned char*>(
+                           &want[static_cast<std::size_t>(rd[static_cast<std::size_t>(p)] + e)]));
       long bad = 0;
       for (std::size_t x = 0; x < want.size(); ++x) bad += want[x] != rbuf[x];
       EXPECT_EQ(bad, 0) << "call " << i << " (" << pattern_name(pat) << "): " << bad
@@ -730,7 +762,7 @@ TEST(AlltoallvEdge, ZeroCountsNullBuffers) {
   const int P = comm_size(MPI_COMM_WORLD);
   int dummy = 0;
   std::vector<int> zeros(static_cast<std::size_t>(P), 0);
-  for (const std::string &spec : base_specs()) {
+  for (const std::string& spec : base_specs()) {
     SCOPED_TRACE("algorithm '" + spec + "'");
     MPI_Info info = MPI_INFO_NULL;
     if (!spec.empty()) {
@@ -738,8 +770,8 @@ TEST(AlltoallvEdge, ZeroCountsNullBuffers) {
       MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, spec.c_str());
     }
     MPIX_Request req = MPIX_REQUEST_NULL;
-    int rc = MPIX_Alltoallv_init(nullptr, zeros.data(), zeros.data(), MPI_INT, &dummy,
-                                 zeros.data(), zeros.data(), MPI_INT, MPI_COMM_WORLD, info, &req);
+    int rc = MPIX_Alltoallv_init(nullptr, zeros.data(), zeros.data(), MPI_INT, &dummy, zeros.data(),
+                                 zeros.data(), MPI_INT, MPI_COMM_WORLD, info, &req);
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
     if (rc == MPI_SUCCESS) {
@@ -782,7 +814,7 @@ TEST(AlltoallvEdge, NegativeDisplacements) {
   const long nspecs = static_cast<long>(specs.size());
   const int stride = sample_stride(nspecs * nconfigs * 2, 4.0);
   for (long a = 0; a < nspecs; ++a) {
-    const std::string &spec = specs[static_cast<std::size_t>(a)];
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
     for (long c = 0; c < nconfigs; ++c) {
       const long combo = (a * nconfigs + c) * 2 + 700000;
       // When sampling, every algorithm still runs once persistent (rotating over the
@@ -820,7 +852,7 @@ TEST(AlltoallvEdge, NegativeDisplacementsAreNegative) {
 TEST(AlltoallvEdge, DifferentChoicesOnRanksAreRejected) {
   const int me = comm_rank(MPI_COMM_WORLD), P = comm_size(MPI_COMM_WORLD);
   std::vector<std::string> direct;
-  for (const std::string &name : registry_v()) {
+  for (const std::string& name : registry_v()) {
     if (name == "pairwise") direct.push_back(name);
     if (is_multipair(name)) {
       direct.push_back(name + ":window=1");
@@ -844,7 +876,7 @@ TEST(AlltoallvEdge, DifferentChoicesOnRanksAreRejected) {
     int lo = 0, hi = 0;
     MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    const std::string &choice = direct[static_cast<std::size_t>(mine)];
+    const std::string& choice = direct[static_cast<std::size_t>(mine)];
     SCOPED_TRACE("this rank chooses '" + choice + "'" + (lo == hi ? " like every rank" : ""));
     const int rc = set_comm_algorithm(MPI_COMM_WORLD, "alltoallv", choice.c_str());
     if (lo == hi) {

@@ -32,14 +32,14 @@ struct Args {
   MPI_Comm comm;
   int P, me;
   std::vector<int> sc, sd, rc, rd, sbuf, rbuf;
-  const void *send = nullptr;  // overrides sbuf when use_send is set
+  const void* send = nullptr;  // overrides sbuf when use_send is set
   bool use_send = false;
-  void *recv = nullptr;
+  void* recv = nullptr;
   bool use_recv = false;
-  const int *psc() const { return null_sc ? nullptr : sc.data(); }
-  const int *psd() const { return null_sd ? nullptr : sd.data(); }
-  const int *prc() const { return null_rc ? nullptr : rc.data(); }
-  const int *prd() const { return null_rd ? nullptr : rd.data(); }
+  const int* psc() const { return null_sc ? nullptr : sc.data(); }
+  const int* psd() const { return null_sd ? nullptr : sd.data(); }
+  const int* prc() const { return null_rc ? nullptr : rc.data(); }
+  const int* prd() const { return null_rd ? nullptr : rd.data(); }
   bool null_sc = false, null_sd = false, null_rc = false, null_rd = false;
   MPI_Datatype stype = MPI_INT, rtype = MPI_INT;
 
@@ -47,10 +47,9 @@ struct Args {
     return MPIX_Alltoallv(use_send ? send : sbuf.data(), psc(), psd(), stype,
                           use_recv ? recv : rbuf.data(), prc(), prd(), rtype, comm);
   }
-  int init(MPI_Info info, MPIX_Request *req) {
+  int init(MPI_Info info, MPIX_Request* req) {
     return MPIX_Alltoallv_init(use_send ? send : sbuf.data(), psc(), psd(), stype,
-                               use_recv ? recv : rbuf.data(), prc(), prd(), rtype, comm, info,
-                               req);
+                               use_recv ? recv : rbuf.data(), prc(), prd(), rtype, comm, info, req);
   }
   // A correct exchange works (the communicator is not left broken).
   void expect_works() {
@@ -68,48 +67,48 @@ struct Args {
   }
 };
 
-using Spoil = void (*)(Args &);
+using Spoil = void (*)(Args&);
 
 struct Mistake {
-  const char *name;
+  const char* name;
   Spoil spoil;
   int error_class;
 };
 
 const Mistake kMistakes[] = {
-    {"null sendcounts", [](Args &a) { a.null_sc = true; }, MPI_ERR_ARG},
-    {"null sdispls", [](Args &a) { a.null_sd = true; }, MPI_ERR_ARG},
-    {"null recvcounts", [](Args &a) { a.null_rc = true; }, MPI_ERR_ARG},
-    {"null rdispls", [](Args &a) { a.null_rd = true; }, MPI_ERR_ARG},
-    {"negative sendcount", [](Args &a) { a.sc[static_cast<std::size_t>(a.P - 1)] = -2; },
+    {"null sendcounts", [](Args& a) { a.null_sc = true; }, MPI_ERR_ARG},
+    {"null sdispls", [](Args& a) { a.null_sd = true; }, MPI_ERR_ARG},
+    {"null recvcounts", [](Args& a) { a.null_rc = true; }, MPI_ERR_ARG},
+    {"null rdispls", [](Args& a) { a.null_rd = true; }, MPI_ERR_ARG},
+    {"negative sendcount", [](Args& a) { a.sc[static_cast<std::size_t>(a.P - 1)] = -2; },
      MPI_ERR_COUNT},
-    {"negative recvcount", [](Args &a) { a.rc[0] = -1; }, MPI_ERR_COUNT},
+    {"negative recvcount", [](Args& a) { a.rc[0] = -1; }, MPI_ERR_COUNT},
     {"null sendbuf with counts",
-     [](Args &a) {
+     [](Args& a) {
        a.use_send = true;
        a.send = nullptr;
      },
      MPI_ERR_BUFFER},
     {"null recvbuf with counts",
-     [](Args &a) {
+     [](Args& a) {
        a.use_recv = true;
        a.recv = nullptr;
      },
      MPI_ERR_BUFFER},
     {"recvbuf MPI_IN_PLACE",
-     [](Args &a) {
+     [](Args& a) {
        a.use_recv = true;
        a.recv = MPI_IN_PLACE;
      },
      MPI_ERR_BUFFER},
-    {"null recvtype", [](Args &a) { a.rtype = MPI_DATATYPE_NULL; }, MPI_ERR_TYPE},
+    {"null recvtype", [](Args& a) { a.rtype = MPI_DATATYPE_NULL; }, MPI_ERR_TYPE},
 };
 
 class AlltoallvErrors : public ::testing::TestWithParam<Mistake> {};
 
-std::string mistake_name(const ::testing::TestParamInfo<Mistake> &info) {
+std::string mistake_name(const ::testing::TestParamInfo<Mistake>& info) {
   std::string s = info.param.name;
-  for (char &ch : s)
+  for (char& ch : s)
     if (ch == ' ') ch = '_';
   return s;
 }
@@ -117,7 +116,7 @@ std::string mistake_name(const ::testing::TestParamInfo<Mistake> &info) {
 // The same mistake on every rank: blocking and persistent init fail with its class, on the
 // world communicator and on MPI_COMM_SELF.
 TEST_P(AlltoallvErrors, EveryRank) {
-  const Mistake &m = GetParam();
+  const Mistake& m = GetParam();
   for (MPI_Comm comm : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
     SCOPED_TRACE(std::string(m.name) + (comm == MPI_COMM_SELF ? " on MPI_COMM_SELF" : ""));
     ScopedErrhandler eh(comm, MPI_ERRORS_RETURN);
@@ -145,7 +144,7 @@ TEST_P(AlltoallvErrors, EveryRank) {
 // (an argument error outranks the size mismatches its peers see), nobody hangs, and the
 // communicator works afterwards.
 TEST_P(AlltoallvErrors, OneRankInit) {
-  const Mistake &m = GetParam();
+  const Mistake& m = GetParam();
   const int P = comm_size(MPI_COMM_WORLD);
   ScopedErrhandler eh(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   for (int culprit : {0, P - 1}) {
@@ -166,10 +165,9 @@ TEST_P(AlltoallvErrors, OneRankInit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Mistakes, AlltoallvErrors, ::testing::ValuesIn(kMistakes),
-                         mistake_name);
+INSTANTIATE_TEST_SUITE_P(Mistakes, AlltoallvErrors, ::testing::ValuesIn(kMistakes), mistake_name);
 
-int init_with(Args &a, const std::string &spec, MPIX_Request *req) {
+int init_with(Args& a, const std::string& spec, MPIX_Request* req) {
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, spec.c_str());
@@ -194,7 +192,7 @@ TEST(AlltoallvErrorsInfo, BadSelections) {
                                   "linear:radix=2",
                                   "bruck:radix=2,radix=2",
                                   "tra"};  // an alltoall algorithm, not an alltoallv one
-  for (const std::string &spec : bad) {
+  for (const std::string& spec : bad) {
     SCOPED_TRACE("mpix_algorithm='" + spec + "'");
     Args a(MPI_COMM_WORLD);
     MPIX_Request req = MPIX_REQUEST_NULL;
@@ -233,7 +231,7 @@ TEST(AlltoallvErrorsInfo, BadSelections) {
 // test/mpi/environment.cmake runs this with the variable set before the process starts (it is
 // read once per process); without it the test skips, on every rank alike.
 TEST(AlltoallvErrorsEnv, BadEnvironmentIgnored) {
-  const char *env = std::getenv("MPIX_ALLTOALLV");
+  const char* env = std::getenv("MPIX_ALLTOALLV");
   if (env == nullptr) GTEST_SKIP() << "MPIX_ALLTOALLV is not set (see environment.cmake)";
   SCOPED_TRACE(std::string("MPIX_ALLTOALLV='") + env + "'");
   ScopedErrhandler eh(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -272,7 +270,7 @@ TEST(AlltoallvErrorsMismatch, TruncateEverywhere) {
   ScopedErrhandler eh(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::vector<std::string> specs = registered_algorithms("alltoallv");
   specs.emplace_back("");
-  for (const std::string &spec : specs) {
+  for (const std::string& spec : specs) {
     for (int more : {1, -1}) {
       SCOPED_TRACE("algorithm '" + spec + "', rank 0 sends " + (more > 0 ? "more" : "less") +
                    " than rank " + std::to_string(1 % P) + " expects");
@@ -317,7 +315,7 @@ TEST(AlltoallvErrorsComm, NullRequestPointer) {
 // The communicator's own error handler is invoked (once) with the error code.
 int g_handler_calls = 0;
 int g_handler_code = MPI_SUCCESS;
-void counting_handler(MPI_Comm *, int *code, ...) {
+void counting_handler(MPI_Comm*, int* code, ...) {
   ++g_handler_calls;
   g_handler_code = *code;
 }

@@ -36,8 +36,8 @@ int g_fault_tag = -1;
 MPI_Comm g_fault_comm = MPI_COMM_NULL;
 }  // namespace
 
-extern "C" int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag,
-                             MPI_Comm comm, MPI_Request *request) {
+extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
+                             MPI_Comm comm, MPI_Request* request) {
   const bool remade = g_fault_tag >= 0 && tag == g_fault_tag && comm == g_fault_comm;
   if ((g_inject || remade) && count > 0) {
     ++g_injected;
@@ -56,14 +56,14 @@ struct Persistent {
   MPIX_Request r = MPIX_REQUEST_NULL;
   int salt = 0;
   std::string name;
-  Persistent(MPI_Comm comm, int count, const std::string &alg, const std::string &name_,
+  Persistent(MPI_Comm comm, int count, const std::string& alg, const std::string& name_,
              bool inject_here)
       : x(comm, count), name(name_ + " (" + alg + ")") {
     MPI_Info info = algorithm_info(alg);
     g_injected = 0;
     g_inject = inject_here;
-    const int rc = MPIX_Alltoall_init(x.send.data(), count, MPI_INT, x.recv.data(), count,
-                                      MPI_INT, comm, info, &r);
+    const int rc = MPIX_Alltoall_init(x.send.data(), count, MPI_INT, x.recv.data(), count, MPI_INT,
+                                      comm, info, &r);
     g_inject = false;
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     EXPECT_EQ(rc, MPI_SUCCESS) << "init of " << name << ": " << error_string(rc);
@@ -80,22 +80,22 @@ struct Persistent {
     const int rc = MPIX_Start(&r);
     EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Start of " << name << ": " << error_string(rc);
   }
-  void check(const std::string &when) const { x.check(salt, name + " " + when); }
+  void check(const std::string& when) const { x.check(salt, name + " " + when); }
 };
 
 struct OwnershipCase {
   std::string good;  // algorithm of the requests that must succeed
   std::string bad;   // algorithm of the request that fails on rank 0
 };
-void PrintTo(const OwnershipCase &c, std::ostream *os) { *os << c.good << " next to " << c.bad; }
-std::string case_name(const ::testing::TestParamInfo<OwnershipCase> &i) {
+void PrintTo(const OwnershipCase& c, std::ostream* os) { *os << c.good << " next to " << c.bad; }
+std::string case_name(const ::testing::TestParamInfo<OwnershipCase>& i) {
   return i.param.good + "_next_to_" + i.param.bad;
 }
 
 class PersistentErrorOwnership : public ::testing::TestWithParam<OwnershipCase> {};
 
 TEST_P(PersistentErrorOwnership, FailureBelongsToTheFailingRequest) {
-  const OwnershipCase &oc = GetParam();
+  const OwnershipCase& oc = GetParam();
   const int P = comm_size(MPI_COMM_WORLD);
   if (P == 1) GTEST_SKIP() << "the failure is injected into receives from other ranks";
   DupComm cx, cy;
@@ -111,19 +111,19 @@ TEST_P(PersistentErrorOwnership, FailureBelongsToTheFailingRequest) {
   RecordingHandler hx = RecordingHandler::make<0>(X);
   RecordingHandler hy = RecordingHandler::make<1>(Y);
   RecordingHandler hself = RecordingHandler::make<2>(MPI_COMM_SELF);
-  auto expect_b = [&](int rc, const std::string &how) {
+  auto expect_b = [&](int rc, const std::string& how) {
     if (fails_here) {
-      EXPECT_EQ(cls(rc), MPI_ERR_TRUNCATE) << how << " of B on the failing rank: "
-                                           << error_string(rc);
+      EXPECT_EQ(cls(rc), MPI_ERR_TRUNCATE)
+          << how << " of B on the failing rank: " << error_string(rc);
     } else {
-      EXPECT_EQ(rc, MPI_SUCCESS) << how << " of B on a rank where nothing failed: "
-                                 << error_string(rc);
+      EXPECT_EQ(rc, MPI_SUCCESS) << how
+                                 << " of B on a rank where nothing failed: " << error_string(rc);
     }
   };
-  auto expect_handlers = [&](std::size_t x_calls, const std::string &when) {
+  auto expect_handlers = [&](std::size_t x_calls, const std::string& when) {
     EXPECT_EQ(hx.codes().size(), x_calls) << "X's handler calls " << when;
-    EXPECT_TRUE(hy.codes().empty()) << "Y's handler ran " << when
-                                    << ": another request's error was raised on Y";
+    EXPECT_TRUE(hy.codes().empty())
+        << "Y's handler ran " << when << ": another request's error was raised on Y";
     EXPECT_TRUE(hself.codes().empty()) << "MPI_COMM_SELF's handler ran " << when;
     hx.clear();
   };
@@ -148,14 +148,14 @@ TEST_P(PersistentErrorOwnership, FailureBelongsToTheFailingRequest) {
       case 1: {  // Waitall: MPI_ERR_IN_STATUS, each status with its request's own code
         MPIX_Request all[3] = {a.r, b->r, a2.r};
         MPI_Status st[3];
-        for (MPI_Status &s : st) s.MPI_ERROR = -12345;
+        for (MPI_Status& s : st) s.MPI_ERROR = -12345;
         rc = MPIX_Waitall(3, all, st);
         if (fails_here) {
-          EXPECT_EQ(cls(rc), MPI_ERR_IN_STATUS) << "MPIX_Waitall " << when << ": "
-                                                << error_string(rc);
+          EXPECT_EQ(cls(rc), MPI_ERR_IN_STATUS)
+              << "MPIX_Waitall " << when << ": " << error_string(rc);
           EXPECT_EQ(st[0].MPI_ERROR, MPI_SUCCESS) << "A's status " << when;
-          EXPECT_EQ(cls(st[1].MPI_ERROR), MPI_ERR_TRUNCATE) << "B's status " << when << ": "
-                                                            << error_string(st[1].MPI_ERROR);
+          EXPECT_EQ(cls(st[1].MPI_ERROR), MPI_ERR_TRUNCATE)
+              << "B's status " << when << ": " << error_string(st[1].MPI_ERROR);
           EXPECT_EQ(st[2].MPI_ERROR, MPI_SUCCESS) << "A2's status " << when;
         } else {
           EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Waitall " << when << ": " << error_string(rc);

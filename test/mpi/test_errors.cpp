@@ -47,9 +47,9 @@ class Errors : public ::testing::Test {
   }
 
   // Persistent init expected to fail with one of `classes`; checks the request is nulled.
-  void expect_init_fails(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                         int rcount, MPI_Datatype rtype, MPI_Comm comm, const char *spec,
-                         std::vector<int> classes, const std::string &what) {
+  void expect_init_fails(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                         MPI_Datatype rtype, MPI_Comm comm, const char* spec,
+                         std::vector<int> classes, const std::string& what) {
     SCOPED_TRACE(what);
     MPI_Info info = MPI_INFO_NULL;
     if (spec) {
@@ -71,9 +71,9 @@ class Errors : public ::testing::Test {
   }
 
   // Blocking call expected to fail with one of `classes`.
-  void expect_blocking_fails(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+  void expect_blocking_fails(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
                              int rcount, MPI_Datatype rtype, MPI_Comm comm,
-                             std::vector<int> classes, const std::string &what) {
+                             std::vector<int> classes, const std::string& what) {
     SCOPED_TRACE("blocking: " + what);
     const int rc = MPIX_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
     EXPECT_NE(rc, MPI_SUCCESS) << "MPIX_Alltoall accepted it";
@@ -84,13 +84,13 @@ class Errors : public ::testing::Test {
     }
   }
 
-  MPIX_Request valid_request(const char *spec) {
+  MPIX_Request valid_request(const char* spec) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, spec);
     MPIX_Request req = MPIX_REQUEST_NULL;
-    const int rc = MPIX_Alltoall_init(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_,
-                                      info, &req);
+    const int rc =
+        MPIX_Alltoall_init(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_, info, &req);
     MPI_Info_free(&info);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
     return req;
@@ -98,7 +98,8 @@ class Errors : public ::testing::Test {
 
   void fill_send(int iter) {
     for (int d = 0; d < nprocs_; ++d) {
-      for (int j = 0; j < 2; ++j) send_[static_cast<std::size_t>(d * 2 + j)] = code(me_, d, j, iter);
+      for (int j = 0; j < 2; ++j)
+        send_[static_cast<std::size_t>(d * 2 + j)] = code(me_, d, j, iter);
     }
     std::fill(recv_.begin(), recv_.end(), -1);
   }
@@ -131,10 +132,8 @@ TEST_F(Errors, NullBuffersWithNonZeroCount) {
                     "in place, null recvbuf");
   expect_init_fails(nullptr, 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_, "bruck", buf,
                     "null sendbuf, bruck");
-  expect_blocking_fails(nullptr, 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_, buf,
-                        "null sendbuf");
-  expect_blocking_fails(send_.data(), 2, MPI_INT, nullptr, 2, MPI_INT, comm_, buf,
-                        "null recvbuf");
+  expect_blocking_fails(nullptr, 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_, buf, "null sendbuf");
+  expect_blocking_fails(send_.data(), 2, MPI_INT, nullptr, 2, MPI_INT, comm_, buf, "null recvbuf");
 }
 
 TEST_F(Errors, NegativeCount) {
@@ -153,8 +152,8 @@ TEST_F(Errors, NegativeCount) {
 
 TEST_F(Errors, CommNull) {
   const std::vector<int> cls = {MPI_ERR_COMM};
-  expect_init_fails(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, MPI_COMM_NULL, nullptr,
-                    cls, "MPI_COMM_NULL");
+  expect_init_fails(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, MPI_COMM_NULL, nullptr, cls,
+                    "MPI_COMM_NULL");
   expect_blocking_fails(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, MPI_COMM_NULL, cls,
                         "MPI_COMM_NULL");
 }
@@ -176,20 +175,19 @@ TEST_F(Errors, DatatypeNull) {
 TEST_F(Errors, BadAlgorithmInInfo) {
   const std::vector<int> cls = {MPI_ERR_INFO_VALUE, MPI_ERR_ARG};
   const std::string too_big = "tra:radix=" + std::to_string(std::max(2, nprocs_) + 1);
-  for (const std::string &spec :
+  for (const std::string& spec :
        {std::string("tra:radix=1"), std::string("tra:radix=0"), std::string("tra:radix=-2"),
         too_big, std::string("tra:radix=1000000"), std::string("tra:radix=abc"),
-        std::string("tra:radix=3x"), std::string("no_such_algorithm"),
-        std::string(":radix=2")}) {
-    expect_init_fails(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_, spec.c_str(),
-                      cls, "mpix_algorithm=" + spec);
+        std::string("tra:radix=3x"), std::string("no_such_algorithm"), std::string(":radix=2")}) {
+    expect_init_fails(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_, spec.c_str(), cls,
+                      "mpix_algorithm=" + spec);
   }
 }
 
 TEST_F(Errors, NullRequestPointer) {
   MPI_Info info = MPI_INFO_NULL;
-  const int rc = MPIX_Alltoall_init(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_,
-                                    info, nullptr);
+  const int rc =
+      MPIX_Alltoall_init(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_INT, comm_, info, nullptr);
   EXPECT_NE(rc, MPI_SUCCESS);
   if (rc != MPI_SUCCESS) {
     const int cls = error_class(rc);
@@ -211,8 +209,8 @@ TEST_F(Errors, StartOnActiveRequest) {
     rc = MPIX_Startall(1, &req);
     EXPECT_EQ(error_class(rc), MPI_ERR_REQUEST) << "MPIX_Startall: " << error_string(rc);
     rc = MPIX_Request_free(&req);
-    EXPECT_EQ(error_class(rc), MPI_ERR_REQUEST) << "free of an active request: "
-                                                 << error_string(rc);
+    EXPECT_EQ(error_class(rc), MPI_ERR_REQUEST)
+        << "free of an active request: " << error_string(rc);
     ASSERT_NE(req, MPIX_REQUEST_NULL) << "a failed free must keep the request";
     EXPECT_EQ(MPIX_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
     check_recv(iter);
@@ -252,11 +250,11 @@ TEST_F(Errors, NullRequestHandles) {
   EXPECT_EQ(req, MPIX_REQUEST_NULL);
 
   int rc = MPIX_Start(&req);
-  EXPECT_EQ(error_class(rc), MPI_ERR_REQUEST) << "MPIX_Start(MPIX_REQUEST_NULL): "
-                                               << error_string(rc);
+  EXPECT_EQ(error_class(rc), MPI_ERR_REQUEST)
+      << "MPIX_Start(MPIX_REQUEST_NULL): " << error_string(rc);
   rc = MPIX_Startall(3, reqs);
-  EXPECT_EQ(error_class(rc), MPI_ERR_REQUEST) << "MPIX_Startall of null requests: "
-                                               << error_string(rc);
+  EXPECT_EQ(error_class(rc), MPI_ERR_REQUEST)
+      << "MPIX_Startall of null requests: " << error_string(rc);
 
   char name[MPIX_MAX_ALGORITHM_STRING];
   int len = 0;
@@ -279,7 +277,7 @@ TEST_F(Errors, WaitallWithNullEntries) {
 // there is none), and the handler gets the code the call returns.
 int g_handler_calls = 0;
 int g_handler_code = MPI_SUCCESS;
-void counting_handler(MPI_Comm *, int *code, ...) {
+void counting_handler(MPI_Comm*, int* code, ...) {
   ++g_handler_calls;
   g_handler_code = *code;
 }
@@ -299,8 +297,8 @@ TEST_F(Errors, ErrorHandlerIsInvoked) {
       EXPECT_EQ(error_class(g_handler_code), error_class(rc));
     }
     g_handler_calls = 0;
-    const int rc2 = MPIX_Alltoall(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_DATATYPE_NULL,
-                                  comm_);
+    const int rc2 =
+        MPIX_Alltoall(send_.data(), 2, MPI_INT, recv_.data(), 2, MPI_DATATYPE_NULL, comm_);
     EXPECT_NE(rc2, MPI_SUCCESS);
     EXPECT_EQ(g_handler_calls, 1) << "blocking: the error handler must be called once";
   }
@@ -375,8 +373,8 @@ TEST_F(Errors, Intercommunicator) {
   // former.
   expect_init_fails(send_.data(), 1, MPI_INT, recv_.data(), 1, MPI_INT, inter, nullptr,
                     {MPI_ERR_COMM}, "intercommunicator");
-  expect_blocking_fails(send_.data(), 1, MPI_INT, recv_.data(), 1, MPI_INT, inter,
-                        {MPI_ERR_COMM}, "intercommunicator");
+  expect_blocking_fails(send_.data(), 1, MPI_INT, recv_.data(), 1, MPI_INT, inter, {MPI_ERR_COMM},
+                        "intercommunicator");
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
 }

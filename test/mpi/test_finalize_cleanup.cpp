@@ -42,7 +42,7 @@ struct UserCall {
   ~UserCall() { g_user = false; }
 };
 
-void fail(const char *what) {
+void fail(const char* what) {
   std::fprintf(stderr, "[rank %d] FAILED: %s\n", g_rank, what);
   ++g_failures;
 }
@@ -51,82 +51,81 @@ void fail(const char *what) {
 
 // --- The profiling layer ----------------------------------------------------------------------
 extern "C" {
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_dup(comm, newcomm);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   const int rc = PMPI_Comm_idup(comm, newcomm, request);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_split(comm, color, key, newcomm);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
-int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *newcomm) {
+int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_split_type(comm, type, key, info, newcomm);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_create(comm, group, newcomm);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
-int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *newcomm) {
-  const int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
-                                                 outdegree, destinations, destweights, info,
-                                                 reorder, newcomm);
+                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* newcomm) {
+  const int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                                 destinations, destweights, info, reorder, newcomm);
   if (rc == MPI_SUCCESS) note_comm(*newcomm);
   return rc;
 }
-int MPI_Comm_free(MPI_Comm *comm) {
+int MPI_Comm_free(MPI_Comm* comm) {
   const MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
   const int rc = PMPI_Comm_free(comm);
   if (rc == MPI_SUCCESS) g_lib_comms.erase(c);
   return rc;
 }
-int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op) {
+int MPI_Op_create(MPI_User_function* fn, int commute, MPI_Op* op) {
   const int rc = PMPI_Op_create(fn, commute, op);
   if (rc == MPI_SUCCESS && !g_user) g_lib_ops.insert(*op);
   return rc;
 }
-int MPI_Op_free(MPI_Op *op) {
+int MPI_Op_free(MPI_Op* op) {
   const MPI_Op o = op ? *op : MPI_OP_NULL;
   const int rc = PMPI_Op_free(op);
   if (rc == MPI_SUCCESS) g_lib_ops.erase(o);
   return rc;
 }
-int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
-                           int *keyval, void *extra) {
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* del,
+                           int* keyval, void* extra) {
   const int rc = PMPI_Comm_create_keyval(copy, del, keyval, extra);
   if (rc == MPI_SUCCESS && !g_user) g_lib_comm_keyvals.insert(*keyval);
   return rc;
 }
-int MPI_Comm_free_keyval(int *keyval) {
+int MPI_Comm_free_keyval(int* keyval) {
   const int k = keyval ? *keyval : MPI_KEYVAL_INVALID;
   const int rc = PMPI_Comm_free_keyval(keyval);
   if (rc == MPI_SUCCESS) g_lib_comm_keyvals.erase(k);
   return rc;
 }
-int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del,
-                           int *keyval, void *extra) {
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function* copy, MPI_Type_delete_attr_function* del,
+                           int* keyval, void* extra) {
   const int rc = PMPI_Type_create_keyval(copy, del, keyval, extra);
   if (rc == MPI_SUCCESS && !g_user) {
     g_lib_type_keyvals.insert(*keyval);
@@ -134,7 +133,7 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_at
   }
   return rc;
 }
-int MPI_Type_free_keyval(int *keyval) {
+int MPI_Type_free_keyval(int* keyval) {
   const int k = keyval ? *keyval : MPI_KEYVAL_INVALID;
   const int rc = PMPI_Type_free_keyval(keyval);
   if (rc == MPI_SUCCESS) g_lib_type_keyvals.erase(k);
@@ -144,13 +143,13 @@ int MPI_Type_free_keyval(int *keyval) {
 
 namespace {
 
-void value_fill(std::vector<int> &s, std::vector<int> &r, int me, int P, int n, int salt) {
+void value_fill(std::vector<int>& s, std::vector<int>& r, int me, int P, int n, int salt) {
   for (int d = 0; d < P; ++d)
     for (int j = 0; j < n; ++j) s[std::size_t(d * n + j)] = ((salt * 131 + me) * 137 + d) * 8 + j;
-  for (int &x : r) x = -1;
+  for (int& x : r) x = -1;
 }
 
-void value_check(const std::vector<int> &r, int me, int P, int n, int salt, const char *what) {
+void value_check(const std::vector<int>& r, int me, int P, int n, int salt, const char* what) {
   for (int s = 0; s < P; ++s)
     for (int j = 0; j < n; ++j)
       if (r[std::size_t(s * n + j)] != ((salt * 131 + s) * 137 + me) * 8 + j) {
@@ -188,8 +187,8 @@ void use(MPI_Comm comm, int salt) {
   std::vector<int> ones(std::size_t(P), 1), at(static_cast<std::size_t>(P));
   for (int k = 0; k < P; ++k) at[std::size_t(k)] = k;
   value_fill(s, r, me, P, n, salt + 3);
-  if (MPIX_Alltoallv(s.data(), ones.data(), at.data(), pair, r.data(), ones.data(), at.data(),
-                     pair, comm) != MPI_SUCCESS)
+  if (MPIX_Alltoallv(s.data(), ones.data(), at.data(), pair, r.data(), ones.data(), at.data(), pair,
+                     comm) != MPI_SUCCESS)
     fail("MPIX_Alltoallv with a derived datatype");
   value_check(r, me, P, n, salt + 3, "MPIX_Alltoallv data with a derived datatype");
   MPI_Type_free(&pair);
@@ -221,7 +220,7 @@ void use(MPI_Comm comm, int salt) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   int P;
@@ -253,7 +252,8 @@ int main(int argc, char **argv) {
   MPI_Finalize();
   if (created == 0) fail("the profiling layer saw no communicator created by the library");
   if (alive_before == 0)
-    fail("the library kept no communicator before MPI_Finalize (is the profiling layer seeing it?)");
+    fail(
+        "the library kept no communicator before MPI_Finalize (is the profiling layer seeing it?)");
   if (!g_lib_comms.empty()) {
     std::fprintf(stderr,
                  "[rank %d] %zu of the library's communicators were not freed by MPI_Finalize "
@@ -263,14 +263,15 @@ int main(int argc, char **argv) {
   }
   if (!g_lib_ops.empty()) fail("the library's MPI_Op outlives MPI_Finalize");
   if (g_lib_type_keyvals_created == 0)
-    fail("the profiling layer saw no datatype keyval created by the library (is the derived "
-         "datatype's identity still kept in an attribute?)");
-  if (!g_lib_comm_keyvals.empty())
-    fail("the library's communicator keyvals outlive MPI_Finalize");
+    fail(
+        "the profiling layer saw no datatype keyval created by the library (is the derived "
+        "datatype's identity still kept in an attribute?)");
+  if (!g_lib_comm_keyvals.empty()) fail("the library's communicator keyvals outlive MPI_Finalize");
   if (!g_lib_type_keyvals.empty()) fail("the library's datatype keyval outlives MPI_Finalize");
   if (g_rank == 0 && g_failures == 0)
-    std::printf("finalize cleanup: passed (%ld library communicators created, %zu alive before "
-                "MPI_Finalize, all freed)\n",
-                created, alive_before);
+    std::printf(
+        "finalize cleanup: passed (%ld library communicators created, %zu alive before "
+        "MPI_Finalize, all freed)\n",
+        created, alive_before);
   return g_failures ? 1 : 0;
 }

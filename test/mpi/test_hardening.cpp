@@ -32,22 +32,22 @@ struct AlgorithmCase {
   std::string name;
 };
 
-void PrintTo(const AlgorithmCase &c, std::ostream *os) { *os << c.collective << ":" << c.name; }
+void PrintTo(const AlgorithmCase& c, std::ostream* os) { *os << c.collective << ":" << c.name; }
 
 std::vector<AlgorithmCase> all_algorithms() {
   std::vector<AlgorithmCase> v;
-  for (const char *c : {"alltoall", "alltoallv"})
-    for (const std::string &n : registered_algorithms(c)) v.push_back({c, n});
+  for (const char* c : {"alltoall", "alltoallv"})
+    for (const std::string& n : registered_algorithms(c)) v.push_back({c, n});
   return v;
 }
 
-std::string case_name(const ::testing::TestParamInfo<AlgorithmCase> &i) {
+std::string case_name(const ::testing::TestParamInfo<AlgorithmCase>& i) {
   return i.param.collective + "_" + i.param.name;
 }
 
 // One all-to-all call of `count` ints per block (this rank's count: peers may differ) through
 // the collective under test.
-int call(const std::string &collective, MPI_Comm comm, IntExchange &x) {
+int call(const std::string& collective, MPI_Comm comm, IntExchange& x) {
   if (collective == "alltoall")
     return MPIX_Alltoall(x.send.data(), x.count, MPI_INT, x.recv.data(), x.count, MPI_INT, comm);
   std::vector<int> counts(std::size_t(x.nprocs), x.count), displs(std::size_t(x.nprocs));
@@ -68,7 +68,7 @@ class MismatchedBlocking : public ::testing::TestWithParam<AlgorithmCase> {};
 // its receive buffer; then correct calls of both collectives on the same communicator deliver
 // exactly the right data everywhere (nothing stale is left to match).
 TEST_P(MismatchedBlocking, TruncatingRankGetsTruncateAndCommunicatorRecovers) {
-  const AlgorithmCase &ac = GetParam();
+  const AlgorithmCase& ac = GetParam();
   const int P = comm_size(MPI_COMM_WORLD);
   if (P == 1) GTEST_SKIP() << "needs two ranks to disagree";
   // "system" hands the call to the MPI library, whose behaviour on this erroneous program is
@@ -89,9 +89,8 @@ TEST_P(MismatchedBlocking, TruncatingRankGetsTruncateAndCommunicatorRecovers) {
   const MPI_Comm comm = c.get();
   const int me = comm_rank(comm);
   int rc = MPIX_Comm_set_algorithm(comm, ac.collective.c_str(), ac.name.c_str());
-  ASSERT_TRUE(all_true(comm, rc == MPI_SUCCESS))
-      << "MPIX_Comm_set_algorithm(" << ac.collective << ", " << ac.name
-      << "): " << error_string(rc);
+  ASSERT_TRUE(all_true(comm, rc == MPI_SUCCESS)) << "MPIX_Comm_set_algorithm(" << ac.collective
+                                                 << ", " << ac.name << "): " << error_string(rc);
   for (int variant = 0; variant < 2; ++variant) {
     const bool small_root = variant == 0;
     const std::string what = ac.collective + " with " + ac.name + ", rank 0 " +
@@ -112,9 +111,8 @@ TEST_P(MismatchedBlocking, TruncatingRankGetsTruncateAndCommunicatorRecovers) {
     for (int r = 0; r < P && !forwards; ++r) {
       const bool t = ((r == 0) == small_root);
       const int got = classes[std::size_t(r)];
-      const std::string rank_says =
-          ": rank " + std::to_string(r) + " returned " + class_name(got) +
-          (r == me ? " (" + error_string(rc) + ")" : std::string());
+      const std::string rank_says = ": rank " + std::to_string(r) + " returned " + class_name(got) +
+                                    (r == me ? " (" + error_string(rc) + ")" : std::string());
       if (t && system) {
         EXPECT_NE(got, MPI_SUCCESS) << what << rank_says << " though it truncates";
       } else if (t) {
@@ -165,13 +163,13 @@ struct OwnershipCase {
   std::string blocking;    // algorithm of the failing blocking call
 };
 
-void PrintTo(const OwnershipCase &c, std::ostream *os) {
+void PrintTo(const OwnershipCase& c, std::ostream* os) {
   *os << c.persistent << " during " << c.blocking;
 }
 
 class ErrorOwnership : public ::testing::TestWithParam<OwnershipCase> {};
 
-std::string ownership_name(const ::testing::TestParamInfo<OwnershipCase> &i) {
+std::string ownership_name(const ::testing::TestParamInfo<OwnershipCase>& i) {
   return i.param.persistent + "_during_" + i.param.blocking;
 }
 
@@ -181,7 +179,7 @@ std::string ownership_name(const ::testing::TestParamInfo<OwnershipCase> &i) {
 // handler once there; A and A2 complete with MPI_SUCCESS and right data, no handler of Y or
 // MPI_COMM_SELF runs, and both requests restart cleanly.
 TEST_P(ErrorOwnership, BlockingFailureIsNotReportedByOtherRequests) {
-  const OwnershipCase &oc = GetParam();
+  const OwnershipCase& oc = GetParam();
   const int P = comm_size(MPI_COMM_WORLD);
   if (P == 1) GTEST_SKIP() << "needs two ranks to disagree";
   DupComm cx, cy;
@@ -192,8 +190,8 @@ TEST_P(ErrorOwnership, BlockingFailureIsNotReportedByOtherRequests) {
   if (oc.blocking == "system" && kSystemUnsafeOnMismatch)
     GTEST_SKIP() << "the MPI library's own MPI_Alltoall on mismatched counts "
                     "(kSystemUnsafeOnMismatch)";
-  ASSERT_TRUE(all_true(X, MPIX_Comm_set_algorithm(X, "alltoall", oc.blocking.c_str()) ==
-                              MPI_SUCCESS));
+  ASSERT_TRUE(
+      all_true(X, MPIX_Comm_set_algorithm(X, "alltoall", oc.blocking.c_str()) == MPI_SUCCESS));
 
   IntExchange a(Y, 3), a2(X, 2);
   MPIX_Request ra = MPIX_REQUEST_NULL, ra2 = MPIX_REQUEST_NULL;
@@ -221,8 +219,7 @@ TEST_P(ErrorOwnership, BlockingFailureIsNotReportedByOtherRequests) {
     const int mine = me == 0 ? 4 : 8;
     IntExchange b(X, mine);
     b.fill(g_salt++);
-    const int rcb =
-        MPIX_Alltoall(b.send.data(), mine, MPI_INT, b.recv.data(), mine, MPI_INT, X);
+    const int rcb = MPIX_Alltoall(b.send.data(), mine, MPI_INT, b.recv.data(), mine, MPI_INT, X);
     // "system": the class is the MPI library's (any error on the truncating rank).
     const bool system = oc.blocking == "system";
     if (me == 0) {
@@ -329,20 +326,20 @@ TEST_F(Uncommitted, AlltoallAndAlltoallv) {
     rc = MPIX_Alltoallv(send_.data(), counts_.data(), displs_.data(), st, recv_.data(),
                         counts_.data(), displs_.data(), rt, comm);
     expect_class_everywhere(comm, rc, MPI_ERR_TYPE, "MPIX_Alltoallv, uncommitted " + which);
-    for (const char *alg : {"", "pairwise", "bruck", "system"}) {
+    for (const char* alg : {"", "pairwise", "bruck", "system"}) {
       const MPI_Datatype ist = me_ == 0 ? st : good_, irt = me_ == 0 ? rt : good_;
       MPI_Info info = algorithm_info(alg);
       MPIX_Request req = MPIX_REQUEST_NULL;
       rc = MPIX_Alltoall_init(send_.data(), 1, ist, recv_.data(), 1, irt, comm, info, &req);
-      expect_class_everywhere(comm, rc, MPI_ERR_TYPE,
-                              std::string("MPIX_Alltoall_init (") + alg +
-                                  "), uncommitted " + which + " on rank 0");
+      expect_class_everywhere(
+          comm, rc, MPI_ERR_TYPE,
+          std::string("MPIX_Alltoall_init (") + alg + "), uncommitted " + which + " on rank 0");
       if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
       rc = MPIX_Alltoallv_init(send_.data(), counts_.data(), displs_.data(), ist, recv_.data(),
                                counts_.data(), displs_.data(), irt, comm, info, &req);
-      expect_class_everywhere(comm, rc, MPI_ERR_TYPE,
-                              std::string("MPIX_Alltoallv_init (") + alg +
-                                  "), uncommitted " + which + " on rank 0");
+      expect_class_everywhere(
+          comm, rc, MPI_ERR_TYPE,
+          std::string("MPIX_Alltoallv_init (") + alg + "), uncommitted " + which + " on rank 0");
       if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
       if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     }
@@ -364,20 +361,20 @@ TEST_F(Uncommitted, NeighborAlltoall) {
     rc = MPIX_Neighbor_alltoallv(send_.data(), nc, nd, st, recv_.data(), nc, nd, rt, ring);
     expect_class_everywhere(ring, rc, MPI_ERR_TYPE, "MPIX_Neighbor_alltoallv, " + which);
     const MPI_Datatype ist = me_ == 0 ? st : good_, irt = me_ == 0 ? rt : good_;
-    for (const char *alg : {"", "direct", "system"}) {
+    for (const char* alg : {"", "direct", "system"}) {
       MPI_Info info = algorithm_info(alg);
       MPIX_Request req = MPIX_REQUEST_NULL;
-      rc = MPIX_Neighbor_alltoall_init(send_.data(), 1, ist, recv_.data(), 1, irt, ring, info,
-                                       &req);
-      expect_class_everywhere(ring, rc, MPI_ERR_TYPE,
-                              std::string("MPIX_Neighbor_alltoall_init (") + alg + "), " +
-                                  which + " on rank 0");
+      rc =
+          MPIX_Neighbor_alltoall_init(send_.data(), 1, ist, recv_.data(), 1, irt, ring, info, &req);
+      expect_class_everywhere(
+          ring, rc, MPI_ERR_TYPE,
+          std::string("MPIX_Neighbor_alltoall_init (") + alg + "), " + which + " on rank 0");
       if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
-      rc = MPIX_Neighbor_alltoallv_init(send_.data(), nc, nd, ist, recv_.data(), nc, nd, irt,
-                                        ring, info, &req);
-      expect_class_everywhere(ring, rc, MPI_ERR_TYPE,
-                              std::string("MPIX_Neighbor_alltoallv_init (") + alg + "), " +
-                                  which + " on rank 0");
+      rc = MPIX_Neighbor_alltoallv_init(send_.data(), nc, nd, ist, recv_.data(), nc, nd, irt, ring,
+                                        info, &req);
+      expect_class_everywhere(
+          ring, rc, MPI_ERR_TYPE,
+          std::string("MPIX_Neighbor_alltoallv_init (") + alg + "), " + which + " on rank 0");
       if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
       if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     }
@@ -403,16 +400,19 @@ TEST(Startall, BadArrayStartsNothing) {
   IntExchange xa(comm, 2), xb(comm, 3), xc(comm, 1);
   MPIX_Request a = MPIX_REQUEST_NULL, b = MPIX_REQUEST_NULL, cc = MPIX_REQUEST_NULL;
   MPI_Info info = algorithm_info("pairwise");
-  ASSERT_EQ(MPIX_Alltoall_init(xa.send.data(), 2, MPI_INT, xa.recv.data(), 2, MPI_INT, comm,
-                               info, &a), MPI_SUCCESS);
+  ASSERT_EQ(
+      MPIX_Alltoall_init(xa.send.data(), 2, MPI_INT, xa.recv.data(), 2, MPI_INT, comm, info, &a),
+      MPI_SUCCESS);
   ASSERT_EQ(MPIX_Alltoall_init(xb.send.data(), 3, MPI_INT, xb.recv.data(), 3, MPI_INT, comm,
-                               MPI_INFO_NULL, &b), MPI_SUCCESS);
-  ASSERT_EQ(MPIX_Alltoall_init(xc.send.data(), 1, MPI_INT, xc.recv.data(), 1, MPI_INT, comm,
-                               info, &cc), MPI_SUCCESS);
+                               MPI_INFO_NULL, &b),
+            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPIX_Alltoall_init(xc.send.data(), 1, MPI_INT, xc.recv.data(), 1, MPI_INT, comm, info, &cc),
+      MPI_SUCCESS);
   MPI_Info_free(&info);
 
   // Starts r normally and completes it, checking its data: fails if r was left active.
-  auto run_normally = [&](MPIX_Request &r, IntExchange &x, const std::string &what) {
+  auto run_normally = [&](MPIX_Request& r, IntExchange& x, const std::string& what) {
     const int salt = g_salt++;
     x.fill(salt);
     const int rc = MPIX_Start(&r);
@@ -501,11 +501,11 @@ struct Shape {
 // Cartesian communicator; blocks differ per direction, so swapped directions show.
 TEST(NeighborSmallPeriodic, SystemAndEveryAlgorithmMatchTheStandard) {
   const int P = comm_size(MPI_COMM_WORLD), me_world = comm_rank(MPI_COMM_WORLD);
-  const std::vector<Shape> shapes = {{{1}}, {{2}}, {{1, 1}}, {{2, 1}}, {{1, 2}},
-                                     {{2, 2}}, {{3}}, {{2, 1, 2}}};
+  const std::vector<Shape> shapes = {{{1}},    {{2}},    {{1, 1}}, {{2, 1}},
+                                     {{1, 2}}, {{2, 2}}, {{3}},    {{2, 1, 2}}};
   std::vector<std::string> algs = registered_algorithms("neighbor_alltoallv");
   const int n = 3;  // ints per block
-  for (const Shape &shape : shapes) {
+  for (const Shape& shape : shapes) {
     if (shape.size() > P) continue;  // identical on every rank
     MPI_Comm sub;
     MPI_Comm_split(MPI_COMM_WORLD, me_world < shape.size() ? 0 : MPI_UNDEFINED, me_world, &sub);
@@ -538,8 +538,8 @@ TEST(NeighborSmallPeriodic, SystemAndEveryAlgorithmMatchTheStandard) {
         want[std::size_t((2 * d + 1) * n + j)] =
             nb_value(src[std::size_t(2 * d + 1)], 2 * d, j, salt);
       }
-    auto expect_data = [&](const std::vector<int> &got, const std::vector<int> &expected,
-                           const std::string &what) {
+    auto expect_data = [&](const std::vector<int>& got, const std::vector<int>& expected,
+                           const std::string& what) {
       for (int k = 0; k < nb; ++k)
         for (int j = 0; j < n; ++j)
           if (got[std::size_t(k * n + j)] != expected[std::size_t(k * n + j)]) {
@@ -579,13 +579,14 @@ TEST(NeighborSmallPeriodic, SystemAndEveryAlgorithmMatchTheStandard) {
     }
     const std::vector<int> mpi_persistent_answer = recv;
     if (mpi_answer != want) {
-      std::printf("[   NOTE   ] rank %d: the MPI library's own MPI_Neighbor_alltoall departs from "
-                  "MPI-4.1 7.6 on a periodic %s grid (\"system\" is compared with it)\n",
-                  me, shape.text().c_str());
+      std::printf(
+          "[   NOTE   ] rank %d: the MPI library's own MPI_Neighbor_alltoall departs from "
+          "MPI-4.1 7.6 on a periodic %s grid (\"system\" is compared with it)\n",
+          me, shape.text().c_str());
       std::fflush(stdout);
     }
-    for (const std::string &alg : algs) {
-      const std::vector<int> &expected = alg == "system" ? mpi_answer : want;
+    for (const std::string& alg : algs) {
+      const std::vector<int>& expected = alg == "system" ? mpi_answer : want;
       // Blocking, chosen with MPIX_Comm_set_algorithm.
       int rc = MPIX_Comm_set_algorithm(cart, "neighbor_alltoallv", alg.c_str());
       EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
@@ -606,8 +607,8 @@ TEST(NeighborSmallPeriodic, SystemAndEveryAlgorithmMatchTheStandard) {
       // Persistent, chosen with info.
       MPI_Info info = algorithm_info(alg);
       MPIX_Request req = MPIX_REQUEST_NULL;
-      rc = MPIX_Neighbor_alltoall_init(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, cart,
-                                       info, &req);
+      rc = MPIX_Neighbor_alltoall_init(send.data(), n, MPI_INT, recv.data(), n, MPI_INT, cart, info,
+                                       &req);
       if (info != MPI_INFO_NULL) MPI_Info_free(&info);
       EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
       if (rc == MPI_SUCCESS) {

@@ -17,10 +17,15 @@ namespace {
 // One persistent all-to-all with its own layouts and guarded buffers.
 class Exchange {
  public:
-  Exchange(MPI_Comm comm, const std::string &spec, LayoutFactory sf, int scount, LayoutFactory rf,
+  Exchange(MPI_Comm comm, const std::string& spec, LayoutFactory sf, int scount, LayoutFactory rf,
            int rcount)
-      : comm_(comm), spec_(spec), send_(sf()), recv_(rf()), me_(comm_rank(comm)),
-        sbuf_(send_, scount, comm_size(comm), 0xC3), rbuf_(recv_, rcount, comm_size(comm), 0xA5) {
+      : comm_(comm),
+        spec_(spec),
+        send_(sf()),
+        recv_(rf()),
+        me_(comm_rank(comm)),
+        sbuf_(send_, scount, comm_size(comm), 0xC3),
+        rbuf_(recv_, rcount, comm_size(comm), 0xA5) {
     MPI_Info info = MPI_INFO_NULL;
     if (!spec.empty()) {
       MPI_Info_create(&info);
@@ -36,19 +41,19 @@ class Exchange {
       EXPECT_EQ(MPIX_Request_free(&req_), MPI_SUCCESS) << spec_;
     }
   }
-  Exchange(const Exchange &) = delete;
-  Exchange &operator=(const Exchange &) = delete;
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
 
   bool ok() const { return req_ != MPIX_REQUEST_NULL; }
-  MPIX_Request &req() { return req_; }
+  MPIX_Request& req() { return req_; }
   void prepare(int iter) {
     sbuf_.fill(me_, iter, true);
     rbuf_.poison(0x5A);
   }
-  void check(int iter, const std::string &what) {
+  void check(int iter, const std::string& what) {
     rbuf_.check(me_, iter, false, what + " [algorithm '" + spec_ + "']");
   }
-  const std::string &spec() const { return spec_; }
+  const std::string& spec() const { return spec_; }
 
  private:
   MPI_Comm comm_;
@@ -87,7 +92,7 @@ class Isolation : public ::testing::Test {
 TEST_F(Isolation, PendingWildcardReceiveIsNotMatched) {
   const int stride = sample_stride(static_cast<long>(algs_.size()), 2.0);
   for (std::size_t a = 0; a < algs_.size(); ++a) {
-    const std::string &spec = algs_[a];
+    const std::string& spec = algs_[a];
     SCOPED_TRACE("algorithm " + spec);
     int user[4] = {-1, -1, -1, -1};
     MPI_Request ureq;
@@ -145,8 +150,8 @@ TEST_F(Isolation, TwoRequestsCompletedInOppositeOrders) {
   const int stride = sample_stride(static_cast<long>(n) * 2, 4.0);
   for (std::size_t i = 0; i < n; ++i) {
     if (i % static_cast<std::size_t>(stride) != 0) continue;
-    const std::string &spec_a = algs_[i];
-    const std::string &spec_b = algs_[(i + 1) % n];
+    const std::string& spec_a = algs_[i];
+    const std::string& spec_b = algs_[(i + 1) % n];
     SCOPED_TRACE("A = '" + spec_a + "', B = '" + spec_b + "'");
     Exchange a(comm_, spec_a, layout_int, 3, layout_int, 3);
     Exchange b(comm_, spec_b, layout_vector_gaps, 1, layout_int, 6);
@@ -224,8 +229,8 @@ TEST_F(Isolation, BlockingCallWhileRequestActive) {
   const int stride = sample_stride(static_cast<long>(n) * 2, 3.0);
   for (std::size_t i = 0; i < n; ++i) {
     if ((i + 1) % static_cast<std::size_t>(stride) != 0 && stride > 1) continue;
-    const std::string &active = algs_[i];
-    const std::string &blocking = algs_[(i + n / 2) % n];
+    const std::string& active = algs_[i];
+    const std::string& blocking = algs_[(i + n / 2) % n];
     SCOPED_TRACE("active '" + active + "', blocking '" + blocking + "'");
     Exchange ex(comm_, active, layout_resized_lb, 2, layout_resized_lb, 2);
     if (!everywhere(comm_, ex.ok())) continue;
@@ -282,7 +287,7 @@ TEST_F(Isolation, SubCommunicators) {
     const int sub_size = comm_size(sub);
     for (std::size_t i = 0; i < n; ++i) {
       if ((i + static_cast<std::size_t>(round)) % static_cast<std::size_t>(stride) != 0) continue;
-      const std::string &spec = algs_[i];
+      const std::string& spec = algs_[i];
       SCOPED_TRACE("round " + std::to_string(round) + ", algorithm '" + spec +
                    "', sub-communicator of size " + std::to_string(sub_size));
       Exchange s(sub, spec, layout_vector_trailing, 3, layout_vector_trailing, 3);
@@ -315,7 +320,7 @@ TEST_F(Isolation, CommunicatorFreedAfterRequest) {
   for (int round = 0; round < rounds; ++round) {
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    const std::string &spec = algs_[static_cast<std::size_t>(round) % n];
+    const std::string& spec = algs_[static_cast<std::size_t>(round) % n];
     SCOPED_TRACE("round " + std::to_string(round) + ", algorithm '" + spec + "'");
     {
       Exchange ex(c, spec, layout_int, 2, layout_int, 2);
@@ -360,7 +365,7 @@ TEST_F(Isolation, CommunicatorFreedBeforeRequest) {
 TEST_F(Isolation, RequestsFreedWithoutStart) {
   {
     std::vector<std::unique_ptr<Exchange>> unused;
-    for (const std::string &spec : algs_) {
+    for (const std::string& spec : algs_) {
       unused.emplace_back(new Exchange(comm_, spec, layout_int, 1, layout_int, 1));
     }
   }

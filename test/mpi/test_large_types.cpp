@@ -3,8 +3,9 @@
 // move nothing). Alltoall at one rank (the block to itself), alltoallv at two ranks with only
 // the cross-rank block non-empty: each rank holds one 2 GiB + 64 send block and one receive
 // block. Sampled 8-byte words of the received block (the first and last MiB whole, one word per
-// 4 KiB page between) are poisoned before each run and checked against a formula after it. Skipped (on every rank alike) when /proc/meminfo's
-// MemAvailable is too low; MPIA_LARGE_ALGORITHMS=a,b,... restricts the algorithms.
+// 4 KiB page between) are poisoned before each run and checked against a formula after it. Skipped
+// (on every rank alike) when /proc/meminfo's MemAvailable is too low; MPIA_LARGE_ALGORITHMS=a,b,...
+// restricts the algorithms.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -30,7 +31,7 @@ constexpr std::int64_t kBytes = kChunk * kChunks;
 constexpr std::int64_t kWords = kBytes / 8;
 
 std::int64_t mem_available_bytes() {
-  std::FILE *f = std::fopen("/proc/meminfo", "r");
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
   if (!f) return -1;
   char line[256];
   std::int64_t kb = -1;
@@ -47,7 +48,7 @@ std::int64_t mem_available_bytes() {
 
 // Skip unless every rank sees enough memory for the whole job (the ranks share the machine:
 // each needs `per_rank` bytes). Decided on the minimum over ranks, so identically everywhere.
-bool enough_memory(std::int64_t per_rank, std::string *why) {
+bool enough_memory(std::int64_t per_rank, std::string* why) {
   const int P = comm_size(MPI_COMM_WORLD);
   long long mine = mem_available_bytes(), least = 0;
   MPI_Allreduce(&mine, &least, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
@@ -76,7 +77,7 @@ struct Big {
     if (src == filled_src && dst == filled_dst) return;  // writing 2 GiB takes a while
     filled_src = src;
     filled_dst = dst;
-    std::uint64_t *p = mem.get();
+    std::uint64_t* p = mem.get();
     for (std::int64_t i = 0; i < kWords; ++i) p[i] = word(src, dst, i);
     for (std::int64_t i = 0; i < kTail; ++i) p[kWords + i] = 0x6A6A6A6A6A6A6A6Aull;
   }
@@ -84,7 +85,7 @@ struct Big {
   // page in between (at an offset that moves from page to page). Only those are poisoned
   // before a run, so a run that moves nothing, or only part of the block, leaves poison.
   template <class F>
-  static void for_each_sample(F &&f) {
+  static void for_each_sample(F&& f) {
     constexpr std::int64_t edge = (1 << 20) / 8, page = 4096 / 8;
     for (std::int64_t i = 0; i < edge; ++i) f(i);
     for (std::int64_t p = edge / page; (p + 1) * page <= kWords - edge; ++p)
@@ -92,13 +93,13 @@ struct Big {
     for (std::int64_t i = kWords - edge; i < kWords; ++i) f(i);
   }
   void poison() {
-    std::uint64_t *p = mem.get();
+    std::uint64_t* p = mem.get();
     for_each_sample([p](std::int64_t i) { p[i] = 0xA5A5A5A5A5A5A5A5ull; });
     for (std::int64_t i = 0; i < kTail; ++i) p[kWords + i] = 0x6A6A6A6A6A6A6A6Aull;
   }
   // Number of wrong sampled words (the first and last reported).
-  std::int64_t check(int src, int dst, const std::string &what) const {
-    const std::uint64_t *p = mem.get();
+  std::int64_t check(int src, int dst, const std::string& what) const {
+    const std::uint64_t* p = mem.get();
     std::int64_t bad = 0, first = -1, last = -1, samples = 0;
     for_each_sample([&](std::int64_t i) {
       ++samples;
@@ -123,11 +124,11 @@ struct Big {
 
 // One send and one receive buffer for the whole program (touching 4 GiB of fresh pages is
 // slow): allocated by the first test that needs them.
-Big &send_buffer() {
+Big& send_buffer() {
   static Big b;
   return b;
 }
-Big &recv_buffer() {
+Big& recv_buffer() {
   static Big b;
   return b;
 }
@@ -141,20 +142,20 @@ MPI_Datatype big_type() {
   return big;
 }
 
-std::vector<std::string> algorithms(const char *collective) {
+std::vector<std::string> algorithms(const char* collective) {
   std::vector<std::string> all = registered_algorithms(collective);
-  const char *only = std::getenv("MPIA_LARGE_ALGORITHMS");
+  const char* only = std::getenv("MPIA_LARGE_ALGORITHMS");
   if (!only || !*only) return all;
   std::vector<std::string> keep;
   const std::string list = std::string(",") + only + ",";
-  for (const std::string &a : all)
+  for (const std::string& a : all)
     if (list.find("," + a + ",") != std::string::npos) keep.push_back(a);
   return keep;
 }
 
 double now() { return MPI_Wtime(); }
 
-void report(const std::string &what, double seconds) {
+void report(const std::string& what, double seconds) {
   if (comm_rank(MPI_COMM_WORLD) == 0) {
     std::printf("[   MPI    ] %-55s %6.2f s\n", what.c_str(), seconds);
     std::fflush(stdout);
@@ -181,7 +182,7 @@ TEST(LargeType, AlltoallOneRank) {
   MPI_Datatype t = big_type();
   Big &send = send_buffer(), &recv = recv_buffer();
   send.fill(0, 0);
-  for (const std::string &alg : algorithms("alltoall")) {
+  for (const std::string& alg : algorithms("alltoall")) {
     // Persistent, twice (the second start reuses everything).
     MPI_Info info = algorithm_info(alg);
     MPIX_Request req = MPIX_REQUEST_NULL;
@@ -233,11 +234,11 @@ TEST(LargeType, AlltoallvCrossRankBlock) {
   rc_[std::size_t(peer)] = 1;
   Big &send = send_buffer(), &recv = recv_buffer();
   send.fill(me, peer);
-  for (const std::string &alg : algorithms("alltoallv")) {
+  for (const std::string& alg : algorithms("alltoallv")) {
     MPI_Info info = algorithm_info(alg);
     MPIX_Request req = MPIX_REQUEST_NULL;
-    int rc = MPIX_Alltoallv_init(send.mem.get(), sc.data(), d.data(), t, recv.mem.get(),
-                                 rc_.data(), d.data(), t, comm, info, &req);
+    int rc = MPIX_Alltoallv_init(send.mem.get(), sc.data(), d.data(), t, recv.mem.get(), rc_.data(),
+                                 d.data(), t, comm, info, &req);
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
     if (rc == MPI_SUCCESS) {

@@ -24,12 +24,12 @@ using namespace mpia_test;
 namespace {
 
 bool expect_bad_locality() {
-  const char *v = std::getenv("MPIA_TEST_EXPECT_BAD_LOCALITY");
+  const char* v = std::getenv("MPIA_TEST_EXPECT_BAD_LOCALITY");
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
 }
 
 #define SKIP_IF_BAD_LOCALITY()                                                          \
-  do {                                                                                   \
+  do {                                                                                  \
     if (expect_bad_locality()) GTEST_SKIP() << "MPIX_LOCALITY is malformed on purpose"; \
   } while (0)
 
@@ -45,7 +45,7 @@ bool is_mpich() {
 // ------------------------------------------------------------------------------------------
 
 // Parses a whole decimal number >= 0; false on anything else.
-bool parse_number(const std::string &s, long *out) {
+bool parse_number(const std::string& s, long* out) {
   if (s.empty() || s.size() > 9) return false;
   for (char c : s)
     if (c < '0' || c > '9') return false;
@@ -55,7 +55,7 @@ bool parse_number(const std::string &s, long *out) {
 
 // Node label of every rank of MPI_COMM_WORLD from MPIX_LOCALITY (the labels are arbitrary
 // numbers; only equality matters). False when the value is malformed for this world size.
-bool labels_from_env(const std::string &text, int P, std::vector<long> *labels) {
+bool labels_from_env(const std::string& text, int P, std::vector<long>* labels) {
   labels->assign(static_cast<std::size_t>(P), 0);
   if (text.rfind("ppn:", 0) == 0) {
     std::string k_text = text.substr(4);
@@ -69,7 +69,8 @@ bool labels_from_env(const std::string &text, int P, std::vector<long> *labels) 
     long k = 0;
     if (!parse_number(k_text, &k) || k < 1) return false;
     const long nodes = (P + k - 1) / k;
-    for (int r = 0; r < P; ++r) (*labels)[static_cast<std::size_t>(r)] = roundrobin ? r % nodes : r / k;
+    for (int r = 0; r < P; ++r)
+      (*labels)[static_cast<std::size_t>(r)] = roundrobin ? r % nodes : r / k;
     return true;
   }
   if (text.rfind("nodes:", 0) == 0) {
@@ -90,8 +91,8 @@ bool labels_from_env(const std::string &text, int P, std::vector<long> *labels) 
   return false;
 }
 
-const char *locality_env() {
-  const char *v = std::getenv("MPIX_LOCALITY");
+const char* locality_env() {
+  const char* v = std::getenv("MPIX_LOCALITY");
   return v;
 }
 
@@ -124,8 +125,8 @@ std::vector<int> ranks_in(MPI_Comm sub, MPI_Comm parent) {
 }
 
 struct Expected {
-  std::vector<int> node;   // per rank of the communicator
-  std::vector<int> local;  // per rank of the communicator
+  std::vector<int> node;                  // per rank of the communicator
+  std::vector<int> local;                 // per rank of the communicator
   std::vector<std::vector<int>> members;  // per node: its ranks, ascending
   int nnodes() const { return static_cast<int>(members.size()); }
 };
@@ -135,7 +136,7 @@ struct Expected {
 std::vector<long> raw_labels(MPI_Comm comm) {
   const int n = comm_size(comm);
   std::vector<long> labels(static_cast<std::size_t>(n), 0);
-  if (const char *env = locality_env()) {
+  if (const char* env = locality_env()) {
     std::vector<long> world;
     const bool ok = labels_from_env(env, comm_size(MPI_COMM_WORLD), &world);
     EXPECT_TRUE(ok) << "test bug or registration error: MPIX_LOCALITY='" << env
@@ -143,7 +144,8 @@ std::vector<long> raw_labels(MPI_Comm comm) {
     if (!ok) return labels;
     const std::vector<int> wr = world_ranks(comm);
     for (int i = 0; i < n; ++i)
-      labels[static_cast<std::size_t>(i)] = world[static_cast<std::size_t>(wr[static_cast<std::size_t>(i)])];
+      labels[static_cast<std::size_t>(i)] =
+          world[static_cast<std::size_t>(wr[static_cast<std::size_t>(i)])];
     return labels;
   }
   MPI_Comm shm;
@@ -153,7 +155,8 @@ std::vector<long> raw_labels(MPI_Comm comm) {
   MPI_Comm_free(&shm);
   std::vector<int> all(static_cast<std::size_t>(n));
   MPI_Allgather(&lowest, 1, MPI_INT, all.data(), 1, MPI_INT, comm);
-  for (int i = 0; i < n; ++i) labels[static_cast<std::size_t>(i)] = all[static_cast<std::size_t>(i)];
+  for (int i = 0; i < n; ++i)
+    labels[static_cast<std::size_t>(i)] = all[static_cast<std::size_t>(i)];
   return labels;
 }
 
@@ -178,9 +181,9 @@ Expected expected_locality(MPI_Comm comm) {
 // ------------------------------------------------------------------------------------------
 // The checks, on one communicator (collective over it).
 // ------------------------------------------------------------------------------------------
-void check_split(MPI_Comm comm, const Expected &e, int kind) {
+void check_split(MPI_Comm comm, const Expected& e, int kind) {
   const int me = comm_rank(comm);
-  const char *what = kind == MPIX_LOCALITY_NODE ? "MPIX_LOCALITY_NODE" : "MPIX_LOCALITY_CROSS";
+  const char* what = kind == MPIX_LOCALITY_NODE ? "MPIX_LOCALITY_NODE" : "MPIX_LOCALITY_CROSS";
   SCOPED_TRACE(what);
   MPI_Comm sub = MPI_COMM_NULL;
   const int rc = MPIX_Comm_locality_split(comm, kind, &sub);
@@ -223,7 +226,7 @@ void check_split(MPI_Comm comm, const Expected &e, int kind) {
   MPI_Comm_free(&sub);
 }
 
-void check_comm(MPI_Comm comm, const std::string &name) {
+void check_comm(MPI_Comm comm, const std::string& name) {
   SCOPED_TRACE("communicator " + name + ", MPIX_LOCALITY=" +
                (locality_env() ? std::string("'") + locality_env() + "'" : "<unset>"));
   const Expected e = expected_locality(comm);
@@ -253,12 +256,10 @@ void check_comm(MPI_Comm comm, const std::string &name) {
   for (int r = 0; r < P; ++r) {
     int rn = -7, rl = -7, pkg = -7, numa = -7;
     rc = MPIX_Comm_rank_locality(comm, r, &rn, &rl, &pkg, &numa);
-    EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Comm_rank_locality(rank " << r << "): "
-                               << error_string(rc);
-    EXPECT_EQ(rn, e.node[static_cast<std::size_t>(r)]) << "node of rank " << r << " seen by "
-                                                        << me;
-    EXPECT_EQ(rl, e.local[static_cast<std::size_t>(r)]) << "local rank of rank " << r
-                                                        << " seen by " << me;
+    EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Comm_rank_locality(rank " << r << "): " << error_string(rc);
+    EXPECT_EQ(rn, e.node[static_cast<std::size_t>(r)]) << "node of rank " << r << " seen by " << me;
+    EXPECT_EQ(rl, e.local[static_cast<std::size_t>(r)])
+        << "local rank of rank " << r << " seen by " << me;
     EXPECT_TRUE(pkg == MPIX_LOCALITY_UNBOUND || pkg >= 0) << "package " << pkg;
     EXPECT_TRUE(numa == MPIX_LOCALITY_UNBOUND || numa >= 0) << "NUMA domain " << numa;
     if (r == me) {
@@ -280,7 +281,7 @@ void check_comm(MPI_Comm comm, const std::string &name) {
   for (int r = 0; r < P; ++r) {
     int pkg = -7, numa = -7, rn = -7, rl = -7;
     MPIX_Comm_rank_locality(comm, r, &rn, &rl, &pkg, &numa);
-    const int *theirs = &all[static_cast<std::size_t>(4 * r)];
+    const int* theirs = &all[static_cast<std::size_t>(4 * r)];
     EXPECT_EQ(theirs[0], rn) << "rank " << r << " reports node " << theirs[0];
     EXPECT_EQ(theirs[1], rl) << "rank " << r << " reports local rank " << theirs[1];
     EXPECT_EQ(theirs[2], pkg) << "package of rank " << r << ": its own view vs rank " << me;
@@ -381,12 +382,12 @@ TEST(Locality, Detection) {
   int node = -1, nnodes = -1, local_rank = -1, local_size = -1;
   ASSERT_EQ(MPIX_Comm_locality(MPI_COMM_WORLD, &node, &nnodes, &local_rank, &local_size),
             MPI_SUCCESS);
-  const char *cliques = std::getenv("MPIR_CVAR_NUM_CLIQUES");
+  const char* cliques = std::getenv("MPIR_CVAR_NUM_CLIQUES");
   long k = 0;
   if (cliques && is_mpich() && parse_number(cliques, &k) && k >= 1) {
     EXPECT_EQ(nnodes, static_cast<int>(std::min<long>(k, P)))
         << "MPICH with MPIR_CVAR_NUM_CLIQUES=" << cliques;
-    const char *by_block = std::getenv("MPIR_CVAR_CLIQUES_BY_BLOCK");
+    const char* by_block = std::getenv("MPIR_CVAR_CLIQUES_BY_BLOCK");
     if (by_block && std::strcmp(by_block, "1") == 0) {
       // Blocks: the ranks of a node are consecutive.
       for (int r = 1; r < P; ++r) {
@@ -440,13 +441,13 @@ TEST(Locality, BadArguments) {
 int g_handler_calls = 0;
 int g_handler_class = -1;
 
-void counting_handler(MPI_Comm *, int *code, ...) {
+void counting_handler(MPI_Comm*, int* code, ...) {
   ++g_handler_calls;
   g_handler_class = error_class(*code);
 }
 
 // Every rank gets MPI_ERR_ARG (checked collectively: no rank may succeed).
-void expect_err_arg_everywhere(int rc, MPI_Comm comm, const std::string &what) {
+void expect_err_arg_everywhere(int rc, MPI_Comm comm, const std::string& what) {
   EXPECT_NE(rc, MPI_SUCCESS) << what << " succeeded";
   if (rc != MPI_SUCCESS) {
     EXPECT_EQ(error_class(rc), MPI_ERR_ARG) << what << ": " << error_string(rc);
@@ -463,9 +464,9 @@ void expect_err_arg_everywhere(int rc, MPI_Comm comm, const std::string &what) {
 // MPIX_ALLTOALL only where MPIX_ALLTOALL itself is bad (MPIA_TEST_WARN_ALLTOALL=1): never
 // "(from MPIX_ALLTOALL; using auto)" for a good value whose algorithm needs the locality.
 TEST(BadLocalityWarning, FirstBlockingCallSaysWhatIsWrong) {
-  const char *alg = std::getenv("MPIX_ALLTOALL");
+  const char* alg = std::getenv("MPIX_ALLTOALL");
   if (!expect_bad_locality() || !alg) GTEST_SKIP() << "needs a bad MPIX_LOCALITY and MPIX_ALLTOALL";
-  const char *warn_env = std::getenv("MPIA_TEST_WARN_ALLTOALL");
+  const char* warn_env = std::getenv("MPIA_TEST_WARN_ALLTOALL");
   const bool alltoall_bad = warn_env && std::strcmp(warn_env, "1") == 0;
   SCOPED_TRACE(std::string("MPIX_LOCALITY='") + locality_env() + "' MPIX_ALLTOALL='" + alg + "'");
   const int me = comm_rank(MPI_COMM_WORLD), P = comm_size(MPI_COMM_WORLD);
@@ -559,7 +560,7 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
     sbuf[static_cast<std::size_t>(2 * p)] = 1000 * me + p;
     sbuf[static_cast<std::size_t>(2 * p + 1)] = -(1000 * me + p);
   }
-  for (const char *spec : {"tra2", "tra2:radix_intra=2,radix_inter=2"}) {
+  for (const char* spec : {"tra2", "tra2:radix_intra=2,radix_inter=2"}) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, spec);
@@ -572,7 +573,7 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
     if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
   }
   // Chosen for the communicator (MPIX_Comm_set_algorithm, strict): MPI_ERR_ARG everywhere.
-  for (const char *spec : {"tra2", "tra2:radix_intra=2,radix_inter=2"}) {
+  for (const char* spec : {"tra2", "tra2:radix_intra=2,radix_inter=2"}) {
     const int rc2 = set_comm_algorithm(MPI_COMM_WORLD, "alltoall", spec);
     expect_err_arg_everywhere(rc2, MPI_COMM_WORLD,
                               std::string("MPIX_Comm_set_algorithm(alltoall, ") + spec + ")");
@@ -582,19 +583,18 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
   // locality-aware selection that cannot be honoured is a warning and the call runs "auto"
   // (mpi_advance.h), or fails with MPI_ERR_ARG; either way every rank does the same, and a
   // success delivers the data. One that needs no locality (pairwise) must work.
-  if (const char *env = std::getenv("MPIX_ALLTOALL")) {
+  if (const char* env = std::getenv("MPIX_ALLTOALL")) {
     SCOPED_TRACE(std::string("blocking MPIX_Alltoall with MPIX_ALLTOALL=") + env);
     const bool needs_locality = std::string(env).rfind("tra2", 0) == 0;
     std::fill(rbuf.begin(), rbuf.end(), -1);
-    const int rc2 =
-        MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
+    const int rc2 = MPIX_Alltoall(sbuf.data(), 2, MPI_INT, rbuf.data(), 2, MPI_INT, MPI_COMM_WORLD);
     int ok = rc2 == MPI_SUCCESS ? 1 : 0, lo = 0, hi = 0;
     MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_EQ(lo, hi) << "some ranks succeeded, some failed";
     if (!needs_locality) {
-      EXPECT_EQ(rc2, MPI_SUCCESS) << "blocking " << env << " needs no locality: "
-                                  << error_string(rc2);
+      EXPECT_EQ(rc2, MPI_SUCCESS) << "blocking " << env
+                                  << " needs no locality: " << error_string(rc2);
     }
     if (rc2 == MPI_SUCCESS) {
       for (int p = 0; p < P; ++p) {
@@ -612,9 +612,9 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
     MPI_Info_create(&info);
     MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, "locality");
     MPIX_Request req = MPIX_REQUEST_NULL;
-    const int rc2 = MPIX_Alltoallv_init(sbuf.data(), counts.data(), displs.data(), MPI_INT,
-                                        rbuf.data(), counts.data(), displs.data(), MPI_INT,
-                                        MPI_COMM_WORLD, info, &req);
+    const int rc2 =
+        MPIX_Alltoallv_init(sbuf.data(), counts.data(), displs.data(), MPI_INT, rbuf.data(),
+                            counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD, info, &req);
     MPI_Info_free(&info);
     expect_err_arg_everywhere(rc2, MPI_COMM_WORLD, "MPIX_Alltoallv_init locality");
     EXPECT_EQ(req, MPIX_REQUEST_NULL);
@@ -674,8 +674,8 @@ TEST(BadLocality, EveryCallFailsWithErrArg) {
       }
       EXPECT_EQ(set_comm_algorithm(MPI_COMM_WORLD, "alltoall", ""), MPI_SUCCESS);
     } else {
-      EXPECT_EQ(error_class(rc3), MPI_ERR_ARG) << "MPIX_Comm_set_algorithm pairwise: "
-                                               << error_string(rc3);
+      EXPECT_EQ(error_class(rc3), MPI_ERR_ARG)
+          << "MPIX_Comm_set_algorithm pairwise: " << error_string(rc3);
     }
   }
   // Still failing afterwards, and MPI_COMM_WORLD still usable.

@@ -53,8 +53,8 @@ using namespace mpia_test;
 
 namespace {
 
-const char *const kEnvVar = "MPIX_NEIGHBOR_ALLTOALLV";
-const char *const kCollective = "neighbor_alltoallv";  // for MPIX_Comm_set_algorithm
+const char* const kEnvVar = "MPIX_NEIGHBOR_ALLTOALLV";
+const char* const kCollective = "neighbor_alltoallv";  // for MPIX_Comm_set_algorithm
 constexpr int kElemSalt = 7919;  // sender block b is encoded as value_hash's "dst" b + salt
 
 std::uint64_t mix(long a, long b, long seed) {
@@ -64,16 +64,16 @@ std::uint64_t mix(long a, long b, long seed) {
 // ------------------------------------------------------------------------------------------
 // Registry.
 // ------------------------------------------------------------------------------------------
-const std::vector<std::string> &registry_n() {
+const std::vector<std::string>& registry_n() {
   static const std::vector<std::string> names = registered_algorithms("neighbor_alltoallv");
   return names;
 }
 
 // The algorithms to run: the registry and "" (the default), or MPIA_NEIGHBOR_ALGORITHMS.
-const std::vector<std::string> &specs_to_run() {
+const std::vector<std::string>& specs_to_run() {
   static const std::vector<std::string> specs = [] {
     std::vector<std::string> s;
-    const char *only = std::getenv("MPIA_NEIGHBOR_ALGORITHMS");
+    const char* only = std::getenv("MPIA_NEIGHBOR_ALGORITHMS");
     if (only && *only) {
       std::stringstream ss(only);
       std::string item;
@@ -112,21 +112,21 @@ struct Topo {
   bool member() const { return comm != MPI_COMM_NULL; }
   int indegree() const { return static_cast<int>(src[static_cast<std::size_t>(me)].size()); }
   int outdegree() const { return static_cast<int>(dst[static_cast<std::size_t>(me)].size()); }
-  const std::vector<int> &my_dst() const { return dst[static_cast<std::size_t>(me)]; }
-  const std::vector<int> &my_src() const { return src[static_cast<std::size_t>(me)]; }
+  const std::vector<int>& my_dst() const { return dst[static_cast<std::size_t>(me)]; }
+  const std::vector<int>& my_src() const { return src[static_cast<std::size_t>(me)]; }
 
   Topo() = default;
-  Topo(const Topo &) = delete;
-  Topo &operator=(const Topo &) = delete;
+  Topo(const Topo&) = delete;
+  Topo& operator=(const Topo&) = delete;
   ~Topo() {
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-    for (MPI_Comm &c : extra)
+    for (MPI_Comm& c : extra)
       if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
   }
 };
 using TopoPtr = std::unique_ptr<Topo>;
 
-void fill_membership(Topo &t) {
+void fill_membership(Topo& t) {
   t.me = comm_rank(t.comm);
   t.size = comm_size(t.comm);
   MPI_Group g, w;
@@ -142,13 +142,13 @@ void fill_membership(Topo &t) {
 
 // Graph pairing: receive block i of `me` from s = src[me][i] is the k-th occurrence of s in
 // src[me] (k from 0); it holds s's block that is the k-th occurrence of me in dst[s].
-void pair_by_occurrence(Topo &t) {
-  const std::vector<int> &srcs = t.my_src();
+void pair_by_occurrence(Topo& t) {
+  const std::vector<int>& srcs = t.my_src();
   t.from.clear();
   for (std::size_t i = 0; i < srcs.size(); ++i) {
     const int s = srcs[i];
     const long k = std::count(srcs.begin(), srcs.begin() + static_cast<long>(i), s);
-    const std::vector<int> &sd = t.dst[static_cast<std::size_t>(s)];
+    const std::vector<int>& sd = t.dst[static_cast<std::size_t>(s)];
     long seen = 0;
     int block = -1;
     for (std::size_t j = 0; j < sd.size(); ++j) {
@@ -167,7 +167,7 @@ void pair_by_occurrence(Topo &t) {
 }
 
 // ---- Cartesian ----------------------------------------------------------------------------
-TopoPtr make_cart(MPI_Comm base, const std::string &name, std::vector<int> dims,
+TopoPtr make_cart(MPI_Comm base, const std::string& name, std::vector<int> dims,
                   std::vector<int> periods) {
   TopoPtr t(new Topo);
   t->name = name;
@@ -241,13 +241,13 @@ std::vector<int> dims_create(int n, int nd) {
 }
 
 // ---- MPI_Graph_create ---------------------------------------------------------------------
-TopoPtr make_graph(MPI_Comm base, const std::string &name,
-                   const std::vector<std::vector<int>> &adj) {
+TopoPtr make_graph(MPI_Comm base, const std::string& name,
+                   const std::vector<std::vector<int>>& adj) {
   TopoPtr t(new Topo);
   t->name = name;
   const int nnodes = static_cast<int>(adj.size());
   std::vector<int> index, edges;
-  for (const auto &a : adj) {
+  for (const auto& a : adj) {
     edges.insert(edges.end(), a.begin(), a.end());
     index.push_back(static_cast<int>(edges.size()));
   }
@@ -275,21 +275,21 @@ TopoPtr make_graph(MPI_Comm base, const std::string &name,
 using Edges = std::vector<std::pair<int, int>>;  // (source, destination), duplicates allowed
 
 // Per-rank lists in edge order, then shuffled (deterministically) by `seed`.
-void lists_from_edges(const Edges &e, int P, long seed, std::vector<std::vector<int>> *src,
-                      std::vector<std::vector<int>> *dst) {
+void lists_from_edges(const Edges& e, int P, long seed, std::vector<std::vector<int>>* src,
+                      std::vector<std::vector<int>>* dst) {
   src->assign(static_cast<std::size_t>(P), {});
   dst->assign(static_cast<std::size_t>(P), {});
-  for (const auto &ed : e) {
+  for (const auto& ed : e) {
     (*dst)[static_cast<std::size_t>(ed.first)].push_back(ed.second);
     (*src)[static_cast<std::size_t>(ed.second)].push_back(ed.first);
   }
   if (seed < 0) return;
-  auto shuffle = [seed](std::vector<int> &v, long salt) {
+  auto shuffle = [seed](std::vector<int>& v, long salt) {
     std::vector<std::pair<std::uint64_t, int>> keyed;
     for (std::size_t i = 0; i < v.size(); ++i)
       keyed.emplace_back(mix(static_cast<long>(i), salt, seed), v[i]);
     std::stable_sort(keyed.begin(), keyed.end(),
-                     [](const auto &a, const auto &b) { return a.first < b.first; });
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = keyed[i].second;
   };
   for (int r = 0; r < P; ++r) {
@@ -301,8 +301,8 @@ void lists_from_edges(const Edges &e, int P, long seed, std::vector<std::vector<
 int weight_of(int a, int b, long salt) { return 1 + static_cast<int>(mix(a, b, salt) % 9); }
 
 // Checks MPI_Dist_graph_neighbors_count/neighbors of this rank; returns its lists.
-void query_dist(Topo &t, bool weighted, std::vector<int> *srcs, std::vector<int> *dsts,
-                std::vector<int> *sw, std::vector<int> *dw) {
+void query_dist(Topo& t, bool weighted, std::vector<int>* srcs, std::vector<int>* dsts,
+                std::vector<int>* sw, std::vector<int>* dw) {
   int status = MPI_UNDEFINED;
   MPI_Topo_test(t.comm, &status);
   EXPECT_EQ(status, MPI_DIST_GRAPH) << t.name;
@@ -321,7 +321,7 @@ void query_dist(Topo &t, bool weighted, std::vector<int> *srcs, std::vector<int>
 }
 
 // Every rank's lists, gathered over the topology communicator.
-std::vector<std::vector<int>> allgather_lists(MPI_Comm comm, const std::vector<int> &mine) {
+std::vector<std::vector<int>> allgather_lists(MPI_Comm comm, const std::vector<int>& mine) {
   const int P = comm_size(comm);
   int n = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(P)), displs(static_cast<std::size_t>(P));
@@ -344,15 +344,15 @@ std::vector<std::vector<int>> allgather_lists(MPI_Comm comm, const std::vector<i
 }
 
 // MPI_Dist_graph_create_adjacent with this rank's lists as computed by lists_from_edges.
-TopoPtr make_dist_adjacent(MPI_Comm base, const std::string &name, const Edges &edges, long seed,
+TopoPtr make_dist_adjacent(MPI_Comm base, const std::string& name, const Edges& edges, long seed,
                            bool weighted) {
   TopoPtr t(new Topo);
   t->name = name;
   const int P = comm_size(base), me = comm_rank(base);
   std::vector<std::vector<int>> src, dst;
   lists_from_edges(edges, P, seed, &src, &dst);
-  const std::vector<int> &s = src[static_cast<std::size_t>(me)];
-  const std::vector<int> &d = dst[static_cast<std::size_t>(me)];
+  const std::vector<int>& s = src[static_cast<std::size_t>(me)];
+  const std::vector<int>& d = dst[static_cast<std::size_t>(me)];
   std::vector<int> sw, dw;
   for (int x : s) sw.push_back(weight_of(x, me, seed));
   for (int x : d) dw.push_back(weight_of(me, x, seed));
@@ -383,7 +383,7 @@ TopoPtr make_dist_adjacent(MPI_Comm base, const std::string &name, const Edges &
 // MPI_Dist_graph_create: edge e is specified by rank (5 e + 3) mod P (mostly not its source),
 // grouped by source in order of first appearance. The neighbor order is then MPI's: the lists
 // come from MPI_Dist_graph_neighbors (checked as multisets) and are gathered everywhere.
-TopoPtr make_dist_general(MPI_Comm base, const std::string &name, const Edges &edges,
+TopoPtr make_dist_general(MPI_Comm base, const std::string& name, const Edges& edges,
                           bool weighted) {
   TopoPtr t(new Topo);
   t->name = name;
@@ -410,7 +410,7 @@ TopoPtr make_dist_general(MPI_Comm base, const std::string &name, const Edges &e
     }
   }
   int d1 = 0, d2 = 0, d3 = 0;
-  const int *wp = MPI_UNWEIGHTED;
+  const int* wp = MPI_UNWEIGHTED;
   if (weighted) wp = weights.empty() ? MPI_WEIGHTS_EMPTY : weights.data();
   MPI_Dist_graph_create(base, static_cast<int>(sources.size()),
                         sources.empty() ? &d1 : sources.data(),
@@ -463,7 +463,7 @@ Edges random_edges(int P, long seed) {
   for (std::size_t i = 0; i < e.size(); ++i)
     keyed.emplace_back(mix(static_cast<long>(i), 3, seed), e[i]);
   std::stable_sort(keyed.begin(), keyed.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t i = 0; i < e.size(); ++i) e[i] = keyed[i].second;
   return e;
 }
@@ -485,7 +485,7 @@ struct SpMV {
   }
 };
 
-SpMV make_spmv(const std::string &kind, int P) {
+SpMV make_spmv(const std::string& kind, int P) {
   SpMV m;
   m.name = kind;
   std::vector<int> sizes(static_cast<std::size_t>(P));
@@ -512,8 +512,8 @@ SpMV make_spmv(const std::string &kind, int P) {
   m.cols.assign(static_cast<std::size_t>(m.n), {});
   m.vals.assign(static_cast<std::size_t>(m.n), {});
   for (int i = 0; i < m.n; ++i) {
-    std::vector<int> &c = m.cols[static_cast<std::size_t>(i)];
-    std::vector<double> &v = m.vals[static_cast<std::size_t>(i)];
+    std::vector<int>& c = m.cols[static_cast<std::size_t>(i)];
+    std::vector<double>& v = m.vals[static_cast<std::size_t>(i)];
     auto add = [&](int col, double val) {
       c.push_back(col);
       v.push_back(val);
@@ -549,7 +549,7 @@ SpMV make_spmv(const std::string &kind, int P) {
 }
 
 // The halo exchange graph: sources ascending, destinations ascending, weights = counts.
-TopoPtr make_spmv_topo(MPI_Comm base, const SpMV &m) {
+TopoPtr make_spmv_topo(MPI_Comm base, const SpMV& m) {
   const int P = comm_size(base);
   Edges edges;
   for (int s = 0; s < P; ++s)
@@ -600,31 +600,54 @@ const Kind kKinds[] = {
     Kind::SpmvLaplace1d,    Kind::SpmvLaplace2d,      Kind::SpmvRandom};
 constexpr int kNumKinds = static_cast<int>(sizeof(kKinds) / sizeof(kKinds[0]));
 
-const char *kind_name(Kind k) {
+const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::Cart1dPeriodic: return "cart1d_periodic";
-    case Kind::Cart1dOpen: return "cart1d_open";
-    case Kind::CartSelf: return "cart_self_1x1x1";
-    case Kind::CartPairs: return "cart_pairs_2";
-    case Kind::Cart2dPeriodic: return "cart2d_periodic";
-    case Kind::Cart2dMixed: return "cart2d_mixed";
-    case Kind::Cart2xHalf: return "cart_2xhalf";
-    case Kind::Cart1xP: return "cart_1xP";
-    case Kind::CartPx1: return "cart_Px1";
-    case Kind::Cart2x2xK: return "cart_2x2xK";
-    case Kind::Cart3dOpen: return "cart3d_open";
-    case Kind::CartReversed: return "cart2d_reversed_ranks";
-    case Kind::GraphMulti: return "graph_multi";
-    case Kind::GraphSubset: return "graph_subset";
-    case Kind::DistAdjRandom: return "dist_adjacent_random";
-    case Kind::DistAdjWeighted: return "dist_adjacent_weighted";
-    case Kind::DistCreateRandom: return "dist_create_random";
-    case Kind::DistCreateWeighted: return "dist_create_weighted";
-    case Kind::DistFan: return "dist_fan";
-    case Kind::DistEmpty: return "dist_empty";
-    case Kind::SpmvLaplace1d: return "spmv_laplace1d";
-    case Kind::SpmvLaplace2d: return "spmv_laplace2d";
-    case Kind::SpmvRandom: return "spmv_random";
+    case Kind::Cart1dPeriodic:
+      return "cart1d_periodic";
+    case Kind::Cart1dOpen:
+      return "cart1d_open";
+    case Kind::CartSelf:
+      return "cart_self_1x1x1";
+    case Kind::CartPairs:
+      return "cart_pairs_2";
+    case Kind::Cart2dPeriodic:
+      return "cart2d_periodic";
+    case Kind::Cart2dMixed:
+      return "cart2d_mixed";
+    case Kind::Cart2xHalf:
+      return "cart_2xhalf";
+    case Kind::Cart1xP:
+      return "cart_1xP";
+    case Kind::CartPx1:
+      return "cart_Px1";
+    case Kind::Cart2x2xK:
+      return "cart_2x2xK";
+    case Kind::Cart3dOpen:
+      return "cart3d_open";
+    case Kind::CartReversed:
+      return "cart2d_reversed_ranks";
+    case Kind::GraphMulti:
+      return "graph_multi";
+    case Kind::GraphSubset:
+      return "graph_subset";
+    case Kind::DistAdjRandom:
+      return "dist_adjacent_random";
+    case Kind::DistAdjWeighted:
+      return "dist_adjacent_weighted";
+    case Kind::DistCreateRandom:
+      return "dist_create_random";
+    case Kind::DistCreateWeighted:
+      return "dist_create_weighted";
+    case Kind::DistFan:
+      return "dist_fan";
+    case Kind::DistEmpty:
+      return "dist_empty";
+    case Kind::SpmvLaplace1d:
+      return "spmv_laplace1d";
+    case Kind::SpmvLaplace2d:
+      return "spmv_laplace2d";
+    case Kind::SpmvRandom:
+      return "spmv_random";
   }
   return "?";
 }
@@ -634,9 +657,12 @@ TopoPtr make_topology(Kind k) {
   MPI_Comm world = MPI_COMM_WORLD;
   const int P = comm_size(world), me = comm_rank(world);
   switch (k) {
-    case Kind::Cart1dPeriodic: return make_cart(world, kind_name(k), {P}, {1});
-    case Kind::Cart1dOpen: return make_cart(world, kind_name(k), {P}, {0});
-    case Kind::CartSelf: return make_cart(MPI_COMM_SELF, kind_name(k), {1, 1, 1}, {1, 0, 1});
+    case Kind::Cart1dPeriodic:
+      return make_cart(world, kind_name(k), {P}, {1});
+    case Kind::Cart1dOpen:
+      return make_cart(world, kind_name(k), {P}, {0});
+    case Kind::CartSelf:
+      return make_cart(MPI_COMM_SELF, kind_name(k), {1, 1, 1}, {1, 0, 1});
     case Kind::CartPairs: {
       // Pairs of ranks (the last one alone at odd P), each a periodic ring of 2 (or 1).
       MPI_Comm pair;
@@ -645,17 +671,22 @@ TopoPtr make_topology(Kind k) {
       t->extra.push_back(pair);
       return t;
     }
-    case Kind::Cart2dPeriodic: return make_cart(world, kind_name(k), dims_create(P, 2), {1, 1});
-    case Kind::Cart2dMixed: return make_cart(world, kind_name(k), dims_create(P, 2), {1, 0});
+    case Kind::Cart2dPeriodic:
+      return make_cart(world, kind_name(k), dims_create(P, 2), {1, 1});
+    case Kind::Cart2dMixed:
+      return make_cart(world, kind_name(k), dims_create(P, 2), {1, 0});
     case Kind::Cart2xHalf:
       if (P < 2) return make_cart(world, kind_name(k), {1, 1}, {1, 1});
       return make_cart(world, kind_name(k), {2, P / 2}, {1, 1});
-    case Kind::Cart1xP: return make_cart(world, kind_name(k), {1, P}, {1, 1});
-    case Kind::CartPx1: return make_cart(world, kind_name(k), {P, 1}, {0, 1});
+    case Kind::Cart1xP:
+      return make_cart(world, kind_name(k), {1, P}, {1, 1});
+    case Kind::CartPx1:
+      return make_cart(world, kind_name(k), {P, 1}, {0, 1});
     case Kind::Cart2x2xK:
       if (P < 4) return make_cart(world, kind_name(k), dims_create(P, 3), {1, 1, 1});
       return make_cart(world, kind_name(k), {2, 2, P / 4}, {1, 0, 1});
-    case Kind::Cart3dOpen: return make_cart(world, kind_name(k), dims_create(P, 3), {0, 1, 0});
+    case Kind::Cart3dOpen:
+      return make_cart(world, kind_name(k), dims_create(P, 3), {0, 1, 0});
     case Kind::CartReversed: {
       MPI_Comm rev;
       MPI_Comm_split(world, 0, P - 1 - me, &rev);
@@ -683,12 +714,12 @@ TopoPtr make_topology(Kind k) {
       undirected(2 % ring, 2 % ring);
       undirected(0, 0);
       for (int r = 0; r < P; ++r) {
-        auto &v = adj[static_cast<std::size_t>(r)];
+        auto& v = adj[static_cast<std::size_t>(r)];
         std::vector<std::pair<std::uint64_t, int>> keyed;
         for (std::size_t i = 0; i < v.size(); ++i)
           keyed.emplace_back(mix(r, static_cast<long>(i), 17), v[i]);
         std::stable_sort(keyed.begin(), keyed.end(),
-                         [](const auto &a, const auto &b) { return a.first < b.first; });
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
         for (std::size_t i = 0; i < v.size(); ++i) v[i] = keyed[i].second;
       }
       return make_graph(world, kind_name(k), adj);
@@ -718,10 +749,14 @@ TopoPtr make_topology(Kind k) {
       for (int r = P - 1; r >= 0; --r) e.emplace_back(r, P - 1);
       return make_dist_adjacent(world, kind_name(k), e, -1, false);
     }
-    case Kind::DistEmpty: return make_dist_adjacent(world, kind_name(k), {}, -1, false);
-    case Kind::SpmvLaplace1d: return make_spmv_topo(world, make_spmv("laplace1d", P));
-    case Kind::SpmvLaplace2d: return make_spmv_topo(world, make_spmv("laplace2d", P));
-    case Kind::SpmvRandom: return make_spmv_topo(world, make_spmv("random", P));
+    case Kind::DistEmpty:
+      return make_dist_adjacent(world, kind_name(k), {}, -1, false);
+    case Kind::SpmvLaplace1d:
+      return make_spmv_topo(world, make_spmv("laplace1d", P));
+    case Kind::SpmvLaplace2d:
+      return make_spmv_topo(world, make_spmv("laplace2d", P));
+    case Kind::SpmvRandom:
+      return make_spmv_topo(world, make_spmv("random", P));
   }
   return nullptr;
 }
@@ -738,24 +773,34 @@ enum class Pattern {
   Topology,     // the topology's own (SpMV: the halo sizes), else Varied
 };
 
-const char *pattern_name(Pattern p) {
+const char* pattern_name(Pattern p) {
   switch (p) {
-    case Pattern::Uniform: return "uniform";
-    case Pattern::Varied: return "varied";
-    case Pattern::Directional: return "directional";
-    case Pattern::Zeros: return "zeros";
-    case Pattern::OneBig: return "one_big";
-    case Pattern::Topology: return "topology";
+    case Pattern::Uniform:
+      return "uniform";
+    case Pattern::Varied:
+      return "varied";
+    case Pattern::Directional:
+      return "directional";
+    case Pattern::Zeros:
+      return "zeros";
+    case Pattern::OneBig:
+      return "one_big";
+    case Pattern::Topology:
+      return "topology";
   }
   return "?";
 }
 
-int units_of(const Topo &t, Pattern p, int sender, int block, int big) {
+int units_of(const Topo& t, Pattern p, int sender, int block, int big) {
   switch (p) {
-    case Pattern::Uniform: return 2;
-    case Pattern::Varied: return static_cast<int>(mix(sender, block, 61) % 5);
-    case Pattern::Directional: return block % 2 == 0 ? 1 : 3 + sender % 3;
-    case Pattern::Zeros: return 0;
+    case Pattern::Uniform:
+      return 2;
+    case Pattern::Varied:
+      return static_cast<int>(mix(sender, block, 61) % 5);
+    case Pattern::Directional:
+      return block % 2 == 0 ? 1 : 3 + sender % 3;
+    case Pattern::Zeros:
+      return 0;
     case Pattern::OneBig:
       if (sender == 0 && block == 0) return big;
       return (sender + block) % 3;
@@ -775,18 +820,23 @@ enum class Displ {
   NegativeMiddle,  // shuffled with gaps, the base in the middle: displacements of both signs
 };
 
-const char *displ_name(Displ d) {
+const char* displ_name(Displ d) {
   switch (d) {
-    case Displ::Ascending: return "ascending";
-    case Displ::ReverseGaps: return "reverse_gaps";
-    case Displ::ShuffledGaps: return "shuffled_gaps";
-    case Displ::NegativeEnd: return "negative_base_at_end";
-    case Displ::NegativeMiddle: return "negative_base_in_middle";
+    case Displ::Ascending:
+      return "ascending";
+    case Displ::ReverseGaps:
+      return "reverse_gaps";
+    case Displ::ShuffledGaps:
+      return "shuffled_gaps";
+    case Displ::NegativeEnd:
+      return "negative_base_at_end";
+    case Displ::NegativeMiddle:
+      return "negative_base_in_middle";
   }
   return "?";
 }
 
-std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, long salt) {
+std::vector<int> make_displs(const std::vector<int>& counts, Displ mode, long salt) {
   const int n = static_cast<int>(counts.size());
   std::vector<int> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
@@ -806,7 +856,7 @@ std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, long sa
   // pos is now the end of the last block (plus its gap).
   if (mode == Displ::NegativeEnd || mode == Displ::NegativeMiddle) {
     const int base = mode == Displ::NegativeEnd ? pos : pos / 2;
-    for (int &d : displs) d -= base;
+    for (int& d : displs) d -= base;
   }
   return displs;
 }
@@ -818,8 +868,8 @@ std::vector<int> make_displs(const std::vector<int> &counts, Displ mode, long sa
 // ------------------------------------------------------------------------------------------
 class NBuffer {
  public:
-  NBuffer(const Layout &lay, const std::vector<int> &counts, const std::vector<int> &displs,
-          const std::vector<char> &live, unsigned char sentinel)
+  NBuffer(const Layout& lay, const std::vector<int>& counts, const std::vector<int>& displs,
+          const std::vector<char>& live, unsigned char sentinel)
       : counts_(counts), displs_(displs), sentinel_(sentinel) {
     const MPI_Aint ext = lay.extent();
     MPI_Aint lo = 0, hi = 0;
@@ -834,7 +884,7 @@ class NBuffer {
     for (std::size_t b = 0; b < counts_.size(); ++b) {
       for (int e = 0; e < counts_[b]; ++e) {
         for (std::size_t k = 0; k < lay.map().size(); ++k) {
-          const PrimAt &pa = lay.map()[k];
+          const PrimAt& pa = lay.map()[k];
           const MPI_Aint off = (static_cast<MPI_Aint>(displs_[b]) + e) * ext + pa.offset;
           lo = std::min(lo, off);
           hi = std::max(hi, off + static_cast<MPI_Aint>(prim_size(pa.kind)));
@@ -848,7 +898,7 @@ class NBuffer {
     storage_.assign(static_cast<std::size_t>(hi - lo) + 2 * guard, sentinel_);
     covered_.assign(storage_.size(), 0);
     slots_.reserve(raw.size());
-    for (const Raw &r : raw) {
+    for (const Raw& r : raw) {
       const std::size_t pos = origin_ + static_cast<std::size_t>(r.off);
       slots_.push_back({pos, r.kind, r.block, r.elem});
       for (std::size_t i = 0; i < prim_size(r.kind); ++i) {
@@ -861,13 +911,13 @@ class NBuffer {
     }
   }
 
-  void *ptr() { return storage_.data() + origin_; }
-  const int *counts() const { return counts_.empty() ? &zero_ : counts_.data(); }
-  const int *displs() const { return displs_.empty() ? &zero_ : displs_.data(); }
+  void* ptr() { return storage_.data() + origin_; }
+  const int* counts() const { return counts_.empty() ? &zero_ : counts_.data(); }
+  const int* displs() const { return displs_.empty() ? &zero_ : displs_.data(); }
 
   // As a send buffer: block b of rank me.
   void fill(int me, int iter) {
-    for (const Slot &s : slots_)
+    for (const Slot& s : slots_)
       encode_value(s.kind, value_hash(me, s.block + kElemSalt, s.elem, iter), &storage_[s.pos]);
   }
   void poison(unsigned char p) {
@@ -875,14 +925,14 @@ class NBuffer {
       if (covered_[i]) storage_[i] = p;
   }
   // As a receive buffer: block b holds block from[b].second of rank from[b].first.
-  long check(int me, const std::vector<std::pair<int, int>> &from, int iter,
-             const std::string &what) const {
+  long check(int me, const std::vector<std::pair<int, int>>& from, int iter,
+             const std::string& what) const {
     long bad = 0;
     int reported = 0;
     const int max_reports = 4;
     unsigned char want[8];
-    for (const Slot &s : slots_) {
-      const auto &f = from[static_cast<std::size_t>(s.block)];
+    for (const Slot& s : slots_) {
+      const auto& f = from[static_cast<std::size_t>(s.block)];
       encode_value(s.kind, value_hash(f.first, f.second + kElemSalt, s.elem, iter), want);
       if (std::memcmp(want, &storage_[s.pos], prim_size(s.kind)) != 0) {
         ++bad;
@@ -910,7 +960,7 @@ class NBuffer {
     return bad;
   }
   std::vector<unsigned char> snapshot() const { return storage_; }
-  bool same_as(const std::vector<unsigned char> &snap) const { return snap == storage_; }
+  bool same_as(const std::vector<unsigned char>& snap) const { return snap == storage_; }
 
  private:
   struct Slot {
@@ -920,10 +970,10 @@ class NBuffer {
     long elem;
   };
   // For a wrong value: which (sender, block) would have produced it (a swapped block?).
-  std::string describe_origin(const Slot &s, const std::vector<std::pair<int, int>> &from,
+  std::string describe_origin(const Slot& s, const std::vector<std::pair<int, int>>& from,
                               int iter) const {
     unsigned char want[8];
-    for (const auto &f : from) {
+    for (const auto& f : from) {
       for (int b = 0; b < 64; ++b) {
         encode_value(s.kind, value_hash(f.first, b + kElemSalt, s.elem, iter), want);
         if (f.first >= 0 && std::memcmp(want, &storage_[s.pos], prim_size(s.kind)) == 0) {
@@ -958,13 +1008,13 @@ const TypeCase kTypes[] = {
 enum { kInt, kVecToInt, kLbToContig2, kStructToPacked, kNegStride, kResizedLb, kDouble };
 
 struct Config {
-  const TypeCase *tc;
+  const TypeCase* tc;
   Pattern pattern;
   Displ sdispl, rdispl;
   bool uniform_call = false;  // MPIX_Neighbor_alltoall (one count for every block)
 };
 
-std::string describe(const char *mode, const std::string &spec, const Topo &t, const Config &c) {
+std::string describe(const char* mode, const std::string& spec, const Topo& t, const Config& c) {
   std::ostringstream os;
   os << mode << (c.uniform_call ? " neighbor_alltoall" : " neighbor_alltoallv") << " on " << t.name
      << ", algorithm '" << (spec.empty() ? "<none>" : spec) << "', " << c.tc->name << ", counts "
@@ -980,8 +1030,8 @@ struct Buffers {
   int scount = 0, rcount = 0;  // uniform call
 };
 
-void make_buffers(const Topo &t, const Config &c, Buffers *b) {
-  const TypeCase &tc = *c.tc;
+void make_buffers(const Topo& t, const Config& c, Buffers* b) {
+  const TypeCase& tc = *c.tc;
   b->slay = tc.send();
   b->rlay = tc.recv();
   const int prims = static_cast<int>(b->slay.map().size()) * tc.send_mult;
@@ -1008,7 +1058,7 @@ void make_buffers(const Topo &t, const Config &c, Buffers *b) {
       slive.push_back(1);
     }
     for (int i = 0; i < t.indegree(); ++i) {
-      const auto &f = t.from[static_cast<std::size_t>(i)];
+      const auto& f = t.from[static_cast<std::size_t>(i)];
       if (f.first == MPI_PROC_NULL) {
         rc.push_back((i % 3) * tc.recv_mult);  // any count: nothing may be written there
         rlive.push_back(0);
@@ -1024,7 +1074,7 @@ void make_buffers(const Topo &t, const Config &c, Buffers *b) {
   b->rbuf.reset(new NBuffer(b->rlay, rc, rd, rlive, 0xA5));
 }
 
-void expect_reported(MPIX_Request req, const std::string &spec) {
+void expect_reported(MPIX_Request req, const std::string& spec) {
   char name[MPIX_MAX_ALGORITHM_STRING];
   int len = -1;
   const int rc = MPIX_Request_get_algorithm(req, name, &len);
@@ -1042,7 +1092,7 @@ void expect_reported(MPIX_Request req, const std::string &spec) {
   }
 }
 
-MPI_Info algorithm_info(const std::string &spec) {
+MPI_Info algorithm_info(const std::string& spec) {
   MPI_Info info = MPI_INFO_NULL;
   if (!spec.empty()) {
     MPI_Info_create(&info);
@@ -1051,7 +1101,7 @@ MPI_Info algorithm_info(const std::string &spec) {
   return info;
 }
 
-void complete(MPIX_Request *req, int how, const std::string &label) {
+void complete(MPIX_Request* req, int how, const std::string& label) {
   int rc;
   switch (how % 3) {
     case 0:
@@ -1077,7 +1127,7 @@ void complete(MPIX_Request *req, int how, const std::string &label) {
   }
 }
 
-int init_call(Buffers &b, const Config &c, const Topo &t, MPI_Info info, MPIX_Request *req) {
+int init_call(Buffers& b, const Config& c, const Topo& t, MPI_Info info, MPIX_Request* req) {
   if (c.uniform_call) {
     return MPIX_Neighbor_alltoall_init(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(),
                                        b.rcount, b.rlay.type(), t.comm, info, req);
@@ -1096,7 +1146,7 @@ int init_call(Buffers &b, const Config &c, const Topo &t, MPI_Info info, MPIX_Re
                                       info, req);
 }
 
-int blocking_call(Buffers &b, const Config &c, const Topo &t) {
+int blocking_call(Buffers& b, const Config& c, const Topo& t) {
   if (c.uniform_call) {
     return MPIX_Neighbor_alltoall(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(), b.rcount,
                                   b.rlay.type(), t.comm);
@@ -1107,7 +1157,7 @@ int blocking_call(Buffers &b, const Config &c, const Topo &t) {
 }
 
 // `key` makes the data of every run different (identical on every rank).
-void run_persistent(const Topo &t, const std::string &spec, const Config &c, int key,
+void run_persistent(const Topo& t, const std::string& spec, const Config& c, int key,
                     int cycles = 5) {
   if (!t.member()) return;
   SCOPED_TRACE(describe("persistent", spec, t, c));
@@ -1140,7 +1190,7 @@ void run_persistent(const Topo &t, const std::string &spec, const Config &c, int
   EXPECT_EQ(req, MPIX_REQUEST_NULL);
 }
 
-void run_blocking(const Topo &t, const std::string &spec, const Config &c, int key, int calls = 2) {
+void run_blocking(const Topo& t, const std::string& spec, const Config& c, int key, int calls = 2) {
   if (!t.member()) return;
   SCOPED_TRACE(describe("blocking", spec, t, c));
   Buffers b;
@@ -1159,8 +1209,8 @@ void run_blocking(const Topo &t, const std::string &spec, const Config &c, int k
 }
 
 // Whether some rank has two edges to the same destination (every rank computes the same).
-bool duplicate_edges(const Topo &t) {
-  for (const std::vector<int> &d : t.dst) {
+bool duplicate_edges(const Topo& t) {
+  for (const std::vector<int>& d : t.dst) {
     std::vector<int> v;
     for (int x : d)
       if (x != MPI_PROC_NULL) v.push_back(x);
@@ -1176,7 +1226,7 @@ bool duplicate_edges(const Topo &t) {
 // graph edges between the same two ranks in reverse order (a distributed graph of four self
 // loops delivers block 3 into block 0): "system" calls the matching MPI function and inherits
 // what it does there.
-bool runnable(const Topo &t, const std::string &spec) {
+bool runnable(const Topo& t, const std::string& spec) {
   return !(spec == "system" && (t.degenerate || duplicate_edges(t)));
 }
 
@@ -1184,7 +1234,7 @@ bool runnable(const Topo &t, const std::string &spec) {
 // `runs_each` runs per algorithm do not fit `budget` seconds), `keep` of them, rotating from
 // `start` so that the edge cases together still cover every algorithm.
 std::vector<std::string> edge_specs(long runs_each, double budget, long start, int keep) {
-  const std::vector<std::string> &all = specs_to_run();
+  const std::vector<std::string>& all = specs_to_run();
   const int stride = sample_stride(runs_each * static_cast<long>(all.size()), budget);
   if (stride == 1 || all.size() <= static_cast<std::size_t>(keep)) return all;
   std::vector<std::string> some;
@@ -1209,11 +1259,11 @@ constexpr int kNumConfigs = static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[
 
 class NeighborMatrix : public ::testing::TestWithParam<Kind> {};
 
-std::string kind_param_name(const ::testing::TestParamInfo<Kind> &info) {
+std::string kind_param_name(const ::testing::TestParamInfo<Kind>& info) {
   return kind_name(info.param);
 }
 
-void PrintTo(Kind k, std::ostream *os) { *os << kind_name(k); }
+void PrintTo(Kind k, std::ostream* os) { *os << kind_name(k); }
 
 int matrix_stride() {
   static const int stride = sample_stride(
@@ -1223,7 +1273,7 @@ int matrix_stride() {
 }
 
 // The first runnable algorithm from index a on (wrapping), or -1.
-long runnable_from(const Topo &t, const std::vector<std::string> &specs, long a) {
+long runnable_from(const Topo& t, const std::vector<std::string>& specs, long a) {
   const long n = static_cast<long>(specs.size());
   for (long k = 0; k < n; ++k) {
     const long i = (a + k) % n;
@@ -1235,7 +1285,7 @@ long runnable_from(const Topo &t, const std::vector<std::string> &specs, long a)
 TEST_P(NeighborMatrix, EveryAlgorithm) {
   const Kind kind = GetParam();
   const int kindex = static_cast<int>(kind);
-  const std::vector<std::string> &specs = specs_to_run();
+  const std::vector<std::string>& specs = specs_to_run();
   ASSERT_FALSE(specs.empty());
   const int stride = matrix_stride();  // collective on MPI_COMM_WORLD the first time
   // A very slow MPI (oversubscribed MPICH) runs each topology at every other rank count.
@@ -1254,7 +1304,7 @@ TEST_P(NeighborMatrix, EveryAlgorithm) {
   const long keep_ba = kindex % 2 == 1 ? keep_a : -1;
   const int keep_pc = (kindex / 2) % kNumConfigs, keep_bc = (kindex / 2 + 3) % kNumConfigs;
   for (long a = 0; a < nspecs; ++a) {
-    const std::string &spec = specs[static_cast<std::size_t>(a)];
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
     if (!runnable(*t, spec)) continue;
     for (int c = 0; c < kNumConfigs; ++c) {
       const long combo = ((static_cast<long>(kindex) * nspecs + a) * kNumConfigs + c) * 2;
@@ -1275,8 +1325,8 @@ INSTANTIATE_TEST_SUITE_P(Topologies, NeighborMatrix, ::testing::ValuesIn(kKinds)
 // The registry and the selection.
 // ------------------------------------------------------------------------------------------
 TEST(NeighborRegistry, HasTheDocumentedAlgorithms) {
-  const std::vector<std::string> &names = registry_n();
-  for (const char *want : {"direct", "locality", "system", "auto"}) {
+  const std::vector<std::string>& names = registry_n();
+  for (const char* want : {"direct", "locality", "system", "auto"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end())
         << "neighbor_alltoallv registry lacks " << want;
   }
@@ -1292,8 +1342,8 @@ TEST(NeighborRegistry, HasTheDocumentedAlgorithms) {
 
 // One persistent init on t (neighbor_alltoall_init when `uniform`) with info `info_spec` ("":
 // none), which must report algorithm `want`, and one checked cycle.
-void expect_init_runs(const Topo &t, bool uniform, const std::string &info_spec,
-                      const std::string &want) {
+void expect_init_runs(const Topo& t, bool uniform, const std::string& info_spec,
+                      const std::string& want) {
   Config c{&kTypes[kInt], Pattern::Uniform, Displ::Ascending, Displ::Ascending, uniform};
   SCOPED_TRACE("info '" + info_spec + "'" + (uniform ? " (neighbor_alltoall_init)" : ""));
   Buffers b;
@@ -1330,7 +1380,7 @@ TEST(NeighborSelection, InfoAndCommAlgorithm) {
   const Case cases[] = {{"locality", "", false},      {"direct", "locality", false},
                         {"locality", "direct", true}, {"direct", "", true},
                         {"direct", "direct", false},  {"locality", "locality", true}};
-  for (const Case &k : cases) {
+  for (const Case& k : cases) {
     if (slow && &k - cases >= 3) break;
     SCOPED_TRACE(std::string("MPIX_Comm_set_algorithm '") + k.chosen + "'");
     ScopedCommAlgorithm sel(t->comm, kCollective, k.chosen);
@@ -1343,7 +1393,7 @@ TEST(NeighborSelection, InfoAndCommAlgorithm) {
 // delivers. test/mpi/environment.cmake runs this with MPIX_NEIGHBOR_ALLTOALLV set (to a valid
 // algorithm) before the process starts; without it the test skips, on every rank alike.
 TEST(NeighborSelectionEnv, InfoAndEnvironment) {
-  const char *env = std::getenv(kEnvVar);
+  const char* env = std::getenv(kEnvVar);
   if (env == nullptr) GTEST_SKIP() << kEnvVar << " is not set (see environment.cmake)";
   SCOPED_TRACE(std::string(kEnvVar) + "='" + env + "'");
   Spec want;
@@ -1392,15 +1442,15 @@ TEST(NeighborEdge, ConcurrentRequests) {
                   false};
   const Config c2{&kTypes[kDouble], Pattern::Varied, Displ::ShuffledGaps, Displ::Ascending, false};
   struct Live {
-    const Topo *t;
-    const Config *c;
+    const Topo* t;
+    const Config* c;
     Buffers b;
     MPIX_Request req = MPIX_REQUEST_NULL;
   };
   std::vector<std::unique_ptr<Live>> live;
   for (std::size_t a = 0; a < specs.size(); ++a) {
     for (int which = 0; which < 3; ++which) {
-      const Topo *t = which == 2 ? t2.get() : t1.get();
+      const Topo* t = which == 2 ? t2.get() : t1.get();
       if (!t->member() || !runnable(*t, specs[a])) continue;
       std::unique_ptr<Live> l(new Live);
       l->t = t;
@@ -1428,7 +1478,7 @@ TEST(NeighborEdge, ConcurrentRequests) {
                                  " on " + live[i]->t->name);
     }
   }
-  for (auto &l : live) EXPECT_EQ(MPIX_Request_free(&l->req), MPI_SUCCESS);
+  for (auto& l : live) EXPECT_EQ(MPIX_Request_free(&l->req), MPI_SUCCESS);
 }
 
 // The blocking call repeated on the same buffers with changing counts (a cached plan must not
@@ -1439,11 +1489,11 @@ TEST(NeighborEdge, BlockingCountsChange) {
   const Pattern pats[] = {Pattern::Uniform, Pattern::Directional, Pattern::Varied, Pattern::Zeros,
                           Pattern::Directional};
   const std::vector<std::string> specs = edge_specs(6, 3.0, 2, 2);
-  for (const Topo *tp : {t.get(), g.get()}) {
+  for (const Topo* tp : {t.get(), g.get()}) {
     if (!tp->member()) continue;
     const int cap = 64 * (tp->indegree() + tp->outdegree()) + 64;
     std::vector<int> sbuf(static_cast<std::size_t>(cap)), rbuf(static_cast<std::size_t>(cap));
-    for (const std::string &spec : specs) {
+    for (const std::string& spec : specs) {
       if (!runnable(*tp, spec)) continue;
       SCOPED_TRACE(tp->name + ", algorithm '" + spec + "'");
       ScopedCommAlgorithm sel(tp->comm, kCollective, spec);
@@ -1452,7 +1502,7 @@ TEST(NeighborEdge, BlockingCountsChange) {
         std::vector<int> sc, rc;
         for (int j = 0; j < tp->outdegree(); ++j) sc.push_back(units_of(*tp, p, tp->me, j, 1));
         for (int k = 0; k < tp->indegree(); ++k) {
-          const auto &f = tp->from[static_cast<std::size_t>(k)];
+          const auto& f = tp->from[static_cast<std::size_t>(k)];
           rc.push_back(f.first == MPI_PROC_NULL ? 1 : units_of(*tp, p, f.first, f.second, 1));
         }
         std::vector<int> sd = make_displs(sc, Displ::ShuffledGaps, i);
@@ -1467,7 +1517,7 @@ TEST(NeighborEdge, BlockingCountsChange) {
         for (int j = 0; j < tp->outdegree(); ++j)
           for (int e = 0; e < sc[static_cast<std::size_t>(j)]; ++e)
             encode_value(Prim::Int, value_hash(tp->me, j + kElemSalt, e, iter),
-                         reinterpret_cast<unsigned char *>(
+                         reinterpret_cast<unsigned char*>(
                              &sbuf[static_cast<std::size_t>(sd[static_cast<std::size_t>(j)] + e)]));
         const int code =
             MPIX_Neighbor_alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_INT, rbuf.data(),
@@ -1475,11 +1525,11 @@ TEST(NeighborEdge, BlockingCountsChange) {
         EXPECT_EQ(code, MPI_SUCCESS) << "call " << i << ": " << error_string(code);
         std::vector<int> want(rbuf.size(), -7);
         for (int k = 0; k < tp->indegree(); ++k) {
-          const auto &f = tp->from[static_cast<std::size_t>(k)];
+          const auto& f = tp->from[static_cast<std::size_t>(k)];
           if (f.first == MPI_PROC_NULL) continue;
           for (int e = 0; e < rc[static_cast<std::size_t>(k)]; ++e)
             encode_value(Prim::Int, value_hash(f.first, f.second + kElemSalt, e, iter),
-                         reinterpret_cast<unsigned char *>(
+                         reinterpret_cast<unsigned char*>(
                              &want[static_cast<std::size_t>(rd[static_cast<std::size_t>(k)] + e)]));
         }
         long bad = 0;
@@ -1497,12 +1547,11 @@ TEST(NeighborEdge, BlockingCountsChange) {
 // and a multigraph (duplicate edges, self loops), against the reference, with every byte
 // around the blocks checked untouched.
 TEST(NeighborEdge, NegativeDisplacements) {
-  const std::vector<std::string> &specs = specs_to_run();
+  const std::vector<std::string>& specs = specs_to_run();
   const Kind kinds[] = {Kind::Cart1dOpen, Kind::Cart2dPeriodic, Kind::GraphMulti};
   const Config configs[] = {
       {&kTypes[kInt], Pattern::Directional, Displ::NegativeEnd, Displ::NegativeMiddle, false},
-      {&kTypes[kStructToPacked], Pattern::Varied, Displ::NegativeMiddle, Displ::NegativeEnd,
-       false},
+      {&kTypes[kStructToPacked], Pattern::Varied, Displ::NegativeMiddle, Displ::NegativeEnd, false},
       {&kTypes[kNegStride], Pattern::Topology, Displ::NegativeEnd, Displ::NegativeEnd, false},
   };
   const long nspecs = static_cast<long>(specs.size());
@@ -1510,7 +1559,7 @@ TEST(NeighborEdge, NegativeDisplacements) {
   for (int k = 0; k < 3; ++k) {
     TopoPtr t = make_topology(kinds[k]);
     for (long a = 0; a < nspecs; ++a) {
-      const std::string &spec = specs[static_cast<std::size_t>(a)];
+      const std::string& spec = specs[static_cast<std::size_t>(a)];
       if (!runnable(*t, spec)) continue;
       for (int c = 0; c < 3; ++c) {
         const long combo = ((k * nspecs + a) * 3 + c) * 2 + 800000;
@@ -1536,7 +1585,7 @@ TEST(NeighborEdge, ZeroCountsNullBuffers) {
   const int deg = std::max(t->indegree(), t->outdegree()) + 1;
   std::vector<int> zeros(static_cast<std::size_t>(deg), 0);
   int dummy = 42;
-  for (const std::string &spec : specs) {
+  for (const std::string& spec : specs) {
     SCOPED_TRACE("algorithm '" + spec + "'");
     MPI_Info info = algorithm_info(spec);
     MPIX_Request req = MPIX_REQUEST_NULL;
@@ -1569,7 +1618,7 @@ TEST(NeighborEdge, TypesFreedAfterInit) {
   const std::vector<std::string> specs = edge_specs(2, 2.0, 4, 1);
   TopoPtr t = make_topology(Kind::Cart2x2xK);
   if (!t->member()) return;
-  for (const std::string &spec : specs) {
+  for (const std::string& spec : specs) {
     if (!runnable(*t, spec)) continue;
     SCOPED_TRACE("algorithm '" + spec + "'");
     const Config c{&kTypes[kVecToInt], Pattern::Directional, Displ::ReverseGaps,
@@ -1606,7 +1655,7 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
   const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
   long rotate = 0;
   const bool slow = sample_stride(45, 3.0) > 1;
-  for (const char *kind : {"laplace2d", "random", "laplace1d"}) {
+  for (const char* kind : {"laplace2d", "random", "laplace1d"}) {
     if (slow && std::strcmp(kind, "laplace1d") == 0) break;
     const std::vector<std::string> specs = edge_specs(3, 2.0, rotate++, 1);
     const SpMV m = make_spmv(kind, P);
@@ -1616,13 +1665,13 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
     std::vector<int> sc, sd, rc, rd;
     std::vector<int> send_cols, recv_cols;
     for (int d : t->my_dst()) {
-      const auto &cols = m.needs[static_cast<std::size_t>(d)].at(me);
+      const auto& cols = m.needs[static_cast<std::size_t>(d)].at(me);
       sd.push_back(static_cast<int>(send_cols.size()));
       sc.push_back(static_cast<int>(cols.size()));
       send_cols.insert(send_cols.end(), cols.begin(), cols.end());
     }
     for (int s : t->my_src()) {
-      const auto &cols = m.needs[static_cast<std::size_t>(me)].at(s);
+      const auto& cols = m.needs[static_cast<std::size_t>(me)].at(s);
       rd.push_back(static_cast<int>(recv_cols.size()));
       rc.push_back(static_cast<int>(cols.size()));
       recv_cols.insert(recv_cols.end(), cols.begin(), cols.end());
@@ -1635,7 +1684,7 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
     std::map<int, std::size_t> halo_at;
     for (std::size_t i = 0; i < recv_cols.size(); ++i) halo_at[recv_cols[i]] = i;
     auto xval = [](int c, int it) { return static_cast<double>((c * 37 + it * 11) % 101) - 50.0; };
-    for (const std::string &spec : specs) {
+    for (const std::string& spec : specs) {
       SCOPED_TRACE(std::string("spmv ") + kind + ", algorithm '" + spec + "'");
       MPI_Info info = algorithm_info(spec);
       MPIX_Request req = MPIX_REQUEST_NULL;
@@ -1651,8 +1700,8 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
         long bad = 0;
         for (int row = lo; row < hi; ++row) {
           double y = 0.0, want = 0.0;
-          const auto &cols = m.cols[static_cast<std::size_t>(row)];
-          const auto &vals = m.vals[static_cast<std::size_t>(row)];
+          const auto& cols = m.cols[static_cast<std::size_t>(row)];
+          const auto& vals = m.vals[static_cast<std::size_t>(row)];
           for (std::size_t k = 0; k < cols.size(); ++k) {
             const int c = cols[k];
             const double x = (c >= lo && c < hi) ? xval(c, it) : halo[halo_at.at(c)];
@@ -1677,7 +1726,7 @@ TEST(NeighborSpMV, HaloExchangeProducts) {
 // ranks per node (several edges cross each node pair).
 // ------------------------------------------------------------------------------------------
 int env_ppn() {
-  const char *loc = std::getenv("MPIX_LOCALITY");
+  const char* loc = std::getenv("MPIX_LOCALITY");
   if (!loc || std::strncmp(loc, "ppn:", 4) != 0) return 0;
   if (std::strchr(loc, ',')) return 0;  // roundrobin
   return std::atoi(loc + 4);
@@ -1687,7 +1736,7 @@ struct Traffic {
   MPI_Count messages = -2, bytes = -2, inter_messages = -2, inter_bytes = -2;
 };
 
-Traffic traffic_of(const Topo &t, const std::string &spec, const Config &c, bool *ok) {
+Traffic traffic_of(const Topo& t, const std::string& spec, const Config& c, bool* ok) {
   Traffic tr;
   Buffers b;
   make_buffers(t, c, &b);

@@ -69,21 +69,21 @@ struct Args {
   int scount = 2, rcount = 2;  // neighbor_alltoall
   MPI_Datatype stype = MPI_INT, rtype = MPI_INT;
 
-  const void *send() const { return null_send ? nullptr : sbuf.data(); }
-  void *recv() { return null_recv ? nullptr : rbuf.data(); }
+  const void* send() const { return null_send ? nullptr : sbuf.data(); }
+  void* recv() { return null_recv ? nullptr : rbuf.data(); }
 
   int blocking_v() {
     return MPIX_Neighbor_alltoallv(send(), sc.data(), sd.data(), stype, recv(), rc.data(),
                                    rd.data(), rtype, comm);
   }
-  int init_v(MPI_Info info, MPIX_Request *req) {
+  int init_v(MPI_Info info, MPIX_Request* req) {
     return MPIX_Neighbor_alltoallv_init(send(), sc.data(), sd.data(), stype, recv(), rc.data(),
                                         rd.data(), rtype, comm, info, req);
   }
   int blocking_u() {
     return MPIX_Neighbor_alltoall(send(), scount, stype, recv(), rcount, rtype, comm);
   }
-  int init_u(MPI_Info info, MPIX_Request *req) {
+  int init_u(MPI_Info info, MPIX_Request* req) {
     return MPIX_Neighbor_alltoall_init(send(), scount, stype, recv(), rcount, rtype, comm, info,
                                        req);
   }
@@ -92,25 +92,35 @@ struct Args {
 enum class Call { BlockingV, InitV, BlockingU, InitU };
 const Call kCalls[] = {Call::BlockingV, Call::InitV, Call::BlockingU, Call::InitU};
 
-const char *call_name(Call c) {
+const char* call_name(Call c) {
   switch (c) {
-    case Call::BlockingV: return "MPIX_Neighbor_alltoallv";
-    case Call::InitV: return "MPIX_Neighbor_alltoallv_init";
-    case Call::BlockingU: return "MPIX_Neighbor_alltoall";
-    case Call::InitU: return "MPIX_Neighbor_alltoall_init";
+    case Call::BlockingV:
+      return "MPIX_Neighbor_alltoallv";
+    case Call::InitV:
+      return "MPIX_Neighbor_alltoallv_init";
+    case Call::BlockingU:
+      return "MPIX_Neighbor_alltoall";
+    case Call::InitU:
+      return "MPIX_Neighbor_alltoall_init";
   }
   return "?";
 }
 
 // Runs one call; for init, checks that a failure leaves a null request (frees a success).
-int do_call(Args &a, Call c, MPI_Info info = MPI_INFO_NULL) {
+int do_call(Args& a, Call c, MPI_Info info = MPI_INFO_NULL) {
   MPIX_Request req = reinterpret_cast<MPIX_Request>(0x1);
   int code = MPI_SUCCESS;
   switch (c) {
-    case Call::BlockingV: return a.blocking_v();
-    case Call::BlockingU: return a.blocking_u();
-    case Call::InitV: code = a.init_v(info, &req); break;
-    case Call::InitU: code = a.init_u(info, &req); break;
+    case Call::BlockingV:
+      return a.blocking_v();
+    case Call::BlockingU:
+      return a.blocking_u();
+    case Call::InitV:
+      code = a.init_v(info, &req);
+      break;
+    case Call::InitU:
+      code = a.init_u(info, &req);
+      break;
   }
   if (code != MPI_SUCCESS) {
     EXPECT_EQ(req, MPIX_REQUEST_NULL)
@@ -133,37 +143,37 @@ void expect_ring_works(MPI_Comm ring) {
   EXPECT_EQ(r[1], right * 10 + 0);
 }
 
-using Spoil = void (*)(Args &);
+using Spoil = void (*)(Args&);
 struct Mistake {
-  const char *name;
+  const char* name;
   Spoil spoil;
   int error_class;
 };
 
 const Mistake kMistakes[] = {
     {"negative sendcount",
-     [](Args &a) {
+     [](Args& a) {
        a.sc[static_cast<std::size_t>(a.n - 1)] = -2;
        a.scount = -2;
      },
      MPI_ERR_COUNT},
     {"negative recvcount",
-     [](Args &a) {
+     [](Args& a) {
        a.rc[0] = -1;
        a.rcount = -1;
      },
      MPI_ERR_COUNT},
-    {"null sendbuf with counts", [](Args &a) { a.null_send = true; }, MPI_ERR_BUFFER},
-    {"null recvbuf with counts", [](Args &a) { a.null_recv = true; }, MPI_ERR_BUFFER},
-    {"null sendtype", [](Args &a) { a.stype = MPI_DATATYPE_NULL; }, MPI_ERR_TYPE},
-    {"null recvtype", [](Args &a) { a.rtype = MPI_DATATYPE_NULL; }, MPI_ERR_TYPE},
+    {"null sendbuf with counts", [](Args& a) { a.null_send = true; }, MPI_ERR_BUFFER},
+    {"null recvbuf with counts", [](Args& a) { a.null_recv = true; }, MPI_ERR_BUFFER},
+    {"null sendtype", [](Args& a) { a.stype = MPI_DATATYPE_NULL; }, MPI_ERR_TYPE},
+    {"null recvtype", [](Args& a) { a.rtype = MPI_DATATYPE_NULL; }, MPI_ERR_TYPE},
 };
 
 class NeighborErrors : public ::testing::TestWithParam<Mistake> {};
 
-std::string mistake_name(const ::testing::TestParamInfo<Mistake> &info) {
+std::string mistake_name(const ::testing::TestParamInfo<Mistake>& info) {
   std::string s = info.param.name;
-  for (char &ch : s)
+  for (char& ch : s)
     if (ch == ' ') ch = '_';
   return s;
 }
@@ -171,7 +181,7 @@ std::string mistake_name(const ::testing::TestParamInfo<Mistake> &info) {
 // The same mistake on every rank: all four calls fail with its class, on a Cartesian ring and
 // on a distributed graph.
 TEST_P(NeighborErrors, EveryRank) {
-  const Mistake &m = GetParam();
+  const Mistake& m = GetParam();
   Comms comms;
   const bool slow = sample_stride(48, 1.0) > 1;
   for (MPI_Comm comm : {comms.ring, comms.graph}) {
@@ -194,7 +204,7 @@ TEST_P(NeighborErrors, EveryRank) {
 // mistake's class (an argument error outranks the size mismatches its neighbors see), nobody
 // hangs, and the communicator works afterwards.
 TEST_P(NeighborErrors, OneRankInit) {
-  const Mistake &m = GetParam();
+  const Mistake& m = GetParam();
   const int P = comm_size(MPI_COMM_WORLD);
   Comms comms;
   ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
@@ -261,7 +271,7 @@ TEST(NeighborErrorsComm, NullRequestPointer) {
   expect_ring_works(comms.ring);
 }
 
-MPI_Info info_with(const std::string &spec) {
+MPI_Info info_with(const std::string& spec) {
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, spec.c_str());
@@ -272,9 +282,9 @@ MPI_Info info_with(const std::string &spec) {
 TEST(NeighborErrorsInfo, BadSelections) {
   Comms comms;
   ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
-  const char *bad[] = {"nosuch",   "pairwise" /* an alltoallv algorithm */,   "tra",
+  const char* bad[] = {"nosuch",   "pairwise" /* an alltoallv algorithm */,   "tra",
                        ":radix=2", "direct:window=2" /* no such parameter */, "locality:x"};
-  for (const char *spec : bad) {
+  for (const char* spec : bad) {
     for (Call c : {Call::InitV, Call::InitU}) {
       SCOPED_TRACE(std::string("mpix_algorithm='") + spec + "', " + call_name(c));
       Args a(comms.ring, 2);
@@ -311,7 +321,7 @@ TEST(NeighborErrorsInfo, BadSelections) {
 // (auto). test/mpi/environment.cmake runs this with the variable set before the process starts
 // (it is read once per process); without it the test skips, on every rank alike.
 TEST(NeighborErrorsEnv, BadEnvironmentIgnored) {
-  const char *env = std::getenv("MPIX_NEIGHBOR_ALLTOALLV");
+  const char* env = std::getenv("MPIX_NEIGHBOR_ALLTOALLV");
   if (env == nullptr) GTEST_SKIP() << "MPIX_NEIGHBOR_ALLTOALLV is not set (see environment.cmake)";
   SCOPED_TRACE(std::string("MPIX_NEIGHBOR_ALLTOALLV='") + env + "'");
   Comms comms;
@@ -353,7 +363,7 @@ TEST(NeighborErrorsMismatch, TruncateEverywhere) {
   const std::vector<std::string> specs = all_specs();
   const int stride = sample_stride(static_cast<long>(specs.size()) * 6, 2.0);
   for (std::size_t a = 0; a < specs.size(); ++a) {
-    const std::string &spec = specs[a];
+    const std::string& spec = specs[a];
     for (int more : {1, -1}) {
       // A slow MPI: every algorithm once, with one of the two mistakes.
       if (stride > 1 && (static_cast<int>(a) + (more > 0 ? 0 : 1)) % 2 == 1) continue;
@@ -403,7 +413,7 @@ TEST(NeighborErrorsMismatch, DirectionsNotInterchangeable) {
   const int P = comm_size(MPI_COMM_WORLD);
   if (P > 2) GTEST_SKIP() << "only periodic rings of 1 and 2 have one neighbor both ways";
   ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
-  for (const std::string &spec : all_specs()) {
+  for (const std::string& spec : all_specs()) {
     SCOPED_TRACE("algorithm '" + spec + "'");
     Args a(comms.ring, 2);
     a.sc = {3, 1};  // sent left, sent right
@@ -421,7 +431,7 @@ TEST(NeighborErrorsMismatch, DirectionsNotInterchangeable) {
 // The communicator's error handler is invoked (once) with the error code.
 int g_handler_calls = 0;
 int g_handler_code = MPI_SUCCESS;
-void counting_handler(MPI_Comm *, int *code, ...) {
+void counting_handler(MPI_Comm*, int* code, ...) {
   ++g_handler_calls;
   g_handler_code = *code;
 }

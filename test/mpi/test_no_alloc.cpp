@@ -74,8 +74,8 @@ void check_no_allocation(bool in_place, MPI_Datatype type, int count) {
     MPI_Info_create(&info);
     MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algo.c_str());
     MPIX_Request req = MPIX_REQUEST_NULL;
-    ASSERT_EQ(MPIX_Alltoall_init(in_place ? MPI_IN_PLACE : send.data(), count, type,
-                                 recv.data(), count, type, MPI_COMM_WORLD, info, &req),
+    ASSERT_EQ(MPIX_Alltoall_init(in_place ? MPI_IN_PLACE : send.data(), count, type, recv.data(),
+                                 count, type, MPI_COMM_WORLD, info, &req),
               MPI_SUCCESS)
         << algo;
     MPI_Info_free(&info);

@@ -59,18 +59,18 @@ struct Ctx {
 // (before anyone waits), `x` is the call under test, `check` runs on every rank after both.
 struct Case {
   std::string name;
-  std::function<void(Ctx &)> before, after_start, x, check;
+  std::function<void(Ctx&)> before, after_start, x, check;
 };
 
 // Helpers for the cases.
-void run_b(Ctx &c, int iter) {  // one Start/Wait of X's request, checked
+void run_b(Ctx& c, int iter) {  // one Start/Wait of X's request, checked
   ASSERT_NE(c.breq, MPIX_REQUEST_NULL);
   c.b->prepare(iter);
   EXPECT_EQ(MPIX_Start(&c.breq), MPI_SUCCESS);
   EXPECT_EQ(MPIX_Wait(&c.breq, MPI_STATUS_IGNORE), MPI_SUCCESS);
   if (!c.system_degenerate) c.b->check(iter, "X's request");
 }
-void check_init_and_run(Ctx &c) {
+void check_init_and_run(Ctx& c) {
   EXPECT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
   if (c.rc == MPI_SUCCESS) {
     run_b(c, 1);
@@ -80,7 +80,7 @@ void check_init_and_run(Ctx &c) {
     EXPECT_EQ(MPIX_Request_free(&c.breq), MPI_SUCCESS);
   }
 }
-void check_blocking(Ctx &c) {
+void check_blocking(Ctx& c) {
   EXPECT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
   c.b->check(0, "X's blocking call");
   // And the same call once more, now that nothing else runs.
@@ -88,20 +88,20 @@ void check_blocking(Ctx &c) {
   EXPECT_EQ(c.b->blocking(), MPI_SUCCESS);
   c.b->check(1, "X's blocking call, repeated");
 }
-void check_error(Ctx &c) {
+void check_error(Ctx& c) {
   EXPECT_EQ(error_class(c.rc), c.expect_class) << error_text(c.rc);
   EXPECT_EQ(c.breq, MPIX_REQUEST_NULL);
 }
-void set_algorithm(MPI_Comm comm, const char *coll, const char *alg) {
+void set_algorithm(MPI_Comm comm, const char* coll, const char* alg) {
   ASSERT_EQ(MPIX_Comm_set_algorithm(comm, coll, alg), MPI_SUCCESS) << coll << " " << alg;
 }
 
 // X = a persistent init of `kind` with `alg` on A's communicator (or on `other`).
-Case init_case(const std::string &name, Kind kind, int count, const std::string &alg,
+Case init_case(const std::string& name, Kind kind, int count, const std::string& alg,
                bool on_other = false) {
   Case k;
   k.name = name;
-  k.before = [=](Ctx &c) {
+  k.before = [=](Ctx& c) {
     MPI_Comm target = c.comm;
     if (kind == Kind::Ring) {
       target = c.keep(ring_of(c.comm));
@@ -117,18 +117,18 @@ Case init_case(const std::string &name, Kind kind, int count, const std::string 
     }
     c.b = std::make_unique<Exchange>(target, kind, count, 501);
   };
-  k.x = [=](Ctx &c) { c.rc = c.b->init(alg, "", &c.breq); };
+  k.x = [=](Ctx& c) { c.rc = c.b->init(alg, "", &c.breq); };
   k.check = check_init_and_run;
   return k;
 }
 
 // X = the first library call on a communicator duplicated (by the user, every rank) after A
 // started: the library duplicates it and agrees on the settings inside that call.
-Case first_call_case(const std::string &name, std::function<void(Ctx &)> x,
-                     std::function<void(Ctx &)> check) {
+Case first_call_case(const std::string& name, std::function<void(Ctx&)> x,
+                     std::function<void(Ctx&)> check) {
   Case k;
   k.name = name;
-  k.after_start = [](Ctx &c) { c.other = c.keep(dup_of(c.comm)); };
+  k.after_start = [](Ctx& c) { c.other = c.keep(dup_of(c.comm)); };
   k.x = std::move(x);
   k.check = std::move(check);
   return k;
@@ -136,23 +136,26 @@ Case first_call_case(const std::string &name, std::function<void(Ctx &)> x,
 
 // X = a blocking call of `kind` on A's communicator (or `other`) after
 // MPIX_Comm_set_algorithm(alg) ("" = the default).
-Case blocking_case(const std::string &name, Kind kind, int count, const std::string &alg,
+Case blocking_case(const std::string& name, Kind kind, int count, const std::string& alg,
                    bool on_other = false) {
   Case k;
   k.name = name;
-  k.before = [=](Ctx &c) {
+  k.before = [=](Ctx& c) {
     MPI_Comm target = c.comm;
-    if (kind == Kind::Ring) target = c.keep(ring_of(c.comm));
-    else if (on_other) target = c.other = c.keep(dup_of(c.comm));
+    if (kind == Kind::Ring)
+      target = c.keep(ring_of(c.comm));
+    else if (on_other)
+      target = c.other = c.keep(dup_of(c.comm));
     if (!alg.empty()) {
-      const char *coll = kind == Kind::Uniform ? "alltoall"
-                         : kind == Kind::Varying ? "alltoallv" : "neighbor_alltoallv";
+      const char* coll = kind == Kind::Uniform   ? "alltoall"
+                         : kind == Kind::Varying ? "alltoallv"
+                                                 : "neighbor_alltoallv";
       set_algorithm(target, coll, alg.c_str());
     }
     c.b = std::make_unique<Exchange>(target, kind, count, 601);
     c.b->prepare(0);
   };
-  k.x = [](Ctx &c) { c.rc = c.b->blocking(); };
+  k.x = [](Ctx& c) { c.rc = c.b->blocking(); };
   k.check = check_blocking;
   return k;
 }
@@ -175,11 +178,11 @@ void expect_same_locality(MPI_Comm comm, MPI_Comm reference) {
 }
 
 // X = MPIX_Comm_locality_split(kind): checked against MPIX_Comm_locality.
-Case split_case(const std::string &name, int kind) {
+Case split_case(const std::string& name, int kind) {
   Case k;
   k.name = name;
-  k.x = [kind](Ctx &c) { c.rc = MPIX_Comm_locality_split(c.comm, kind, &c.made); };
-  k.check = [kind](Ctx &c) {
+  k.x = [kind](Ctx& c) { c.rc = MPIX_Comm_locality_split(c.comm, kind, &c.made); };
+  k.check = [kind](Ctx& c) {
     ASSERT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
     ASSERT_NE(c.made, MPI_COMM_NULL);
     c.keep(c.made);
@@ -230,7 +233,7 @@ std::vector<Case> all_cases() {
   {
     // An init whose arguments one rank rejects: the error is agreed, on every rank.
     Case k = init_case("AlltoallInitError", Kind::Uniform, 300, "bruck");
-    k.x = [](Ctx &c) {
+    k.x = [](Ctx& c) {
       if (c.me == c.late)
         c.rc = MPIX_Alltoall_init(c.b->send(), -1, MPI_UINT32_T, c.b->recv(), 300, MPI_UINT32_T,
                                   c.comm, MPI_INFO_NULL, &c.breq);
@@ -244,7 +247,7 @@ std::vector<Case> all_cases() {
   // The first call on a brand-new communicator.
   v.push_back(first_call_case(
       "FirstCallBlocking",
-      [](Ctx &c) {
+      [](Ctx& c) {
         c.b = std::make_unique<Exchange>(c.other, Kind::Uniform, 300, 701);
         c.b->prepare(0);
         c.rc = c.b->blocking();
@@ -252,7 +255,7 @@ std::vector<Case> all_cases() {
       check_blocking));
   v.push_back(first_call_case(
       "FirstCallBlockingAlltoallv",
-      [](Ctx &c) {
+      [](Ctx& c) {
         c.b = std::make_unique<Exchange>(c.other, Kind::Varying, 300, 702);
         c.b->prepare(0);
         c.rc = c.b->blocking();
@@ -260,35 +263,35 @@ std::vector<Case> all_cases() {
       check_blocking));
   v.push_back(first_call_case(
       "FirstCallInit",
-      [](Ctx &c) {
+      [](Ctx& c) {
         c.b = std::make_unique<Exchange>(c.other, Kind::Uniform, 300, 703);
         c.rc = c.b->init("bruck", "", &c.breq);
       },
       check_init_and_run));
   v.push_back(first_call_case(
       "FirstCallLocality",
-      [](Ctx &c) {
+      [](Ctx& c) {
         int node = -1, nnodes = -1, lr = -1, ls = -1;
         c.rc = MPIX_Comm_locality(c.other, &node, &nnodes, &lr, &ls);
       },
-      [](Ctx &c) {
+      [](Ctx& c) {
         EXPECT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
         expect_same_locality(c.other, c.comm);
       }));
   v.push_back(first_call_case(
       "FirstCallRankLocality",
-      [](Ctx &c) {
+      [](Ctx& c) {
         int node = -1, lr = -1, pkg = 0, numa = 0;
         c.rc = MPIX_Comm_rank_locality(c.other, (c.me + 1) % c.P, &node, &lr, &pkg, &numa);
       },
-      [](Ctx &c) {
+      [](Ctx& c) {
         EXPECT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
         expect_same_locality(c.other, c.comm);
       }));
   v.push_back(first_call_case(
       "FirstCallSetAlgorithm",
-      [](Ctx &c) { c.rc = MPIX_Comm_set_algorithm(c.other, "alltoall", "pairwise"); },
-      [](Ctx &c) {
+      [](Ctx& c) { c.rc = MPIX_Comm_set_algorithm(c.other, "alltoall", "pairwise"); },
+      [](Ctx& c) {
         EXPECT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
         Exchange e(c.other, Kind::Uniform, 9, 704);
         e.prepare(0);
@@ -299,17 +302,17 @@ std::vector<Case> all_cases() {
   {
     Case k;
     k.name = "LocalityNotYetComputed";
-    k.before = [](Ctx &c) {
+    k.before = [](Ctx& c) {
       c.other = c.keep(dup_of(c.comm));
       Exchange e(c.other, Kind::Uniform, 3, 705);  // first call: state, no locality
       e.prepare(0);
       ASSERT_EQ(e.blocking(), MPI_SUCCESS);
     };
-    k.x = [](Ctx &c) {
+    k.x = [](Ctx& c) {
       int node = -1;
       c.rc = MPIX_Comm_locality(c.other, &node, nullptr, nullptr, nullptr);
     };
-    k.check = [](Ctx &c) {
+    k.check = [](Ctx& c) {
       EXPECT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
       expect_same_locality(c.other, c.comm);
     };
@@ -333,8 +336,8 @@ std::vector<Case> all_cases() {
   {
     Case k;
     k.name = "SetAlgorithm";
-    k.x = [](Ctx &c) { c.rc = MPIX_Comm_set_algorithm(c.comm, "alltoall", "tra:radix=2"); };
-    k.check = [](Ctx &c) {
+    k.x = [](Ctx& c) { c.rc = MPIX_Comm_set_algorithm(c.comm, "alltoall", "tra:radix=2"); };
+    k.check = [](Ctx& c) {
       EXPECT_EQ(c.rc, MPI_SUCCESS) << error_text(c.rc);
       Exchange e(c.comm, Kind::Uniform, 11, 706);
       e.prepare(0);
@@ -346,7 +349,7 @@ std::vector<Case> all_cases() {
   {
     Case k;
     k.name = "SetAlgorithmDisagreement";
-    k.x = [](Ctx &c) {
+    k.x = [](Ctx& c) {
       c.rc = MPIX_Comm_set_algorithm(c.comm, "alltoall", c.me == c.late ? "bruck" : "pairwise");
       c.expect_class = c.P > 1 ? MPI_ERR_ARG : MPI_SUCCESS;
     };
@@ -361,9 +364,9 @@ std::vector<Case> all_cases() {
 
 // A: the request the late rank leaves running.
 struct Active {
-  const char *name;
+  const char* name;
   Kind kind;
-  const char *algorithm;
+  const char* algorithm;
   int late;  // 0: rank 0; 1: the last rank
 };
 const Active kActive[] = {
@@ -379,8 +382,8 @@ class Progress : public ::testing::TestWithParam<Param> {};
 TEST_P(Progress, LateRankCallsWhileRequestActive) {
   static const std::vector<Case> cases = all_cases();
   const int ci = std::get<0>(GetParam()), ai = std::get<1>(GetParam());
-  const Case &k = cases[std::size_t(ci)];
-  const Active &a = kActive[ai];
+  const Case& k = cases[std::size_t(ci)];
+  const Active& a = kActive[ai];
   // Where MPI is slow (oversubscribed MPICH busy-polls), threads.cmake sets
   // MPIA_TEST_PROGRESS_SAMPLE=n: each case then runs with one request A in n, rotating over the
   // cases so that every A still meets many cases. The same environment on every rank: the
@@ -428,19 +431,19 @@ TEST_P(Progress, LateRankCallsWhileRequestActive) {
   EXPECT_EQ(MPIX_Request_free(&areq), MPI_SUCCESS);
   if (c.breq != MPIX_REQUEST_NULL) MPIX_Request_free(&c.breq);
   c.b.reset();
-  for (MPI_Comm &o : c.owned) MPI_Comm_free(&o);
+  for (MPI_Comm& o : c.owned) MPI_Comm_free(&o);
   MPI_Comm_free(&c.comm);
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param> &p) {
+std::string param_name(const ::testing::TestParamInfo<Param>& p) {
   static const std::vector<Case> cases = all_cases();
   return cases[std::size_t(std::get<0>(p.param))].name + "_" + kActive[std::get<1>(p.param)].name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Progress, Progress,
-    ::testing::Combine(::testing::Range(0, int(all_cases().size())),
-                       ::testing::Range(0, int(sizeof kActive / sizeof kActive[0]))),
-    param_name);
+INSTANTIATE_TEST_SUITE_P(Progress, Progress,
+                         ::testing::Combine(::testing::Range(0, int(all_cases().size())),
+                                            ::testing::Range(0, int(sizeof kActive /
+                                                                    sizeof kActive[0]))),
+                         param_name);
 
 }  // namespace

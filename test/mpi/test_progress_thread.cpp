@@ -33,7 +33,7 @@ namespace {
 constexpr int kBig = 16384;  // 64 KiB of 32-bit elements per block
 
 bool env_threaded() {
-  const char *v = std::getenv("MPIX_PROGRESS");
+  const char* v = std::getenv("MPIX_PROGRESS");
   return v && std::string(v) == "thread";
 }
 
@@ -42,9 +42,9 @@ bool env_threaded() {
 std::string threaded_info() { return env_threaded() ? "" : "thread"; }
 
 struct Active {
-  const char *name;
+  const char* name;
   Kind kind;
-  const char *algorithm;
+  const char* algorithm;
   int count;
 };
 const Active kActive[] = {
@@ -89,9 +89,9 @@ class ProgressThread : public ::testing::Test {
 // Start; the even ranks block in `blocker` (an MPI call that needs the odd ranks) before
 // waiting, the odd ranks wait first and then join `blocker`. Several iterations, new data each.
 template <class Blocker, class Joiner>
-void rank_dependent_arrival(Exchange &x, MPIX_Request &req, int me, int iterations,
-                            Blocker &&blocker, Joiner &&joiner, const std::string &what,
-                            Watchdog &wd) {
+void rank_dependent_arrival(Exchange& x, MPIX_Request& req, int me, int iterations,
+                            Blocker&& blocker, Joiner&& joiner, const std::string& what,
+                            Watchdog& wd) {
   for (int it = 0; it < iterations; ++it) {
     x.prepare(it);
     EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS);
@@ -111,7 +111,7 @@ void rank_dependent_arrival(Exchange &x, MPIX_Request &req, int me, int iteratio
 
 TEST_F(ProgressThread, BarrierBetweenStartAndWait) {
   REQUIRE_THREAD();
-  for (const Active &a : kActive) {
+  for (const Active& a : kActive) {
     Exchange x(comm_for(a.kind), a.kind, a.count, 11);
     MPIX_Request req = MPIX_REQUEST_NULL;
     const int rc = x.init(a.algorithm, threaded_info(), &req);
@@ -125,7 +125,7 @@ TEST_F(ProgressThread, BarrierBetweenStartAndWait) {
 // The even rank r waits in MPI_Recv for r + 1, which sends only after completing the request.
 TEST_F(ProgressThread, ReceiveBetweenStartAndWait) {
   REQUIRE_THREAD();
-  for (const Active &a : {kActive[0], kActive[4]}) {
+  for (const Active& a : {kActive[0], kActive[4]}) {
     Exchange x(comm_for(a.kind), a.kind, a.count, 12);
     MPIX_Request req = MPIX_REQUEST_NULL;
     const int rc = x.init(a.algorithm, threaded_info(), &req);
@@ -175,8 +175,7 @@ TEST_F(ProgressThread, PlainRequestAlongside) {
   if (multiple_) {
     // The threaded one across a barrier, the plain one idle.
     auto barrier = [&] { EXPECT_EQ(MPI_Barrier(comm_), MPI_SUCCESS); };
-    rank_dependent_arrival(tx, treq, me_, 2, barrier, barrier, "threaded beside plain",
-                           *watchdog_);
+    rank_dependent_arrival(tx, treq, me_, 2, barrier, barrier, "threaded beside plain", *watchdog_);
   }
   EXPECT_EQ(MPIX_Request_free(&treq), MPI_SUCCESS);
   EXPECT_EQ(MPIX_Request_free(&preq), MPI_SUCCESS);
@@ -185,7 +184,7 @@ TEST_F(ProgressThread, PlainRequestAlongside) {
 // Start / compute (no MPI call) / Wait, and Start / Test polling: the data is right whoever
 // drives the request.
 TEST_F(ProgressThread, ComputeAndTest) {
-  for (const Active &a : {kActive[1], kActive[5], kActive[6]}) {
+  for (const Active& a : {kActive[1], kActive[5], kActive[6]}) {
     Exchange x(comm_for(a.kind), a.kind, a.count, 31);
     MPIX_Request req = MPIX_REQUEST_NULL;
     const int rc = x.init(a.algorithm, threaded_info(), &req);
@@ -247,7 +246,7 @@ TEST_F(ProgressThread, BadInfoValue) {
 // run and freed in a loop, race the progress thread (when there is one) against the frees.
 TEST_F(ProgressThread, InfoKeyHarmlessAndChurn) {
   const Kind kinds[] = {Kind::Uniform, Kind::Varying, Kind::Ring};
-  const char *algs[] = {"bruck", "pairwise", "direct"};
+  const char* algs[] = {"bruck", "pairwise", "direct"};
   for (int round = 0; round < 24; ++round) {
     const Kind k = kinds[round % 3];
     Exchange x(comm_for(k), k, 1 + (round * 37) % 900, 60 + unsigned(round));
@@ -282,7 +281,7 @@ TEST_F(ProgressThread, UserThreadsAndProgressThread) {
     rings.push_back(ring_of(MPI_COMM_WORLD));
   }
   run_threads(nthreads, [&](int t) {
-    const Active &a = kActive[t == 0 ? 0 : 4];
+    const Active& a = kActive[t == 0 ? 0 : 4];
     Exchange x(comms[t], a.kind, 4000, 70 + unsigned(t));
     Exchange blocking(rings[t], Kind::Ring, 333, 80 + unsigned(t));
     MPIX_Request req = MPIX_REQUEST_NULL;

@@ -22,8 +22,8 @@ using namespace mpia_test;
 
 namespace {
 
-MPIX_Request init_with(MPI_Comm comm, const char *spec, int *buf_send, int *buf_recv, int n,
-                       int *rc_out) {
+MPIX_Request init_with(MPI_Comm comm, const char* spec, int* buf_send, int* buf_recv, int n,
+                       int* rc_out) {
   MPI_Info info = MPI_INFO_NULL;
   if (spec) {
     MPI_Info_create(&info);
@@ -49,14 +49,14 @@ TEST(Registry, ListsTheDocumentedAlgorithms) {
   const std::vector<std::string> names = registered_algorithms();
   std::set<std::string> unique(names.begin(), names.end());
   EXPECT_EQ(unique.size(), names.size()) << "duplicate names in the registry";
-  for (const char *want : {"pairwise", "linear", "bruck", "modified_bruck", "zero_copy_bruck",
+  for (const char* want : {"pairwise", "linear", "bruck", "modified_bruck", "zero_copy_bruck",
                            "tra", "system", "auto"}) {
     EXPECT_EQ(unique.count(want), 1u) << want << " is not registered";
   }
   ScopedErrhandler eh(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const char *name = nullptr;
-    const char *desc = nullptr;
+    const char* name = nullptr;
+    const char* desc = nullptr;
     ASSERT_EQ(MPIX_Algorithm_get("alltoall", static_cast<int>(i), &name, &desc), MPI_SUCCESS);
     ASSERT_NE(name, nullptr);
     ASSERT_NE(desc, nullptr);
@@ -69,8 +69,8 @@ TEST(Registry, ListsTheDocumentedAlgorithms) {
 TEST(Registry, OutOfRangeIsErrArg) {
   ScopedErrhandler eh(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   const int n = static_cast<int>(registered_algorithms().size());
-  const char *name = nullptr;
-  const char *desc = nullptr;
+  const char* name = nullptr;
+  const char* desc = nullptr;
   EXPECT_EQ(error_class(MPIX_Algorithm_get("alltoall", n, &name, &desc)), MPI_ERR_ARG);
   EXPECT_EQ(error_class(MPIX_Algorithm_get("alltoall", n + 100, &name, &desc)), MPI_ERR_ARG);
   EXPECT_EQ(error_class(MPIX_Algorithm_get("alltoall", -1, &name, &desc)), MPI_ERR_ARG);
@@ -111,8 +111,7 @@ TEST(Tra, EveryRadix) {
   // Large blocks at the extreme radices.
   run_persistent(comm, "tra:radix=2", lint, 250, lint, 250, opt);
   run_persistent(comm, "tra:radix=" + std::to_string(max_radix), lint, 250, lint, 250, opt);
-  run_blocking(comm, "tra:radix=" + std::to_string(max_radix), lstruct, 100, lstruct, 100,
-               false);
+  run_blocking(comm, "tra:radix=" + std::to_string(max_radix), lstruct, 100, lstruct, 100, false);
 }
 
 // "tra" without a radix reports ceil(sqrt(P)) (at least 2), for every communicator size.
@@ -154,7 +153,7 @@ TEST(Selection, ReportedMatchesRequestForEveryAlgorithm) {
   const int nprocs = comm_size(MPI_COMM_WORLD);
   const std::vector<std::string> names = registered_algorithms();
   std::vector<int> s(static_cast<std::size_t>(nprocs)), r(s.size());
-  for (const std::string &name : names) {
+  for (const std::string& name : names) {
     int rc = 0;
     MPIX_Request req = init_with(MPI_COMM_WORLD, name.c_str(), s.data(), r.data(), 1, &rc);
     EXPECT_EQ(rc, MPI_SUCCESS) << name << ": " << error_string(rc);
@@ -178,8 +177,8 @@ TEST(Selection, InfoWithOtherKeysAndEmptyInfo) {
   MPI_Info info;
   MPI_Info_create(&info);  // empty info: same as MPI_INFO_NULL
   MPIX_Request req = MPIX_REQUEST_NULL;
-  int rc = MPIX_Alltoall_init(s.data(), 1, MPI_INT, r.data(), 1, MPI_INT, MPI_COMM_WORLD, info,
-                              &req);
+  int rc =
+      MPIX_Alltoall_init(s.data(), 1, MPI_INT, r.data(), 1, MPI_INT, MPI_COMM_WORLD, info, &req);
   EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
   if (rc == MPI_SUCCESS) {
     expect_reported_algorithm(req, "", nprocs, registered_algorithms());
@@ -209,7 +208,7 @@ TEST(CommAlgorithm, AppliesToInitWithoutInfo) {
   std::vector<std::string> specs = names;
   specs.push_back("tra:radix=" + std::to_string(std::max(2, nprocs)));
   specs.push_back("tra:radix=2");
-  for (const std::string &spec : specs) {
+  for (const std::string& spec : specs) {
     SCOPED_TRACE("MPIX_Comm_set_algorithm(alltoall, '" + spec + "')");
     ScopedCommAlgorithm sel(MPI_COMM_WORLD, "alltoall", spec);
     int rc = 0;
@@ -219,7 +218,7 @@ TEST(CommAlgorithm, AppliesToInitWithoutInfo) {
       expect_reported_algorithm(req, spec, nprocs, names);
       EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
     }
-    const char *other = spec == "pairwise" ? "linear" : "pairwise";
+    const char* other = spec == "pairwise" ? "linear" : "pairwise";
     req = init_with(MPI_COMM_WORLD, other, s.data(), r.data(), 1, &rc);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
     if (rc == MPI_SUCCESS) {
@@ -229,7 +228,7 @@ TEST(CommAlgorithm, AppliesToInitWithoutInfo) {
   }
   // Back to the default: what auto chooses for these arguments (the same every time), which
   // must not be what was chosen before the reset.
-  for (const char *reset : {"", static_cast<const char *>(nullptr)}) {
+  for (const char* reset : {"", static_cast<const char*>(nullptr)}) {
     SCOPED_TRACE(reset ? "reset with \"\"" : "reset with NULL");
     int rc = 0;
     MPIX_Request req = init_with(MPI_COMM_WORLD, nullptr, s.data(), r.data(), 1, &rc);
@@ -299,7 +298,7 @@ TEST(CommAlgorithm, ErrorsOnEveryRankKeepThePreviousChoice) {
   const int nprocs = comm_size(MPI_COMM_WORLD);
   std::vector<int> s(static_cast<std::size_t>(nprocs)), r(s.size());
   ScopedCommAlgorithm previous(MPI_COMM_WORLD, "alltoall", "modified_bruck");
-  auto expect_previous = [&](const std::string &after) {
+  auto expect_previous = [&](const std::string& after) {
     int rc = 0;
     MPIX_Request req = init_with(MPI_COMM_WORLD, nullptr, s.data(), r.data(), 1, &rc);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
@@ -309,7 +308,7 @@ TEST(CommAlgorithm, ErrorsOnEveryRankKeepThePreviousChoice) {
     }
   };
   const std::string too_big = "tra:radix=" + std::to_string(std::max(2, nprocs) + 1);
-  for (const std::string &bad :
+  for (const std::string& bad :
        {std::string("no_such_algorithm"), std::string("tra:radix=1"), too_big,
         std::string("tra:radix=abc"), std::string("tra:radix=2,radix=2"),
         std::string("pairwise:radix=2"), std::string(":radix=2"), std::string("tra:radix"),
@@ -321,18 +320,18 @@ TEST(CommAlgorithm, ErrorsOnEveryRankKeepThePreviousChoice) {
   }
   for (const int culprit : {0, nprocs - 1}) {
     SCOPED_TRACE("a bad selection on rank " + std::to_string(culprit) + " only");
-    const int rc = set_comm_algorithm(MPI_COMM_WORLD, "alltoall",
-                                      me == culprit ? "tra:radix=0" : "pairwise");
+    const int rc =
+        set_comm_algorithm(MPI_COMM_WORLD, "alltoall", me == culprit ? "tra:radix=0" : "pairwise");
     EXPECT_EQ(error_class(rc), MPI_ERR_INFO_VALUE) << error_string(rc);
     expect_previous("a bad value on one rank");
   }
   if (nprocs > 1) {
     const int rc = set_comm_algorithm(MPI_COMM_WORLD, "alltoall", me == 0 ? "pairwise" : "linear");
-    EXPECT_EQ(error_class(rc), MPI_ERR_ARG) << "different values on different ranks: "
-                                            << error_string(rc);
+    EXPECT_EQ(error_class(rc), MPI_ERR_ARG)
+        << "different values on different ranks: " << error_string(rc);
     expect_previous("different values");
   }
-  for (const char *collective : {"no_such_collective", "Alltoall", ""}) {
+  for (const char* collective : {"no_such_collective", "Alltoall", ""}) {
     SCOPED_TRACE(std::string("collective '") + collective + "'");
     const int rc = set_comm_algorithm(MPI_COMM_WORLD, collective, "pairwise");
     EXPECT_EQ(error_class(rc), MPI_ERR_ARG) << error_string(rc);
@@ -365,13 +364,13 @@ struct SendTrace {
   long system_calls = 0;
 };
 
-SendTrace &trace() {
+SendTrace& trace() {
   static SendTrace t;
   return t;
 }
 
 void note_start(MPI_Request r) {
-  SendTrace &t = trace();
+  SendTrace& t = trace();
   if (!t.recording) return;
   const auto it = t.live.find(r);
   if (it != t.live.end()) t.started.push_back(it->second);
@@ -386,8 +385,8 @@ struct Recorded {
   long system_calls = 0;
 };
 
-Recorded record(const std::function<void()> &call) {
-  SendTrace &t = trace();
+Recorded record(const std::function<void()>& call) {
+  SendTrace& t = trace();
   t.started.clear();
   t.system_calls = 0;
   t.recording = true;
@@ -398,9 +397,9 @@ Recorded record(const std::function<void()> &call) {
   return out;
 }
 
-std::string show(const Sends &sends) {
+std::string show(const Sends& sends) {
   std::string text = "{";
-  for (const auto &x : sends) {
+  for (const auto& x : sends) {
     text += " " + std::to_string(x.second) + "B->" + std::to_string(x.first);
   }
   return text + " }";
@@ -413,16 +412,16 @@ int value(int src, int dst, int j, int iter) { return ((iter * 97 + src) * 131 +
 class IntCall {
  public:
   virtual ~IntCall() = default;
-  virtual const char *collective() const = 0;  // MPIX_Comm_set_algorithm's name for it
+  virtual const char* collective() const = 0;  // MPIX_Comm_set_algorithm's name for it
   virtual MPI_Comm comm() const = 0;
   virtual void fill(int iter) = 0;
-  virtual void check(int iter, const std::string &what) const = 0;
+  virtual void check(int iter, const std::string& what) const = 0;
   // Persistent init with info "mpix_algorithm" = spec (no info when spec is null).
-  virtual int init(const char *spec, MPIX_Request *req) = 0;
+  virtual int init(const char* spec, MPIX_Request* req) = 0;
   virtual int blocking() = 0;
 
   // One persistent cycle with new data, checked; false when init failed (on every rank).
-  bool run_persistent(const char *spec, int iter) {
+  bool run_persistent(const char* spec, int iter) {
     fill(iter);
     MPIX_Request req = MPIX_REQUEST_NULL;
     const int rc = init(spec, &req);
@@ -457,9 +456,13 @@ class IntCall {
 class AlltoallCall : public IntCall {
  public:
   explicit AlltoallCall(MPI_Comm comm, int n = 3)
-      : comm_(comm), me_(comm_rank(comm)), P_(comm_size(comm)), n_(n),
-        sb_(static_cast<std::size_t>(P_ * n)), rb_(sb_.size()) {}
-  const char *collective() const override { return "alltoall"; }
+      : comm_(comm),
+        me_(comm_rank(comm)),
+        P_(comm_size(comm)),
+        n_(n),
+        sb_(static_cast<std::size_t>(P_ * n)),
+        rb_(sb_.size()) {}
+  const char* collective() const override { return "alltoall"; }
   MPI_Comm comm() const override { return comm_; }
   void fill(int iter) override {
     for (int d = 0; d < P_; ++d)
@@ -467,14 +470,14 @@ class AlltoallCall : public IntCall {
         sb_[static_cast<std::size_t>(d * n_ + j)] = value(me_, d, j, iter);
     std::fill(rb_.begin(), rb_.end(), -1);
   }
-  void check(int iter, const std::string &what) const override {
+  void check(int iter, const std::string& what) const override {
     long bad = 0;
     for (int src = 0; src < P_; ++src)
       for (int j = 0; j < n_; ++j)
         bad += rb_[static_cast<std::size_t>(src * n_ + j)] != value(src, me_, j, iter);
     EXPECT_EQ(bad, 0) << what << ": wrong ints on rank " << me_;
   }
-  int init(const char *spec, MPIX_Request *req) override {
+  int init(const char* spec, MPIX_Request* req) override {
     int rc = 0;
     *req = init_with(comm_, spec, sb_.data(), rb_.data(), n_, &rc);
     return rc;
@@ -489,7 +492,7 @@ class AlltoallCall : public IntCall {
   std::vector<int> sb_, rb_;
 };
 
-MPI_Info info_for(const char *spec) {
+MPI_Info info_for(const char* spec) {
   MPI_Info info = MPI_INFO_NULL;
   if (spec) {
     MPI_Info_create(&info);
@@ -501,8 +504,7 @@ MPI_Info info_for(const char *spec) {
 // 1..3 ints from s to d (a formula both sides know), send blocks in reverse order.
 class AlltoallvCall : public IntCall {
  public:
-  explicit AlltoallvCall(MPI_Comm comm)
-      : comm_(comm), me_(comm_rank(comm)), P_(comm_size(comm)) {
+  explicit AlltoallvCall(MPI_Comm comm) : comm_(comm), me_(comm_rank(comm)), P_(comm_size(comm)) {
     const std::size_t n = static_cast<std::size_t>(P_);
     sc_.resize(n), sd_.resize(n), rc_.resize(n), rd_.resize(n);
     int stotal = 0, rtotal = 0;
@@ -519,7 +521,7 @@ class AlltoallvCall : public IntCall {
     sb_.resize(static_cast<std::size_t>(stotal));
     rb_.resize(static_cast<std::size_t>(rtotal));
   }
-  const char *collective() const override { return "alltoallv"; }
+  const char* collective() const override { return "alltoallv"; }
   MPI_Comm comm() const override { return comm_; }
   void fill(int iter) override {
     for (int d = 0; d < P_; ++d)
@@ -528,7 +530,7 @@ class AlltoallvCall : public IntCall {
             value(me_, d, j, iter);
     std::fill(rb_.begin(), rb_.end(), -1);
   }
-  void check(int iter, const std::string &what) const override {
+  void check(int iter, const std::string& what) const override {
     long bad = 0;
     for (int src = 0; src < P_; ++src)
       for (int j = 0; j < rc_[static_cast<std::size_t>(src)]; ++j)
@@ -536,7 +538,7 @@ class AlltoallvCall : public IntCall {
                value(src, me_, j, iter);
     EXPECT_EQ(bad, 0) << what << ": wrong ints on rank " << me_;
   }
-  int init(const char *spec, MPIX_Request *req) override {
+  int init(const char* spec, MPIX_Request* req) override {
     MPI_Info info = info_for(spec);
     *req = MPIX_REQUEST_NULL;
     const int rc = MPIX_Alltoallv_init(sb_.data(), sc_.data(), sd_.data(), MPI_INT, rb_.data(),
@@ -563,8 +565,8 @@ class NeighborCall : public IntCall {
   NeighborCall() : me_(comm_rank(MPI_COMM_WORLD)), P_(comm_size(MPI_COMM_WORLD)) {
     const int dst[2] = {(me_ + 1) % P_, (me_ + 2) % P_};
     for (int k = 0; k < 2; ++k) src_[k] = ((me_ - k - 1) % P_ + P_) % P_;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src_, MPI_UNWEIGHTED, 2, dst,
-                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_);
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src_, MPI_UNWEIGHTED, 2, dst, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &graph_);
     for (int k = 0; k < 2; ++k) {
       sc_[k] = units(me_, k);
       rc_[k] = units(src_[k], k);
@@ -575,9 +577,9 @@ class NeighborCall : public IntCall {
     rb_.resize(static_cast<std::size_t>(rc_[0] + rc_[1]));
   }
   ~NeighborCall() override { MPI_Comm_free(&graph_); }
-  NeighborCall(const NeighborCall &) = delete;
-  NeighborCall &operator=(const NeighborCall &) = delete;
-  const char *collective() const override { return "neighbor_alltoallv"; }
+  NeighborCall(const NeighborCall&) = delete;
+  NeighborCall& operator=(const NeighborCall&) = delete;
+  const char* collective() const override { return "neighbor_alltoallv"; }
   MPI_Comm comm() const override { return graph_; }
   void fill(int iter) override {
     for (int k = 0; k < 2; ++k)
@@ -585,18 +587,18 @@ class NeighborCall : public IntCall {
         sb_[static_cast<std::size_t>(sd_[k] + j)] = value(me_, k, j, iter);
     std::fill(rb_.begin(), rb_.end(), -1);
   }
-  void check(int iter, const std::string &what) const override {
+  void check(int iter, const std::string& what) const override {
     long bad = 0;
     for (int k = 0; k < 2; ++k)
       for (int j = 0; j < rc_[k]; ++j)
         bad += rb_[static_cast<std::size_t>(rd_[k] + j)] != value(src_[k], k, j, iter);
     EXPECT_EQ(bad, 0) << what << ": wrong ints on rank " << me_;
   }
-  int init(const char *spec, MPIX_Request *req) override {
+  int init(const char* spec, MPIX_Request* req) override {
     MPI_Info info = info_for(spec);
     *req = MPIX_REQUEST_NULL;
-    const int rc = MPIX_Neighbor_alltoallv_init(sb_.data(), sc_, sd_, MPI_INT, rb_.data(), rc_,
-                                                rd_, MPI_INT, graph_, info, req);
+    const int rc = MPIX_Neighbor_alltoallv_init(sb_.data(), sc_, sd_, MPI_INT, rb_.data(), rc_, rd_,
+                                                MPI_INT, graph_, info, req);
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     return rc;
   }
@@ -617,7 +619,7 @@ class NeighborCall : public IntCall {
 // The sends a blocking call of the communicator's current choice starts are those of a
 // persistent request of algorithm `name` on the same arguments; "system" calls the MPI
 // library's collective and starts none of ours, the others never call it. Returns the sends.
-Sends expect_blocking_runs(IntCall &call, const std::string &name, int iter) {
+Sends expect_blocking_runs(IntCall& call, const std::string& name, int iter) {
   SCOPED_TRACE(std::string("blocking ") + call.collective() + " must run '" + name + "'");
   bool ok = true;
   const Recorded pers = record([&] { ok = call.run_persistent(name.c_str(), iter); });
@@ -630,21 +632,21 @@ Sends expect_blocking_runs(IntCall &call, const std::string &name, int iter) {
   EXPECT_TRUE(parse_spec(name, &spec));
   if (spec.name == "system") {
     EXPECT_GE(blk.system_calls, 1) << "blocking 'system' must call the MPI library's collective";
-    EXPECT_TRUE(blk.sends.empty()) << "blocking 'system' started sends of ours: "
-                                   << show(blk.sends);
+    EXPECT_TRUE(blk.sends.empty())
+        << "blocking 'system' started sends of ours: " << show(blk.sends);
   } else {
-    EXPECT_EQ(blk.system_calls, 0) << "blocking '" << name
-                                   << "' called the MPI library's collective";
+    EXPECT_EQ(blk.system_calls, 0)
+        << "blocking '" << name << "' called the MPI library's collective";
   }
   return pers.sends;
 }
 
 // For every registered algorithm but auto (resolved per call from the arguments: nothing
 // fixed to compare with): chosen with MPIX_Comm_set_algorithm, the blocking call runs it.
-std::map<std::string, Sends> expect_every_choice_reaches_blocking(IntCall &call) {
+std::map<std::string, Sends> expect_every_choice_reaches_blocking(IntCall& call) {
   std::map<std::string, Sends> seen;
   int iter = 10;
-  for (const std::string &name : registered_algorithms(call.collective())) {
+  for (const std::string& name : registered_algorithms(call.collective())) {
     if (name == "auto") continue;
     ScopedCommAlgorithm sel(call.comm(), call.collective(), name);
     if (!sel.ok()) continue;  // failed on every rank: MPIX_Comm_set_algorithm agrees
@@ -681,20 +683,20 @@ TEST(CommAlgorithm, ReachesBlockingNeighborAlltoallv) {
 // MPIA_TEST_WARN_ALLTOALL / _ALLTOALLV=1 when the library must complain on stderr (a bad or
 // clamped value). A test whose variable is not set skips, on every rank alike.
 // ------------------------------------------------------------------------------------------
-void expect_environment(IntCall &call, const char *suffix) {
+void expect_environment(IntCall& call, const char* suffix) {
   const std::string var = std::string("MPIX_") + suffix;
-  const char *env = std::getenv(var.c_str());
+  const char* env = std::getenv(var.c_str());
   if (env == nullptr) GTEST_SKIP() << var << " is not set (see environment.cmake)";
-  const char *expect_env = std::getenv((std::string("MPIA_TEST_EXPECT_") + suffix).c_str());
+  const char* expect_env = std::getenv((std::string("MPIA_TEST_EXPECT_") + suffix).c_str());
   ASSERT_NE(expect_env, nullptr) << "registration bug: MPIA_TEST_EXPECT_" << suffix << " unset";
   const std::string expected = expect_env;
-  const char *warn_env = std::getenv((std::string("MPIA_TEST_WARN_") + suffix).c_str());
+  const char* warn_env = std::getenv((std::string("MPIA_TEST_WARN_") + suffix).c_str());
   const bool expect_warning = warn_env && std::strcmp(warn_env, "1") == 0;
   SCOPED_TRACE(var + "='" + env + "', expected '" + expected + "'" +
                (expect_warning ? " with a warning" : ""));
   const std::vector<std::string> names = registered_algorithms(call.collective());
   // Whether `got` is what the environment must give.
-  auto expect_env_choice = [&](const std::string &got, const std::string &where) {
+  auto expect_env_choice = [&](const std::string& got, const std::string& where) {
     if (expected == "auto") {
       Spec spec;
       EXPECT_TRUE(parse_spec(got, &spec)) << where << ": '" << got << "'";
@@ -775,8 +777,8 @@ TEST(SelectionEnv, Alltoallv) {
 // The interposed MPI functions (see "What a call sends"): each forwards to its PMPI_ twin.
 extern "C" {
 
-int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *request) {
+int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request) {
   const int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
   if (rc == MPI_SUCCESS) {
     int size = 0;
@@ -786,8 +788,8 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
   return rc;
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm, MPI_Request *request) {
+int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request) {
   // The size exchanges of an init (neighbor, alltoallv) send MPI_INT64_T: not the call's data.
   if (trace().recording && datatype != MPI_INT64_T) {
     int size = 0;
@@ -797,7 +799,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
   return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
-int MPI_Start(MPI_Request *request) {
+int MPI_Start(MPI_Request* request) {
   note_start(*request);
   return PMPI_Start(request);
 }
@@ -807,55 +809,54 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
   return PMPI_Startall(count, array_of_requests);
 }
 
-int MPI_Request_free(MPI_Request *request) {
+int MPI_Request_free(MPI_Request* request) {
   trace().live.erase(*request);
   return PMPI_Request_free(request);
 }
 
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   note_system_call();
   return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   // mpi-advance's own size exchange (an agreed alltoallv plan: persistent init, or the blocking
   // call's plan cache) is an MPI_Ialltoall of MPI_INT64_T: not the MPI library running the call.
   if (sendtype != MPI_INT64_T) note_system_call();
-  return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                        request);
+  return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
   note_system_call();
   return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                         recvtype, comm);
 }
 
-int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request *request) {
+                   MPI_Request* request) {
   note_system_call();
   return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                          recvtype, comm, request);
 }
 
-int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   note_system_call();
   return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                  rdispls, recvtype, comm);
 }
 
-int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request) {
+                            MPI_Request* request) {
   note_system_call();
   return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                   rdispls, recvtype, comm, request);

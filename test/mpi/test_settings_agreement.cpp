@@ -24,7 +24,7 @@ using namespace mpia_test;
 namespace {
 
 std::string rank0_env() {
-  const char *v = std::getenv("MPIA_TEST_RANK0_ENV");
+  const char* v = std::getenv("MPIA_TEST_RANK0_ENV");
   return v ? v : "";
 }
 
@@ -41,13 +41,13 @@ class Rank0Environment : public ::testing::Environment {
     setenv(spec.substr(0, eq).c_str(), spec.substr(eq + 1).c_str(), 1);
   }
 };
-const auto *g_env = ::testing::AddGlobalTestEnvironment(new Rank0Environment);
+const auto* g_env = ::testing::AddGlobalTestEnvironment(new Rank0Environment);
 
 int g_salt = 5000;
 
 // Every entry point that works on a communicator, once each, with valid arguments; `want` is
 // the class every rank must return (MPI_SUCCESS: the call must also deliver the right data).
-void exercise(MPI_Comm comm, int want, const std::string &where) {
+void exercise(MPI_Comm comm, int want, const std::string& where) {
   const int P = comm_size(comm), me = comm_rank(comm);
   const bool ok = want == MPI_SUCCESS;
   const std::string tail = " on " + where;
@@ -70,12 +70,12 @@ void exercise(MPI_Comm comm, int want, const std::string &where) {
     expect_class_everywhere(comm, rc, want, "MPIX_Alltoallv" + tail);
     if (ok) x.check(salt, "MPIX_Alltoallv" + tail);
   }
-  for (const char *alg : {"", "pairwise", "system"}) {
+  for (const char* alg : {"", "pairwise", "system"}) {
     IntExchange x(comm, 2);
     MPI_Info info = algorithm_info(alg);
     MPIX_Request req = MPIX_REQUEST_NULL;
-    int rc = MPIX_Alltoall_init(x.send.data(), 2, MPI_INT, x.recv.data(), 2, MPI_INT, comm, info,
-                                &req);
+    int rc =
+        MPIX_Alltoall_init(x.send.data(), 2, MPI_INT, x.recv.data(), 2, MPI_INT, comm, info, &req);
     expect_class_everywhere(comm, rc, want, std::string("MPIX_Alltoall_init (") + alg + ")" + tail);
     if (rc == MPI_SUCCESS) {
       const int salt = g_salt++;
@@ -134,7 +134,7 @@ void exercise(MPI_Comm comm, int want, const std::string &where) {
 }
 
 // The neighbor collectives on a periodic ring built from comm.
-void exercise_neighbor(MPI_Comm parent, int want, const std::string &where) {
+void exercise_neighbor(MPI_Comm parent, int want, const std::string& where) {
   const int P = comm_size(parent);
   int dims[1] = {P}, periods[1] = {1};
   MPI_Comm ring;
@@ -145,7 +145,7 @@ void exercise_neighbor(MPI_Comm parent, int want, const std::string &where) {
   const bool ok = want == MPI_SUCCESS;
   const std::string tail = " on a ring from " + where;
   std::vector<int> s = {value(me, 0, 0, g_salt), value(me, 1, 0, g_salt)}, r = {kPoison, kPoison};
-  auto check = [&](const std::string &what) {
+  auto check = [&](const std::string& what) {
     if (!ok) return;
     EXPECT_EQ(r[0], value(left, 1, 0, g_salt)) << what << tail;
     EXPECT_EQ(r[1], value(right, 0, 0, g_salt)) << what << tail;
@@ -159,8 +159,8 @@ void exercise_neighbor(MPI_Comm parent, int want, const std::string &where) {
   expect_class_everywhere(ring, rc, want, "MPIX_Neighbor_alltoallv" + tail);
   check("MPIX_Neighbor_alltoallv");
   MPIX_Request req = MPIX_REQUEST_NULL;
-  rc = MPIX_Neighbor_alltoall_init(s.data(), 1, MPI_INT, r.data(), 1, MPI_INT, ring,
-                                   MPI_INFO_NULL, &req);
+  rc = MPIX_Neighbor_alltoall_init(s.data(), 1, MPI_INT, r.data(), 1, MPI_INT, ring, MPI_INFO_NULL,
+                                   &req);
   expect_class_everywhere(ring, rc, want, "MPIX_Neighbor_alltoall_init" + tail);
   if (rc == MPI_SUCCESS) {
     EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS);
@@ -231,8 +231,8 @@ TEST(Settings, Agree) {
   exercise(c.get(), MPI_SUCCESS, "a duplicate of MPI_COMM_WORLD");
   exercise_neighbor(c.get(), MPI_SUCCESS, "a duplicate of MPI_COMM_WORLD");
   // A persistent request without info reports the environment's algorithm.
-  for (const char *var : {"MPIX_ALLTOALL", "MPIX_ALLTOALLV"}) {
-    const char *v = std::getenv(var);
+  for (const char* var : {"MPIX_ALLTOALL", "MPIX_ALLTOALLV"}) {
+    const char* v = std::getenv(var);
     if (!v || !*v) continue;
     const std::string want = v;
     const int P = comm_size(c.get());
@@ -240,13 +240,12 @@ TEST(Settings, Agree) {
     std::vector<int> counts(std::size_t(P), 2), displs(static_cast<std::size_t>(P));
     for (int k = 0; k < P; ++k) displs[std::size_t(k)] = 2 * k;
     MPIX_Request req = MPIX_REQUEST_NULL;
-    const int rc =
-        std::strcmp(var, "MPIX_ALLTOALL") == 0
-            ? MPIX_Alltoall_init(x.send.data(), 2, MPI_INT, x.recv.data(), 2, MPI_INT, c.get(),
-                                 MPI_INFO_NULL, &req)
-            : MPIX_Alltoallv_init(x.send.data(), counts.data(), displs.data(), MPI_INT,
-                                  x.recv.data(), counts.data(), displs.data(), MPI_INT, c.get(),
-                                  MPI_INFO_NULL, &req);
+    const int rc = std::strcmp(var, "MPIX_ALLTOALL") == 0
+                       ? MPIX_Alltoall_init(x.send.data(), 2, MPI_INT, x.recv.data(), 2, MPI_INT,
+                                            c.get(), MPI_INFO_NULL, &req)
+                       : MPIX_Alltoallv_init(x.send.data(), counts.data(), displs.data(), MPI_INT,
+                                             x.recv.data(), counts.data(), displs.data(), MPI_INT,
+                                             c.get(), MPI_INFO_NULL, &req);
     ASSERT_EQ(rc, MPI_SUCCESS) << error_string(rc);
     const std::string got = reported_algorithm(req);
     EXPECT_EQ(got.substr(0, want.size()), want)

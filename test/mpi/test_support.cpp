@@ -19,20 +19,28 @@ namespace mpia_test {
 // ------------------------------------------------------------------------------------------
 std::size_t prim_size(Prim p) {
   switch (p) {
-    case Prim::Int: return sizeof(int);
-    case Prim::Double: return sizeof(double);
-    case Prim::Byte: return 1;
-    case Prim::Char: return 1;
+    case Prim::Int:
+      return sizeof(int);
+    case Prim::Double:
+      return sizeof(double);
+    case Prim::Byte:
+      return 1;
+    case Prim::Char:
+      return 1;
   }
   return 0;
 }
 
-const char *prim_name(Prim p) {
+const char* prim_name(Prim p) {
   switch (p) {
-    case Prim::Int: return "int";
-    case Prim::Double: return "double";
-    case Prim::Byte: return "byte";
-    case Prim::Char: return "char";
+    case Prim::Int:
+      return "int";
+    case Prim::Double:
+      return "double";
+    case Prim::Byte:
+      return "byte";
+    case Prim::Char:
+      return "char";
   }
   return "?";
 }
@@ -49,7 +57,7 @@ std::uint64_t value_hash(int src, int dst, long elem, int iter) {
   return x ^ (x >> 31);
 }
 
-void encode_value(Prim p, std::uint64_t h, unsigned char *out) {
+void encode_value(Prim p, std::uint64_t h, unsigned char* out) {
   switch (p) {
     case Prim::Int: {
       const int v = static_cast<int>(static_cast<std::uint32_t>(h));
@@ -68,7 +76,7 @@ void encode_value(Prim p, std::uint64_t h, unsigned char *out) {
   }
 }
 
-std::string format_value(Prim p, const unsigned char *bytes) {
+std::string format_value(Prim p, const unsigned char* bytes) {
   std::ostringstream os;
   switch (p) {
     case Prim::Int: {
@@ -102,10 +110,10 @@ Layout::Layout(std::string name, MPI_Datatype type, bool owned, std::vector<Prim
   int size = 0;
   MPI_Type_size(type_, &size);
   std::size_t expect = 0;
-  for (const PrimAt &p : map_) expect += prim_size(p.kind);
+  for (const PrimAt& p : map_) expect += prim_size(p.kind);
   if (static_cast<std::size_t>(size) != expect) {
-    std::fprintf(stderr, "test bug: layout %s has MPI size %d, type map size %zu\n",
-                 name_.c_str(), size, expect);
+    std::fprintf(stderr, "test bug: layout %s has MPI size %d, type map size %zu\n", name_.c_str(),
+                 size, expect);
     std::abort();
   }
 }
@@ -118,14 +126,17 @@ void Layout::reset() {
   owned_ = false;
 }
 
-Layout::Layout(Layout &&o) noexcept
-    : name_(std::move(o.name_)), type_(o.type_), owned_(o.owned_), extent_(o.extent_),
+Layout::Layout(Layout&& o) noexcept
+    : name_(std::move(o.name_)),
+      type_(o.type_),
+      owned_(o.owned_),
+      extent_(o.extent_),
       map_(std::move(o.map_)) {
   o.type_ = MPI_DATATYPE_NULL;
   o.owned_ = false;
 }
 
-Layout &Layout::operator=(Layout &&o) noexcept {
+Layout& Layout::operator=(Layout&& o) noexcept {
   if (this != &o) {
     reset();
     name_ = std::move(o.name_);
@@ -142,7 +153,7 @@ Layout &Layout::operator=(Layout &&o) noexcept {
 namespace {
 
 // Commits `t`, checks that its lb/extent are what the test expects, wraps it.
-Layout owned_layout(const char *name, MPI_Datatype t, MPI_Aint want_lb, MPI_Aint want_extent,
+Layout owned_layout(const char* name, MPI_Datatype t, MPI_Aint want_lb, MPI_Aint want_extent,
                     std::vector<PrimAt> map) {
   MPI_Type_commit(&t);
   MPI_Aint lb = 0, extent = 0;
@@ -192,8 +203,12 @@ Layout layout_vector_gaps() {
   MPI_Datatype t;
   MPI_Type_vector(3, 2, 3, MPI_INT, &t);  // ints at 0,4 | 12,16 | 24,28; extent 32
   return owned_layout("vector(3,2,3,int)", t, 0, 32,
-                      {{0, Prim::Int}, {4, Prim::Int}, {12, Prim::Int}, {16, Prim::Int},
-                       {24, Prim::Int}, {28, Prim::Int}});
+                      {{0, Prim::Int},
+                       {4, Prim::Int},
+                       {12, Prim::Int},
+                       {16, Prim::Int},
+                       {24, Prim::Int},
+                       {28, Prim::Int}});
 }
 
 Layout layout_vector_trailing() {
@@ -240,14 +255,13 @@ Layout layout_resized_lb() {
 Layout layout_negative_stride() {
   MPI_Datatype t;
   MPI_Type_vector(2, 1, -1, MPI_DOUBLE, &t);  // doubles at 0 then -8; lb -8, extent 16
-  return owned_layout("vector(2,1,-1,double)", t, -8, 16,
-                      {{0, Prim::Double}, {-8, Prim::Double}});
+  return owned_layout("vector(2,1,-1,double)", t, -8, 16, {{0, Prim::Double}, {-8, Prim::Double}});
 }
 
 // ------------------------------------------------------------------------------------------
 // Buffers.
 // ------------------------------------------------------------------------------------------
-Buffer::Buffer(const Layout &layout, int count, int nblocks, unsigned char sentinel)
+Buffer::Buffer(const Layout& layout, int count, int nblocks, unsigned char sentinel)
     : sentinel_(sentinel) {
   struct Rel {
     MPI_Aint off;
@@ -256,12 +270,12 @@ Buffer::Buffer(const Layout &layout, int count, int nblocks, unsigned char senti
     long elem;
   };
   std::vector<Rel> rel;
-  const auto &map = layout.map();
+  const auto& map = layout.map();
   MPI_Aint low = 0, high = 0;
   for (int b = 0; b < nblocks; ++b) {
     long elem = 0;
     for (int k = 0; k < count; ++k) {
-      for (const PrimAt &p : map) {
+      for (const PrimAt& p : map) {
         const MPI_Aint off = (static_cast<MPI_Aint>(b) * count + k) * layout.extent() + p.offset;
         rel.push_back({off, p.kind, b, elem++});
         low = std::min(low, off);
@@ -275,7 +289,7 @@ Buffer::Buffer(const Layout &layout, int count, int nblocks, unsigned char senti
   base_ = storage_.data();
   origin_ = guard + static_cast<std::size_t>(-low);
   slots_.reserve(rel.size());
-  for (const Rel &r : rel) {
+  for (const Rel& r : rel) {
     const std::size_t pos = origin_ + static_cast<std::size_t>(r.off);
     for (std::size_t i = 0; i < prim_size(r.kind); ++i) {
       if (covered_[pos + i]) {
@@ -289,7 +303,7 @@ Buffer::Buffer(const Layout &layout, int count, int nblocks, unsigned char senti
 }
 
 void Buffer::fill(int me, int iter, bool as_sender) {
-  for (const Slot &s : slots_) {
+  for (const Slot& s : slots_) {
     const int src = as_sender ? me : s.block;
     const int dst = as_sender ? s.block : me;
     encode_value(s.kind, value_hash(src, dst, s.elem, iter), &storage_[s.pos]);
@@ -297,15 +311,15 @@ void Buffer::fill(int me, int iter, bool as_sender) {
 }
 
 void Buffer::poison(unsigned char p) {
-  for (const Slot &s : slots_) std::memset(&storage_[s.pos], p, prim_size(s.kind));
+  for (const Slot& s : slots_) std::memset(&storage_[s.pos], p, prim_size(s.kind));
 }
 
-long Buffer::check(int me, int iter, bool as_sender, const std::string &what) const {
+long Buffer::check(int me, int iter, bool as_sender, const std::string& what) const {
   long bad = 0;
   int reported = 0;
   const int max_reports = 4;
   unsigned char want[8];
-  for (const Slot &s : slots_) {
+  for (const Slot& s : slots_) {
     const int src = as_sender ? me : s.block;
     const int dst = as_sender ? s.block : me;
     const std::size_t n = prim_size(s.kind);
@@ -339,7 +353,7 @@ long Buffer::check(int me, int iter, bool as_sender, const std::string &what) co
   return bad;
 }
 
-long Buffer::compare(const std::vector<unsigned char> &snap, const std::string &what) const {
+long Buffer::compare(const std::vector<unsigned char>& snap, const std::string& what) const {
   long bad = 0;
   for (std::size_t i = 0; i < storage_.size() && i < snap.size(); ++i) {
     if (storage_[i] != snap[i]) {
@@ -357,12 +371,12 @@ long Buffer::compare(const std::vector<unsigned char> &snap, const std::string &
 // ------------------------------------------------------------------------------------------
 // Algorithms.
 // ------------------------------------------------------------------------------------------
-std::vector<std::string> registered_algorithms(const char *collective) {
+std::vector<std::string> registered_algorithms(const char* collective) {
   ScopedErrhandler eh(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   std::vector<std::string> names;
   for (int i = 0; i < 1000; ++i) {
-    const char *name = nullptr;
-    const char *desc = nullptr;
+    const char* name = nullptr;
+    const char* desc = nullptr;
     if (MPIX_Algorithm_get(collective, i, &name, &desc) != MPI_SUCCESS) break;
     EXPECT_NE(name, nullptr) << "MPIX_Algorithm_get(" << collective << ", " << i << ")";
     EXPECT_NE(desc, nullptr) << "MPIX_Algorithm_get(" << collective << ", " << i << ")";
@@ -372,7 +386,7 @@ std::vector<std::string> registered_algorithms(const char *collective) {
   return names;
 }
 
-bool parse_spec(const std::string &text, Spec *out) {
+bool parse_spec(const std::string& text, Spec* out) {
   Spec s;
   const std::size_t colon = text.find(':');
   s.name = text.substr(0, colon);
@@ -404,21 +418,21 @@ int default_tra_radix(int nprocs) {
   return std::max(2, std::min(std::max(2, nprocs), ceil_sqrt(nprocs)));
 }
 
-void expect_reported_algorithm(MPIX_Request req, const std::string &requested, int nprocs,
-                               const std::vector<std::string> &registry) {
+void expect_reported_algorithm(MPIX_Request req, const std::string& requested, int nprocs,
+                               const std::vector<std::string>& registry) {
   char name[MPIX_MAX_ALGORITHM_STRING + 16];
   std::memset(name, 0x7f, sizeof name);
   int len = -1;
   const int rc = MPIX_Request_get_algorithm(req, name, &len);
   ASSERT_EQ(rc, MPI_SUCCESS) << "MPIX_Request_get_algorithm: " << error_string(rc);
-  const void *nul = std::memchr(name, '\0', MPIX_MAX_ALGORITHM_STRING);
+  const void* nul = std::memchr(name, '\0', MPIX_MAX_ALGORITHM_STRING);
   ASSERT_NE(nul, nullptr) << "MPIX_Request_get_algorithm wrote no NUL within "
                           << MPIX_MAX_ALGORITHM_STRING << " characters";
   const std::string got_text(name);
   EXPECT_EQ(len, static_cast<int>(got_text.size())) << "resultlen of '" << got_text << "'";
   Spec got, want;
-  ASSERT_TRUE(parse_spec(got_text, &got)) << "reported algorithm '" << got_text
-                                          << "' is not name[:key=value,...]";
+  ASSERT_TRUE(parse_spec(got_text, &got))
+      << "reported algorithm '" << got_text << "' is not name[:key=value,...]";
   if (requested.empty()) {
     want.name = "auto";
   } else {
@@ -432,7 +446,7 @@ void expect_reported_algorithm(MPIX_Request req, const std::string &requested, i
   } else {
     EXPECT_EQ(got.name, want.name);
   }
-  for (const auto &kv : want.params) {
+  for (const auto& kv : want.params) {
     auto it = got.params.find(kv.first);
     if (it == got.params.end()) {
       ADD_FAILURE() << "parameter " << kv.first << " not reported";
@@ -445,7 +459,7 @@ void expect_reported_algorithm(MPIX_Request req, const std::string &requested, i
     if (it == got.params.end()) {
       ADD_FAILURE() << "tra must report its radix";
     } else {
-      char *end = nullptr;
+      char* end = nullptr;
       const long radix = std::strtol(it->second.c_str(), &end, 10);
       EXPECT_TRUE(end && *end == '\0' && !it->second.empty()) << "radix '" << it->second << "'";
       EXPECT_GE(radix, 2);
@@ -469,8 +483,8 @@ int next_round() {
   return round += 16;
 }
 
-std::string describe(const char *mode, const std::string &spec, const Layout &send, int scount,
-                     const Layout &recv, int rcount, bool in_place) {
+std::string describe(const char* mode, const std::string& spec, const Layout& send, int scount,
+                     const Layout& recv, int rcount, bool in_place) {
   std::ostringstream os;
   os << mode << " alltoall, algorithm '" << (spec.empty() ? "<none>" : spec) << "', ";
   if (in_place) {
@@ -490,19 +504,18 @@ bool all_true(MPI_Comm comm, bool local) {
 
 }  // namespace
 
-void run_persistent(MPI_Comm comm, const std::string &spec, const TypeCase &tc, int units,
-                    const RunOptions &opt) {
+void run_persistent(MPI_Comm comm, const std::string& spec, const TypeCase& tc, int units,
+                    const RunOptions& opt) {
   Layout send = tc.send();
   Layout recv = tc.recv();
   run_persistent(comm, spec, send, units * tc.send_mult, recv, units * tc.recv_mult, opt);
 }
 
-void run_persistent(MPI_Comm comm, const std::string &spec, const Layout &send, int scount,
-                    const Layout &recv, int rcount, const RunOptions &opt) {
+void run_persistent(MPI_Comm comm, const std::string& spec, const Layout& send, int scount,
+                    const Layout& recv, int rcount, const RunOptions& opt) {
   const int me = comm_rank(comm);
   const int nprocs = comm_size(comm);
-  const std::string what =
-      describe("persistent", spec, send, scount, recv, rcount, opt.in_place);
+  const std::string what = describe("persistent", spec, send, scount, recv, rcount, opt.in_place);
   SCOPED_TRACE(what);
 
   Buffer sbuf(send, opt.in_place ? 0 : scount, nprocs, 0xC3);
@@ -580,8 +593,8 @@ void run_persistent(MPI_Comm comm, const std::string &spec, const Layout &send, 
   EXPECT_EQ(req, MPIX_REQUEST_NULL) << "MPIX_Request_free must null the handle";
 }
 
-void run_blocking(MPI_Comm comm, const std::string &spec, const Layout &send, int scount,
-                  const Layout &recv, int rcount, bool in_place) {
+void run_blocking(MPI_Comm comm, const std::string& spec, const Layout& send, int scount,
+                  const Layout& recv, int rcount, bool in_place) {
   const int me = comm_rank(comm);
   const int nprocs = comm_size(comm);
   const std::string what = describe("blocking", spec, send, scount, recv, rcount, in_place);
@@ -607,13 +620,13 @@ void run_blocking(MPI_Comm comm, const std::string &spec, const Layout &send, in
   if (!in_place) sbuf.compare(snap, "send buffer was modified");
 }
 
-int set_comm_algorithm(MPI_Comm comm, const char *collective, const char *selection) {
+int set_comm_algorithm(MPI_Comm comm, const char* collective, const char* selection) {
   ScopedErrhandler eh(comm, MPI_ERRORS_RETURN);
   return MPIX_Comm_set_algorithm(comm, collective, selection);
 }
 
-ScopedCommAlgorithm::ScopedCommAlgorithm(MPI_Comm comm, const char *collective,
-                                         const std::string &selection)
+ScopedCommAlgorithm::ScopedCommAlgorithm(MPI_Comm comm, const char* collective,
+                                         const std::string& selection)
     : comm_(comm), collective_(collective), selection_(selection) {
   if (selection_.empty()) return;
   const int rc = set_comm_algorithm(comm_, collective_.c_str(), selection_.c_str());
@@ -626,13 +639,13 @@ ScopedCommAlgorithm::ScopedCommAlgorithm(MPI_Comm comm, const char *collective,
 ScopedCommAlgorithm::~ScopedCommAlgorithm() {
   if (!set_) return;
   const int rc = set_comm_algorithm(comm_, collective_.c_str(), "");
-  EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Comm_set_algorithm(" << collective_
-                             << ", '') after '" << selection_ << "': " << error_string(rc);
+  EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Comm_set_algorithm(" << collective_ << ", '') after '"
+                             << selection_ << "': " << error_string(rc);
 }
 
-std::string capture_stderr(const std::function<void()> &call) {
+std::string capture_stderr(const std::function<void()>& call) {
   std::fflush(stderr);
-  std::FILE *tmp = std::tmpfile();
+  std::FILE* tmp = std::tmpfile();
   const int saved = dup(2);
   if (tmp == nullptr || saved < 0 || dup2(fileno(tmp), 2) < 0) {
     ADD_FAILURE() << "capture_stderr: cannot redirect stderr";
@@ -713,11 +726,11 @@ double collective_seconds() {
 }
 
 int sample_stride(long planned_runs, double budget_seconds) {
-  const char *full = std::getenv("MPIA_TEST_FULL");
+  const char* full = std::getenv("MPIA_TEST_FULL");
   if (full && *full && std::strcmp(full, "0") != 0) return 1;
   const double collectives_per_run = 10.0;
-  const double projected = static_cast<double>(planned_runs) * collectives_per_run *
-                           collective_seconds();
+  const double projected =
+      static_cast<double>(planned_runs) * collectives_per_run * collective_seconds();
   if (projected <= budget_seconds) return 1;
   const double stride = std::ceil(projected / budget_seconds);
   return stride > 1e6 ? 1000000 : static_cast<int>(stride);

@@ -21,15 +21,15 @@ namespace mpia_test {
 // ------------------------------------------------------------------------------------------
 enum class Prim : unsigned char { Int, Double, Byte, Char };
 std::size_t prim_size(Prim p);
-const char *prim_name(Prim p);
+const char* prim_name(Prim p);
 
 // The value every test expects at element `elem` of the block that rank `src` sends to rank
 // `dst` in iteration `iter` (elements counted over the primitive type map of the whole block,
 // so that send and receive types with equal signatures but different layouts agree).
 std::uint64_t value_hash(int src, int dst, long elem, int iter);
 // Writes the encoding of hash h as primitive p (prim_size(p) bytes).
-void encode_value(Prim p, std::uint64_t h, unsigned char *out);
-std::string format_value(Prim p, const unsigned char *bytes);
+void encode_value(Prim p, std::uint64_t h, unsigned char* out);
+std::string format_value(Prim p, const unsigned char* bytes);
 
 // ------------------------------------------------------------------------------------------
 // A committed datatype with the type map the test expects it to have.
@@ -44,15 +44,15 @@ class Layout {
   Layout() = default;
   Layout(std::string name, MPI_Datatype type, bool owned, std::vector<PrimAt> map);
   ~Layout();
-  Layout(Layout &&other) noexcept;
-  Layout &operator=(Layout &&other) noexcept;
-  Layout(const Layout &) = delete;
-  Layout &operator=(const Layout &) = delete;
+  Layout(Layout&& other) noexcept;
+  Layout& operator=(Layout&& other) noexcept;
+  Layout(const Layout&) = delete;
+  Layout& operator=(const Layout&) = delete;
 
-  const std::string &name() const { return name_; }
+  const std::string& name() const { return name_; }
   MPI_Datatype type() const { return type_; }
   MPI_Aint extent() const { return extent_; }
-  const std::vector<PrimAt> &map() const { return map_; }
+  const std::vector<PrimAt>& map() const { return map_; }
 
  private:
   void reset();
@@ -69,19 +69,19 @@ Layout layout_int();
 Layout layout_double();
 Layout layout_byte();
 Layout layout_char();
-Layout layout_contig2_int();        // contiguous(2, MPI_INT)
-Layout layout_contig4_int();        // contiguous(4, MPI_INT)
-Layout layout_vector_gaps();        // vector(3 blocks of 2 ints, stride 3): gaps inside
-Layout layout_vector_trailing();    // vector(2 x 1 int, stride 2) resized to 16: gaps after too
-Layout layout_struct_char_double(); // {char; double} with natural padding, extent sizeof
-Layout layout_packed_char_double(); // char at 0, double at 1 (unaligned), extent 9
-Layout layout_resized_lb();         // 2 ints at +8, resized to lb = 4, extent = 20
-Layout layout_negative_stride();    // vector(2, 1, -1, MPI_DOUBLE): lb = -8, extent 16
+Layout layout_contig2_int();         // contiguous(2, MPI_INT)
+Layout layout_contig4_int();         // contiguous(4, MPI_INT)
+Layout layout_vector_gaps();         // vector(3 blocks of 2 ints, stride 3): gaps inside
+Layout layout_vector_trailing();     // vector(2 x 1 int, stride 2) resized to 16: gaps after too
+Layout layout_struct_char_double();  // {char; double} with natural padding, extent sizeof
+Layout layout_packed_char_double();  // char at 0, double at 1 (unaligned), extent 9
+Layout layout_resized_lb();          // 2 ints at +8, resized to lb = 4, extent = 20
+Layout layout_negative_stride();     // vector(2, 1, -1, MPI_DOUBLE): lb = -8, extent 16
 
 // A send/receive datatype pair with equal signatures. For `units` u the send side is
 // (u * send_mult) elements of send(), the receive side (u * recv_mult) elements of recv().
 struct TypeCase {
-  const char *name;
+  const char* name;
   LayoutFactory send;
   int send_mult;
   LayoutFactory recv;
@@ -94,8 +94,8 @@ struct TypeCase {
 // ------------------------------------------------------------------------------------------
 class Buffer {
  public:
-  Buffer(const Layout &layout, int count, int nblocks, unsigned char sentinel);
-  void *ptr() { return base_ + origin_; }
+  Buffer(const Layout& layout, int count, int nblocks, unsigned char sentinel);
+  void* ptr() { return base_ + origin_; }
   std::size_t size_bytes() const { return storage_.size(); }
   // Writes the reference values: block b holds what rank `me` sends to rank b
   // (as_sender) or what rank b sends to rank `me` (!as_sender).
@@ -104,10 +104,10 @@ class Buffer {
   void poison(unsigned char poison);
   // Checks the reference values of `fill(me, iter, as_sender)` and the sentinel bytes.
   // Returns the number of wrong bytes and records (a few) gtest failures mentioning `what`.
-  long check(int me, int iter, bool as_sender, const std::string &what) const;
+  long check(int me, int iter, bool as_sender, const std::string& what) const;
   // Byte-exact snapshot comparison (the send buffer must not change).
   std::vector<unsigned char> snapshot() const { return storage_; }
-  long compare(const std::vector<unsigned char> &snap, const std::string &what) const;
+  long compare(const std::vector<unsigned char>& snap, const std::string& what) const;
 
  private:
   struct Slot {
@@ -117,7 +117,7 @@ class Buffer {
     long elem;
   };
   std::vector<unsigned char> storage_;
-  unsigned char *base_ = nullptr;
+  unsigned char* base_ = nullptr;
   std::size_t origin_ = 0;
   std::vector<Slot> slots_;
   std::vector<unsigned char> covered_;
@@ -129,48 +129,48 @@ class Buffer {
 // ------------------------------------------------------------------------------------------
 // All names of the registry for `collective`, by MPIX_Algorithm_get from index 0 until it
 // fails (MPI_COMM_SELF's error handler is MPI_ERRORS_RETURN meanwhile).
-std::vector<std::string> registered_algorithms(const char *collective = "alltoall");
+std::vector<std::string> registered_algorithms(const char* collective = "alltoall");
 
 struct Spec {
   std::string name;
   std::map<std::string, std::string> params;
 };
 // Parses "name[:key=value[,key=value...]]".
-bool parse_spec(const std::string &text, Spec *out);
+bool parse_spec(const std::string& text, Spec* out);
 
 int ceil_sqrt(int n);
 // The radix "tra" must report without an explicit radix: ceil(sqrt(P)) clamped to 2..max(2,P).
 int default_tra_radix(int nprocs);
 
 // Checks MPIX_Request_get_algorithm against what was requested ("" = no info).
-void expect_reported_algorithm(MPIX_Request req, const std::string &requested, int nprocs,
-                               const std::vector<std::string> &registry);
+void expect_reported_algorithm(MPIX_Request req, const std::string& requested, int nprocs,
+                               const std::vector<std::string>& registry);
 
 // ------------------------------------------------------------------------------------------
 // Runners. Every rank must call them with the same arguments.
 // ------------------------------------------------------------------------------------------
 struct RunOptions {
-  int iterations = 5;         // persistent: Start/complete cycles, data changed every time
-  bool in_place = false;      // sendbuf = MPI_IN_PLACE, data from recvbuf
-  bool check_reported = true; // compare MPIX_Request_get_algorithm with the request
+  int iterations = 5;          // persistent: Start/complete cycles, data changed every time
+  bool in_place = false;       // sendbuf = MPI_IN_PLACE, data from recvbuf
+  bool check_reported = true;  // compare MPIX_Request_get_algorithm with the request
 };
 
 // Persistent: MPIX_Alltoall_init with info "mpix_algorithm" = spec (MPI_INFO_NULL when spec
 // is empty), then `iterations` cycles alternating Start/Startall and Wait/Waitall/Test, each
 // with new send data and a full check of both buffers, then MPIX_Request_free.
-void run_persistent(MPI_Comm comm, const std::string &spec, const TypeCase &tc, int units,
-                    const RunOptions &opt);
-void run_persistent(MPI_Comm comm, const std::string &spec, const Layout &send, int scount,
-                    const Layout &recv, int rcount, const RunOptions &opt);
+void run_persistent(MPI_Comm comm, const std::string& spec, const TypeCase& tc, int units,
+                    const RunOptions& opt);
+void run_persistent(MPI_Comm comm, const std::string& spec, const Layout& send, int scount,
+                    const Layout& recv, int rcount, const RunOptions& opt);
 
 // Blocking: MPIX_Alltoall with comm's alltoall algorithm set to spec for the call
 // (ScopedCommAlgorithm; nothing is set when spec is empty: the default runs), with new data.
-void run_blocking(MPI_Comm comm, const std::string &spec, const Layout &send, int scount,
-                  const Layout &recv, int rcount, bool in_place);
+void run_blocking(MPI_Comm comm, const std::string& spec, const Layout& send, int scount,
+                  const Layout& recv, int rcount, bool in_place);
 
 // MPIX_Comm_set_algorithm(comm, collective, selection) under MPI_ERRORS_RETURN (comm's own
 // handler is restored afterwards); returns its code. selection nullptr is passed as NULL.
-int set_comm_algorithm(MPI_Comm comm, const char *collective, const char *selection);
+int set_comm_algorithm(MPI_Comm comm, const char* collective, const char* selection);
 
 // Chooses comm's algorithm for `collective` ("alltoall", "alltoallv" or "neighbor_alltoallv")
 // with MPIX_Comm_set_algorithm for the lifetime of the object: it applies to the blocking calls
@@ -181,10 +181,10 @@ int set_comm_algorithm(MPI_Comm comm, const char *collective, const char *select
 // ranks that disagree) is a test failure.
 class ScopedCommAlgorithm {
  public:
-  ScopedCommAlgorithm(MPI_Comm comm, const char *collective, const std::string &selection);
+  ScopedCommAlgorithm(MPI_Comm comm, const char* collective, const std::string& selection);
   ~ScopedCommAlgorithm();
-  ScopedCommAlgorithm(const ScopedCommAlgorithm &) = delete;
-  ScopedCommAlgorithm &operator=(const ScopedCommAlgorithm &) = delete;
+  ScopedCommAlgorithm(const ScopedCommAlgorithm&) = delete;
+  ScopedCommAlgorithm& operator=(const ScopedCommAlgorithm&) = delete;
   // Whether the selection is in force (set successfully, or empty).
   bool ok() const { return ok_; }
 
@@ -198,15 +198,15 @@ class ScopedCommAlgorithm {
 
 // Runs `call` with the process's stderr (file descriptor 2) redirected into a temporary file
 // and returns what was written there; the text is copied to the real stderr afterwards.
-std::string capture_stderr(const std::function<void()> &call);
+std::string capture_stderr(const std::function<void()>& call);
 
 // Sets an error handler on a communicator for the lifetime of the object.
 class ScopedErrhandler {
  public:
   ScopedErrhandler(MPI_Comm comm, MPI_Errhandler eh);
   ~ScopedErrhandler();
-  ScopedErrhandler(const ScopedErrhandler &) = delete;
-  ScopedErrhandler &operator=(const ScopedErrhandler &) = delete;
+  ScopedErrhandler(const ScopedErrhandler&) = delete;
+  ScopedErrhandler& operator=(const ScopedErrhandler&) = delete;
 
  private:
   MPI_Comm comm_;

@@ -23,14 +23,14 @@ namespace {
 
 // MPIX_TAG_UB of this run (the same on every rank: set by the test registration), 0 if unset.
 int tag_cap() {
-  const char *v = std::getenv("MPIX_TAG_UB");
+  const char* v = std::getenv("MPIX_TAG_UB");
   return v && *v ? std::atoi(v) : 0;
 }
 
-const std::vector<std::string> &algorithms() {
-  static const std::vector<std::string> a = {"pairwise",       "bruck", "linear",   "system",
-                                             "zero_copy_bruck", "tra",   "modified_bruck",
-                                             "tra:radix=2",    "tra2"};
+const std::vector<std::string>& algorithms() {
+  static const std::vector<std::string> a = {"pairwise",       "bruck",           "linear",
+                                             "system",         "zero_copy_bruck", "tra",
+                                             "modified_bruck", "tra:radix=2",     "tra2"};
   return a;
 }
 
@@ -45,7 +45,7 @@ struct Req {
 };
 
 // Collective. Returns the init's code; req->r is set on success.
-int init_req(Req &q, MPI_Comm comm, const std::string &alg, int count, const std::string &name) {
+int init_req(Req& q, MPI_Comm comm, const std::string& alg, int count, const std::string& name) {
   q.x = IntExchange(comm, count);
   q.name = name + " (" + alg + ", count " + std::to_string(count) + ")";
   MPI_Info info = algorithm_info(alg);
@@ -55,8 +55,8 @@ int init_req(Req &q, MPI_Comm comm, const std::string &alg, int count, const std
   return rc;
 }
 
-std::unique_ptr<Req> make_req(MPI_Comm comm, const std::string &alg, int count,
-                              const std::string &name) {
+std::unique_ptr<Req> make_req(MPI_Comm comm, const std::string& alg, int count,
+                              const std::string& name) {
   auto q = std::make_unique<Req>();
   const int rc = init_req(*q, comm, alg, count, name);
   EXPECT_EQ(rc, MPI_SUCCESS) << "init of " << q->name << ": " << error_string(rc);
@@ -64,29 +64,29 @@ std::unique_ptr<Req> make_req(MPI_Comm comm, const std::string &alg, int count,
 }
 
 // New data (salt) for q; salts are handed out in the same order on every rank.
-void refill(Req &q) {
+void refill(Req& q) {
   q.salt = g_salt++;
   q.x.fill(q.salt);
 }
 
-void start_only(Req &q) {
+void start_only(Req& q) {
   const int rc = MPIX_Start(&q.r);
   EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Start of " << q.name << ": " << error_string(rc);
 }
 
-void start(Req &q) {
+void start(Req& q) {
   refill(q);
   start_only(q);
 }
 
-void finish(Req &q, const std::string &when) {
+void finish(Req& q, const std::string& when) {
   const int rc = MPIX_Wait(&q.r, MPI_STATUS_IGNORE);
   EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Wait of " << q.name << " " << when << ": "
                              << error_string(rc);
   q.x.check(q.salt, q.name + " " + when);
 }
 
-void free_req(std::unique_ptr<Req> &q) {
+void free_req(std::unique_ptr<Req>& q) {
   if (!q) return;
   if (q->r != MPIX_REQUEST_NULL) {
     const int rc = MPIX_Request_free(&q->r);
@@ -99,54 +99,54 @@ void free_req(std::unique_ptr<Req> &q) {
 // collectives may be started in different orders on different ranks (MPI-4 asks for the same
 // order only under the info assertion mpi_assert_strict_persistent_collective_ordering), and a
 // tag shared by two live requests then mixes their messages up deterministically.
-std::vector<Req *> start_order(const std::vector<Req *> &reqs, int me) {
-  std::vector<Req *> order = reqs;
+std::vector<Req*> start_order(const std::vector<Req*>& reqs, int me) {
+  std::vector<Req*> order = reqs;
   if (me % 2 == 1) std::reverse(order.begin(), order.end());
   return order;
 }
 
-void start_all(const std::vector<Req *> &reqs, int me) {
-  for (Req *q : reqs) refill(*q);
-  for (Req *q : start_order(reqs, me)) start_only(*q);
+void start_all(const std::vector<Req*>& reqs, int me) {
+  for (Req* q : reqs) refill(*q);
+  for (Req* q : start_order(reqs, me)) start_only(*q);
 }
 
 // Starts every request (in a rank-dependent order, alternately one by one and with
 // MPIX_Startall), then completes them in an order that depends on the rank and `round`, with
 // MPIX_Wait, MPIX_Waitall or polling MPIX_Test, and checks every one.
-void run_all(const std::vector<Req *> &reqs, int me, int round, const std::string &when) {
+void run_all(const std::vector<Req*>& reqs, int me, int round, const std::string& when) {
   if (round % 2 == 0) {
     start_all(reqs, me);
   } else {
     std::vector<MPIX_Request> hs;
-    for (Req *q : reqs) refill(*q);
-    for (Req *q : start_order(reqs, me)) hs.push_back(q->r);
+    for (Req* q : reqs) refill(*q);
+    for (Req* q : start_order(reqs, me)) hs.push_back(q->r);
     const int rc = MPIX_Startall(int(hs.size()), hs.data());
     EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Startall " << when << ": " << error_string(rc);
   }
-  std::vector<Req *> order = reqs;
+  std::vector<Req*> order = reqs;
   if (!order.empty())
     std::rotate(order.begin(), order.begin() + (me + round) % int(order.size()), order.end());
   if (me % 2 == 1) std::reverse(order.begin(), order.end());
   switch ((me + round) % 3) {
     case 0:
-      for (Req *q : order) finish(*q, when);
+      for (Req* q : order) finish(*q, when);
       break;
     case 1: {
       std::vector<MPIX_Request> hs;
-      for (Req *q : order) hs.push_back(q->r);
+      for (Req* q : order) hs.push_back(q->r);
       std::vector<MPI_Status> st(hs.size());
       const int rc = MPIX_Waitall(int(hs.size()), hs.data(), st.data());
       EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Waitall " << when << ": " << error_string(rc);
-      for (Req *q : order) q->x.check(q->salt, q->name + " " + when);
+      for (Req* q : order) q->x.check(q->salt, q->name + " " + when);
       break;
     }
     default:
-      for (Req *q : order) {
+      for (Req* q : order) {
         int flag = 0;
         for (long spins = 0; !flag; ++spins) {
           const int rc = MPIX_Test(&q->r, &flag, MPI_STATUS_IGNORE);
-          EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Test of " << q->name << " " << when << ": "
-                                     << error_string(rc);
+          EXPECT_EQ(rc, MPI_SUCCESS)
+              << "MPIX_Test of " << q->name << " " << when << ": " << error_string(rc);
           if (rc != MPI_SUCCESS) break;
         }
         q->x.check(q->salt, q->name + " " + when);
@@ -169,25 +169,26 @@ TEST(Tags, LongLivedRequestAmongManyShortLivedOnes) {
   std::unique_ptr<Req> L = make_req(comm, "pairwise", 3, "long-lived L");
   std::unique_ptr<Req> late;  // rank 0: the previous iteration's B
   const int iterations = 24;
-  const auto &algs = algorithms();
+  const auto& algs = algorithms();
   for (int i = 0; i < iterations && !::testing::Test::HasFailure(); ++i) {
     const std::string when = "in iteration " + std::to_string(i);
     const bool l_active = i % 2 == 0;
     if (l_active) start(*L);  // active across the inits below
-    std::unique_ptr<Req> A = make_req(comm, algs[std::size_t(i) % algs.size()], 1 + i % 4,
-                                      "A" + std::to_string(i));
-    std::unique_ptr<Req> B = make_req(comm, algs[std::size_t(i + 3) % algs.size()],
-                                      2 + (i % 3) * 2, "B" + std::to_string(i));
+    std::unique_ptr<Req> A =
+        make_req(comm, algs[std::size_t(i) % algs.size()], 1 + i % 4, "A" + std::to_string(i));
+    std::unique_ptr<Req> B = make_req(comm, algs[std::size_t(i + 3) % algs.size()], 2 + (i % 3) * 2,
+                                      "B" + std::to_string(i));
     if (me == 0) free_req(late);
     if (l_active) finish(*L, when + " (active across two inits)");
-    std::vector<Req *> reqs = {A.get(), B.get()};
+    std::vector<Req*> reqs = {A.get(), B.get()};
     if (i % 3 != 0) reqs.insert(reqs.begin(), L.get());
     if (i % 3 == 1) {
       // A blocking call on the same communicator while the requests run.
       start_all(reqs, me);
-      expect_blocking_works(comm, 2, g_salt++, "blocking MPIX_Alltoall " + when +
-                                                   " while persistent requests are active");
-      for (Req *q : reqs) finish(*q, when + " (after a blocking call)");
+      expect_blocking_works(
+          comm, 2, g_salt++,
+          "blocking MPIX_Alltoall " + when + " while persistent requests are active");
+      for (Req* q : reqs) finish(*q, when + " (after a blocking call)");
     } else {
       run_all(reqs, me, i, when);
     }
@@ -218,14 +219,14 @@ TEST(Tags, ExhaustionFailsEverywhereAndRecovers) {
   DupComm c;
   const MPI_Comm comm = c.get();
   const int me = comm_rank(comm), P = comm_size(comm);
-  const auto &algs = algorithms();
+  const auto& algs = algorithms();
   std::vector<std::unique_ptr<Req>> live;
   for (int k = 0; k < cap; ++k)
-    live.push_back(make_req(comm, algs[std::size_t(k) % algs.size()], 1 + k,
-                            "live " + std::to_string(k)));
+    live.push_back(
+        make_req(comm, algs[std::size_t(k) % algs.size()], 1 + k, "live " + std::to_string(k)));
   ASSERT_TRUE(all_true(comm, !::testing::Test::HasFailure()));
 
-  auto expect_no_free_tag = [&](const std::string &when) {
+  auto expect_no_free_tag = [&](const std::string& when) {
     Req extra;
     const int rc = init_req(extra, comm, "bruck", 2, "one too many");
     expect_class_everywhere(comm, rc, MPI_ERR_OTHER, "MPIX_Alltoall_init " + when);
@@ -245,12 +246,12 @@ TEST(Tags, ExhaustionFailsEverywhereAndRecovers) {
   expect_no_free_tag("with all " + std::to_string(cap) + " tags live");
 
   // The live requests, and a blocking call among them, still work.
-  std::vector<Req *> all;
-  for (auto &q : live) all.push_back(q.get());
+  std::vector<Req*> all;
+  for (auto& q : live) all.push_back(q.get());
   run_all(all, me, 0, "after the failed inits");
   start_all(all, me);
   expect_blocking_works(comm, 3, g_salt++, "blocking call with every tag live and active");
-  for (Req *q : all) finish(*q, "around a blocking call");
+  for (Req* q : all) finish(*q, "around a blocking call");
 
   // Rank 0 frees one; the others still hold its tag: still none free.
   if (me == 0) free_req(live[1]);
@@ -259,19 +260,19 @@ TEST(Tags, ExhaustionFailsEverywhereAndRecovers) {
   if (me != 0) free_req(live[1]);
   live[1] = make_req(comm, "linear", 5, "replacement");
   all.clear();
-  for (auto &q : live) all.push_back(q.get());
+  for (auto& q : live) all.push_back(q.get());
   run_all(all, me, 1, "with the replacement");
   run_all(all, me, 2, "with the replacement, again");
   expect_no_free_tag("after the replacement took the freed tag");
-  for (auto &q : live) free_req(q);
+  for (auto& q : live) free_req(q);
   // All free again: a full set can be created once more.
   for (int k = 0; k < cap; ++k)
     live[std::size_t(k)] = make_req(comm, algs[std::size_t(k + 2) % algs.size()], 2,
                                     "second generation " + std::to_string(k));
   all.clear();
-  for (auto &q : live) all.push_back(q.get());
+  for (auto& q : live) all.push_back(q.get());
   run_all(all, me, 3, "second generation");
-  for (auto &q : live) free_req(q);
+  for (auto& q : live) free_req(q);
 }
 
 // "system" requests hold tags too (their MPI requests live on the private communicator).
@@ -288,14 +289,14 @@ TEST(Tags, SystemRequestsHoldTags) {
   const int rc = init_req(extra, comm, "system", 2, "one too many");
   expect_class_everywhere(comm, rc, MPI_ERR_OTHER, "the (MPIX_TAG_UB+1)-th system request");
   if (extra.r != MPIX_REQUEST_NULL) MPIX_Request_free(&extra.r);
-  std::vector<Req *> all;
-  for (auto &q : live) all.push_back(q.get());
+  std::vector<Req*> all;
+  for (auto& q : live) all.push_back(q.get());
   run_all(all, me, 0, "system requests");
   free_req(live[0]);
   live[0] = make_req(comm, "pairwise", 3, "pairwise after a system request");
   all[0] = live[0].get();
   run_all(all, me, 1, "mixed");
-  for (auto &q : live) free_req(q);
+  for (auto& q : live) free_req(q);
 }
 
 // Neighbor requests draw from the same tags as the others of their communicator.
@@ -317,7 +318,7 @@ TEST(Tags, NeighborRequestsHoldTags) {
   std::vector<NReq> live(static_cast<std::size_t>(cap));
   std::unique_ptr<Req> all2all;
   for (int k = 0; k < cap; ++k) {
-    NReq &q = live[std::size_t(k)];
+    NReq& q = live[std::size_t(k)];
     const int n = 1 + k;
     q.send.assign(std::size_t(2 * n), 0);
     q.recv.assign(std::size_t(2 * n), kPoison);
@@ -325,8 +326,8 @@ TEST(Tags, NeighborRequestsHoldTags) {
       all2all = make_req(ring, "bruck", 2, "alltoall on the ring");
       continue;
     }
-    const int rc = MPIX_Neighbor_alltoall_init(q.send.data(), n, MPI_INT, q.recv.data(), n,
-                                               MPI_INT, ring, MPI_INFO_NULL, &q.r);
+    const int rc = MPIX_Neighbor_alltoall_init(q.send.data(), n, MPI_INT, q.recv.data(), n, MPI_INT,
+                                               ring, MPI_INFO_NULL, &q.r);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
   }
   std::vector<int> s(2), r(2);
@@ -338,7 +339,7 @@ TEST(Tags, NeighborRequestsHoldTags) {
   // All of them at once, data checked (direction d: block 0 goes left, block 1 right).
   const int salt = g_salt++;
   for (int k = 0; k + 1 < cap; ++k) {
-    NReq &q = live[std::size_t(k)];
+    NReq& q = live[std::size_t(k)];
     const int n = 1 + k;
     for (int b = 0; b < 2; ++b)
       for (int j = 0; j < n; ++j) q.send[std::size_t(b * n + j)] = value(me, b, j, salt + k);
@@ -347,7 +348,7 @@ TEST(Tags, NeighborRequestsHoldTags) {
   }
   start(*all2all);
   for (int k = cap - 2; k >= 0; --k) {
-    NReq &q = live[std::size_t(k)];
+    NReq& q = live[std::size_t(k)];
     const int n = 1 + k;
     EXPECT_EQ(MPIX_Wait(&q.r, MPI_STATUS_IGNORE), MPI_SUCCESS);
     // Block 0 comes from the left neighbor's block 1, block 1 from the right one's block 0.
@@ -357,7 +358,7 @@ TEST(Tags, NeighborRequestsHoldTags) {
     }
   }
   finish(*all2all, "next to neighbor requests");
-  for (auto &q : live)
+  for (auto& q : live)
     if (q.r != MPIX_REQUEST_NULL) MPIX_Request_free(&q.r);
   free_req(all2all);
   MPI_Comm_free(&ring);
@@ -370,15 +371,15 @@ TEST(Tags, CommunicatorsAreIndependent) {
   const int n = cap > 0 && cap <= 16 ? cap : 4;
   DupComm cx, cy;
   const int me = comm_rank(cx.get());
-  const auto &algs = algorithms();
+  const auto& algs = algorithms();
   std::vector<std::unique_ptr<Req>> xs, ys;
   for (int k = 0; k < n; ++k) {
-    xs.push_back(make_req(cx.get(), algs[std::size_t(k) % algs.size()], 1 + k,
-                          "X" + std::to_string(k)));
+    xs.push_back(
+        make_req(cx.get(), algs[std::size_t(k) % algs.size()], 1 + k, "X" + std::to_string(k)));
     ys.push_back(make_req(cy.get(), algs[std::size_t(k + 1) % algs.size()], 2 + 2 * k,
                           "Y" + std::to_string(k)));
   }
-  std::vector<Req *> all;
+  std::vector<Req*> all;
   for (int k = 0; k < n; ++k) {
     all.push_back(xs[std::size_t(k)].get());
     all.push_back(ys[std::size_t(k)].get());
@@ -399,8 +400,8 @@ TEST(Tags, CommunicatorsAreIndependent) {
     if (extra2.r != MPIX_REQUEST_NULL) MPIX_Request_free(&extra2.r);
     run_all(all, me, 4, "two communicators after the replacement");
   }
-  for (auto &q : xs) free_req(q);
-  for (auto &q : ys) free_req(q);
+  for (auto& q : xs) free_req(q);
+  for (auto& q : ys) free_req(q);
 }
 
 }  // namespace

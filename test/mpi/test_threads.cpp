@@ -46,25 +46,31 @@ using Kind = Exchange::Kind;
 
 namespace {
 
-const std::vector<std::string> kAlltoall = {"bruck", "tra", "pairwise", "zero_copy_bruck",
-                                            "modified_bruck", "tra:radix=2", "linear"};
+const std::vector<std::string> kAlltoall = {
+    "bruck", "tra", "pairwise", "zero_copy_bruck", "modified_bruck", "tra:radix=2", "linear"};
 const std::vector<std::string> kAlltoallv = {"bruck", "pairwise", "multipair_testany",
                                              "multipair_waitany", "multipair_waitall:window=2"};
 const std::vector<std::string> kNeighbor = {"direct", "locality"};
 
-const char *collective_of(Kind k) {
+const char* collective_of(Kind k) {
   switch (k) {
-    case Kind::Uniform: return "alltoall";
-    case Kind::Varying: return "alltoallv";
-    case Kind::Ring: return "neighbor_alltoallv";
+    case Kind::Uniform:
+      return "alltoall";
+    case Kind::Varying:
+      return "alltoallv";
+    case Kind::Ring:
+      return "neighbor_alltoallv";
   }
   return "?";
 }
-const std::vector<std::string> &algorithms_of(Kind k) {
+const std::vector<std::string>& algorithms_of(Kind k) {
   switch (k) {
-    case Kind::Uniform: return kAlltoall;
-    case Kind::Varying: return kAlltoallv;
-    case Kind::Ring: return kNeighbor;
+    case Kind::Uniform:
+      return kAlltoall;
+    case Kind::Varying:
+      return kAlltoallv;
+    case Kind::Ring:
+      return kNeighbor;
   }
   return kAlltoall;
 }
@@ -90,7 +96,7 @@ class Threads : public ::testing::TestWithParam<int> {
   }
   void TearDown() override {
     watchdog_.reset();
-    for (MPI_Comm &c : comms_)
+    for (MPI_Comm& c : comms_)
       if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
   }
   // A new communicator (a duplicate of MPI_COMM_WORLD, or a ring), freed at the end.
@@ -111,15 +117,15 @@ void blocking_loop(MPI_Comm comm, Kind kind, int t, int iters) {
   std::vector<std::unique_ptr<Exchange>> ex;
   for (int c : kCounts)
     ex.push_back(std::make_unique<Exchange>(comm, kind, c, 1000u * unsigned(t) + unsigned(c)));
-  const std::vector<std::string> &algs = algorithms_of(kind);
+  const std::vector<std::string>& algs = algorithms_of(kind);
   for (int it = 0; it < iters; ++it) {
     if (it % 3 == 0) {
-      const std::string &alg = algs[(std::size_t(t) + std::size_t(it / 3)) % algs.size()];
+      const std::string& alg = algs[(std::size_t(t) + std::size_t(it / 3)) % algs.size()];
       const int rc = MPIX_Comm_set_algorithm(comm, collective_of(kind), alg.c_str());
       EXPECT_EQ(rc, MPI_SUCCESS) << "thread " << t << ": MPIX_Comm_set_algorithm " << alg << ": "
                                  << error_text(rc);
     }
-    Exchange &x = *ex[std::size_t(it + t) % ex.size()];
+    Exchange& x = *ex[std::size_t(it + t) % ex.size()];
     x.prepare(it);
     const int rc = x.blocking();
     EXPECT_EQ(rc, MPI_SUCCESS) << "thread " << t << " iteration " << it << ": " << error_text(rc);
@@ -169,7 +175,7 @@ struct Req {
 // The request of slot k of a thread: kind, algorithm and size from (t, k).
 std::unique_ptr<Req> make_req(MPI_Comm comm, MPI_Comm ring, int t, int k, Kind kind) {
   auto r = std::make_unique<Req>();
-  const std::vector<std::string> &algs = algorithms_of(kind);
+  const std::vector<std::string>& algs = algorithms_of(kind);
   r->algorithm = algs[std::size_t(3 * t + k) % algs.size()];
   const int count = kCounts[std::size_t(t + 2 * k) % 4];
   r->ex = std::make_unique<Exchange>(kind == Kind::Ring ? ring : comm, kind, count,
@@ -183,14 +189,14 @@ std::unique_ptr<Req> make_req(MPI_Comm comm, MPI_Comm ring, int t, int k, Kind k
 // the iteration), then completed with Wait in order or reversed, with Waitall, or by polling
 // Test; every element checked (a wrong result is recorded and the cycles go on, so that every
 // rank keeps the same sequence). Returns whether all data was right.
-bool cycle(std::vector<std::unique_ptr<Req>> &reqs, int me, int t, int iters, int first_iter = 0) {
+bool cycle(std::vector<std::unique_ptr<Req>>& reqs, int me, int t, int iters, int first_iter = 0) {
   const int n = int(reqs.size());
-  for (auto &r : reqs)
+  for (auto& r : reqs)
     if (r->req == MPIX_REQUEST_NULL) return false;  // its init failed (on every rank: agreed)
   std::vector<MPIX_Request> handles(std::size_t(n), MPIX_REQUEST_NULL);
   long bad = 0;
   for (int it = first_iter; it < first_iter + iters; ++it) {
-    for (auto &r : reqs) r->ex->prepare(it);
+    for (auto& r : reqs) r->ex->prepare(it);
     const bool reverse = (me + t + it) % 2 == 1;
     const int mode = (me + it) % 4;
     if (mode == 3) {
@@ -199,20 +205,20 @@ bool cycle(std::vector<std::unique_ptr<Req>> &reqs, int me, int t, int iters, in
       EXPECT_EQ(rc, MPI_SUCCESS) << "thread " << t << ": Startall: " << error_text(rc);
     } else {
       for (int j = 0; j < n; ++j) {
-        Req &r = *reqs[std::size_t(reverse ? n - 1 - j : j)];
+        Req& r = *reqs[std::size_t(reverse ? n - 1 - j : j)];
         const int rc = MPIX_Start(&r.req);
-        EXPECT_EQ(rc, MPI_SUCCESS) << "thread " << t << ": Start " << r.name() << ": "
-                                   << error_text(rc);
+        EXPECT_EQ(rc, MPI_SUCCESS)
+            << "thread " << t << ": Start " << r.name() << ": " << error_text(rc);
       }
     }
     switch (mode) {
       case 0:
       case 1:
         for (int j = 0; j < n; ++j) {
-          Req &r = *reqs[std::size_t((mode == 1) != reverse ? n - 1 - j : j)];
+          Req& r = *reqs[std::size_t((mode == 1) != reverse ? n - 1 - j : j)];
           const int rc = MPIX_Wait(&r.req, MPI_STATUS_IGNORE);
-          EXPECT_EQ(rc, MPI_SUCCESS) << "thread " << t << ": Wait " << r.name() << ": "
-                                     << error_text(rc);
+          EXPECT_EQ(rc, MPI_SUCCESS)
+              << "thread " << t << ": Wait " << r.name() << ": " << error_text(rc);
         }
         break;
       case 2: {
@@ -234,14 +240,13 @@ bool cycle(std::vector<std::unique_ptr<Req>> &reqs, int me, int t, int iters, in
         break;
       }
     }
-    for (auto &r : reqs)
-      bad += r->ex->check(it, "thread " + std::to_string(t) + " " + r->name());
+    for (auto& r : reqs) bad += r->ex->check(it, "thread " + std::to_string(t) + " " + r->name());
   }
   return bad == 0;
 }
 
-void free_all(std::vector<std::unique_ptr<Req>> &reqs, int t) {
-  for (auto &r : reqs) {
+void free_all(std::vector<std::unique_ptr<Req>>& reqs, int t) {
+  for (auto& r : reqs) {
     const int rc = MPIX_Request_free(&r->req);
     EXPECT_EQ(rc, MPI_SUCCESS) << "thread " << t << ": free " << r->name() << ": "
                                << error_text(rc);
@@ -274,7 +279,7 @@ class Shared {
       for (int k = 0; k < per_thread; ++k)
         per_[std::size_t(t)].push_back(make_req(comm, ring, t, k, kinds[(t + k) % 4]));
   }
-  std::vector<std::unique_ptr<Req>> &of(int t) { return per_[std::size_t(t)]; }
+  std::vector<std::unique_ptr<Req>>& of(int t) { return per_[std::size_t(t)]; }
 
  private:
   std::vector<std::vector<std::unique_ptr<Req>>> per_;
@@ -330,9 +335,15 @@ TEST_P(Threads, MixedBlockingAndPersistent) {
   run_threads(nthreads_, [&](int t) {
     stagger(me_, t);
     switch (t % 4) {
-      case 0: blocking_loop(own[t], Kind::Uniform, t, iterations()); break;
-      case 2: blocking_loop(own[t], Kind::Varying, t, iterations()); break;
-      default: cycle(shared.of(t), me_, t, iterations()); break;
+      case 0:
+        blocking_loop(own[t], Kind::Uniform, t, iterations());
+        break;
+      case 2:
+        blocking_loop(own[t], Kind::Varying, t, iterations());
+        break;
+      default:
+        cycle(shared.of(t), me_, t, iterations());
+        break;
     }
   });
   for (int t = 0; t < nthreads_; ++t) free_all(shared.of(t), t);
@@ -368,11 +379,10 @@ class Ownership : public ::testing::Test {
     watchdog_.reset();
     if (self_ != MPI_COMM_NULL) MPI_Comm_free(&self_);
   }
-  MPIX_Request make(std::vector<int> &buf) {
+  MPIX_Request make(std::vector<int>& buf) {
     MPIX_Request r = MPIX_REQUEST_NULL;
-    const int rc =
-        MPIX_Alltoall_init(buf.data(), 1, MPI_INT, buf.data() + 1, 1, MPI_INT, self_,
-                           MPI_INFO_NULL, &r);
+    const int rc = MPIX_Alltoall_init(buf.data(), 1, MPI_INT, buf.data() + 1, 1, MPI_INT, self_,
+                                      MPI_INFO_NULL, &r);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_text(rc);
     return r;
   }
@@ -422,7 +432,7 @@ TEST_F(Ownership, ConcurrentStartallSharingARequest) {
   }
   EXPECT_EQ(both.load(), 0) << "both calls started the shared request";
   EXPECT_EQ(partial.load(), 0);
-  for (MPIX_Request *r : {&own[0], &own[1], &shared}) EXPECT_EQ(MPIX_Request_free(r), MPI_SUCCESS);
+  for (MPIX_Request* r : {&own[0], &own[1], &shared}) EXPECT_EQ(MPIX_Request_free(r), MPI_SUCCESS);
 }
 
 // The user frees the communicator of a request in one thread while another thread keeps
@@ -473,7 +483,7 @@ TEST_F(Ownership, CommunicatorFreedWhileRequestRuns) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Threads, ::testing::Values(2, 4),
-                         [](const ::testing::TestParamInfo<int> &p) {
+                         [](const ::testing::TestParamInfo<int>& p) {
                            return std::to_string(p.param) + "threads";
                          });
 

@@ -54,7 +54,7 @@ long rounds_K(long P, long r) { return static_cast<long>(radix_rounds(P, r).size
 
 long blocks_D(long P, long r) {
   long d = 0;
-  for (const RadixRound &x : radix_rounds(P, r)) d += x.blocks;
+  for (const RadixRound& x : radix_rounds(P, r)) d += x.blocks;
   return d;
 }
 
@@ -74,8 +74,8 @@ long ceil_div(long a, long b) { return (a + b - 1) / b; }
 // ------------------------------------------------------------------------------------------
 struct Loc {
   int P = 1, me = 0;
-  int N = 1;              // nodes
-  int maxQ = 1, minQ = 1; // ranks per node
+  int N = 1;               // nodes
+  int maxQ = 1, minQ = 1;  // ranks per node
   bool uniform = true;
   std::vector<int> node_of, local_of, node_size;
   int my_node = 0, my_local = 0, myQ = 1;
@@ -126,17 +126,17 @@ Loc locality_of(MPI_Comm comm) {
   return L;
 }
 
-int max_intra(const Loc &L) { return std::max(2, L.maxQ); }
-int max_inter(const Loc &L) { return std::max(2, L.N); }
-int default_intra(const Loc &L) { return std::min(max_intra(L), std::max(2, ceil_sqrt(L.maxQ))); }
-int default_inter(const Loc &L) { return std::min(max_inter(L), std::max(2, L.N)); }
+int max_intra(const Loc& L) { return std::max(2, L.maxQ); }
+int max_inter(const Loc& L) { return std::max(2, L.N); }
+int default_intra(const Loc& L) { return std::min(max_intra(L), std::max(2, ceil_sqrt(L.maxQ))); }
+int default_inter(const Loc& L) { return std::min(max_inter(L), std::max(2, L.N)); }
 
 std::string tra2_spec(int intra, int inter) {
   return "tra2:radix_intra=" + std::to_string(intra) + ",radix_inter=" + std::to_string(inter);
 }
 
 // The radices a tra2 spec must run with.
-void tra2_radices(const std::string &spec, const Loc &L, int *intra, int *inter) {
+void tra2_radices(const std::string& spec, const Loc& L, int* intra, int* inter) {
   Spec s;
   *intra = default_intra(L);
   *inter = default_inter(L);
@@ -146,15 +146,11 @@ void tra2_radices(const std::string &spec, const Loc &L, int *intra, int *inter)
 }
 
 // Every radix pair worth running on this layout: the defaults, the extremes, each key alone.
-std::vector<std::string> tra2_specs(const Loc &L) {
+std::vector<std::string> tra2_specs(const Loc& L) {
   const int mi = max_intra(L), me = max_inter(L);
   std::vector<std::string> specs = {
-      "tra2",
-      tra2_spec(2, 2),
-      tra2_spec(mi, 2),
-      tra2_spec(2, me),
-      "tra2:radix_inter=2",
-      "tra2:radix_intra=" + std::to_string(mi),
+      "tra2",           tra2_spec(2, 2),      tra2_spec(mi, 2),
+      tra2_spec(2, me), "tra2:radix_inter=2", "tra2:radix_intra=" + std::to_string(mi),
   };
   if (mi >= 3 && me >= 3) specs.push_back(tra2_spec(3, 3));
   if (mi >= 4) specs.push_back("tra2:radix_inter=" + std::to_string(me) + ",radix_intra=4");
@@ -174,8 +170,8 @@ struct Traffic {
 
 Traffic traffic_of(MPIX_Request req) {
   Traffic t;
-  const int rc = MPIX_Request_get_traffic(req, &t.messages, &t.bytes, &t.inter_messages,
-                                          &t.inter_bytes);
+  const int rc =
+      MPIX_Request_get_traffic(req, &t.messages, &t.bytes, &t.inter_messages, &t.inter_bytes);
   EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Request_get_traffic: " << error_string(rc);
   return t;
 }
@@ -192,9 +188,9 @@ bool all_ok(MPI_Comm comm, bool local) {
   return out != 0;
 }
 
-MPIX_Request init_alltoall(MPI_Comm comm, const std::string &spec, const void *sbuf, int scount,
-                           MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype,
-                           int *rc) {
+MPIX_Request init_alltoall(MPI_Comm comm, const std::string& spec, const void* sbuf, int scount,
+                           MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                           int* rc) {
   MPI_Info info = MPI_INFO_NULL;
   if (!spec.empty()) {
     MPI_Info_create(&info);
@@ -224,8 +220,18 @@ const TypeCase kCases[] = {
     {"resized_lb_to_contig2", layout_resized_lb, 1, layout_contig2_int, 1},
 };
 enum CaseId {
-  kInt, kDouble, kByte, kVectorGaps, kVectorTrailing, kStruct, kResizedLb, kNegStride,
-  kVectorToInt, kIntToContig4, kStructToPacked, kResizedLbToContig2
+  kInt,
+  kDouble,
+  kByte,
+  kVectorGaps,
+  kVectorTrailing,
+  kStruct,
+  kResizedLb,
+  kNegStride,
+  kVectorToInt,
+  kIntToContig4,
+  kStructToPacked,
+  kResizedLbToContig2
 };
 
 struct Param {
@@ -242,21 +248,13 @@ std::vector<Param> make_params() {
     std::vector<int> units, in_place_units;
   };
   const std::vector<Row> rows = {
-      {kInt, {0, 1, 3, 100}, {0, 3}},
-      {kDouble, {1, 7}, {2}},
-      {kByte, {1, 5, 301}, {}},
-      {kVectorGaps, {0, 1, 3}, {2}},
-      {kVectorTrailing, {2}, {1}},
-      {kStruct, {1, 3}, {3}},
-      {kResizedLb, {1, 4}, {1, 3}},
-      {kNegStride, {1, 3}, {2}},
-      {kVectorToInt, {1, 3}, {}},
-      {kIntToContig4, {1, 2}, {}},
-      {kStructToPacked, {1, 3}, {}},
-      {kResizedLbToContig2, {2}, {}},
+      {kInt, {0, 1, 3, 100}, {0, 3}}, {kDouble, {1, 7}, {2}},        {kByte, {1, 5, 301}, {}},
+      {kVectorGaps, {0, 1, 3}, {2}},  {kVectorTrailing, {2}, {1}},   {kStruct, {1, 3}, {3}},
+      {kResizedLb, {1, 4}, {1, 3}},   {kNegStride, {1, 3}, {2}},     {kVectorToInt, {1, 3}, {}},
+      {kIntToContig4, {1, 2}, {}},    {kStructToPacked, {1, 3}, {}}, {kResizedLbToContig2, {2}, {}},
   };
   std::vector<Param> params;
-  for (const Row &r : rows) {
+  for (const Row& r : rows) {
     for (int u : r.units) {
       const bool core = (r.case_id == kInt && u == 3) || (r.case_id == kResizedLb && u == 4);
       params.push_back({static_cast<int>(params.size()), r.case_id, u, false, core});
@@ -269,32 +267,31 @@ std::vector<Param> make_params() {
   return params;
 }
 
-const std::vector<Param> &all_params() {
+const std::vector<Param>& all_params() {
   static const std::vector<Param> params = make_params();
   return params;
 }
 
-void PrintTo(const Param &p, std::ostream *os) {
+void PrintTo(const Param& p, std::ostream* os) {
   *os << kCases[p.case_id].name << " x" << p.units << (p.in_place ? " in place" : "");
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param> &info) {
-  const Param &p = info.param;
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const Param& p = info.param;
   return std::string(kCases[p.case_id].name) + "_x" + std::to_string(p.units) +
          (p.in_place ? "_in_place" : "");
 }
 
 int matrix_stride(long nspecs) {
-  static const int stride =
-      sample_stride(static_cast<long>(all_params().size()) * nspecs * 2, 8.0);
+  static const int stride = sample_stride(static_cast<long>(all_params().size()) * nspecs * 2, 8.0);
   return stride;
 }
 
 class Tra2Matrix : public ::testing::TestWithParam<Param> {};
 
 TEST_P(Tra2Matrix, EveryRadixPair) {
-  const Param &p = GetParam();
-  const TypeCase &tc = kCases[p.case_id];
+  const Param& p = GetParam();
+  const TypeCase& tc = kCases[p.case_id];
   const Loc L = locality_of(MPI_COMM_WORLD);
   const std::vector<std::string> specs = tra2_specs(L);
   Layout send = tc.send();
@@ -304,7 +301,7 @@ TEST_P(Tra2Matrix, EveryRadixPair) {
   const long n = static_cast<long>(specs.size());
   const int stride = matrix_stride(n);
   for (long a = 0; a < n; ++a) {
-    const std::string &spec = specs[static_cast<std::size_t>(a)];
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
     const long combo = (static_cast<long>(p.index) * 16 + a) * 2 + 7000;
     // When sampling, the default and the extremes still run on the core configurations (int
     // x3 with the first four radix pairs, the others with the default); Tra2.Traffic runs
@@ -316,8 +313,8 @@ TEST_P(Tra2Matrix, EveryRadixPair) {
                      p.units * tc.recv_mult, opt);
     }
     if (core || sampled(combo + 1, stride)) {
-      run_blocking(MPI_COMM_WORLD, spec, send, p.units * tc.send_mult, recv,
-                   p.units * tc.recv_mult, p.in_place);
+      run_blocking(MPI_COMM_WORLD, spec, send, p.units * tc.send_mult, recv, p.units * tc.recv_mult,
+                   p.in_place);
     }
   }
 }
@@ -351,10 +348,10 @@ TEST(Tra2, ReportedRadices) {
   const Loc L = locality_of(MPI_COMM_WORLD);
   SCOPED_TRACE(L.text());
   std::vector<int> s(static_cast<std::size_t>(L.P)), r(s.size());
-  for (const std::string &spec : tra2_specs(L)) {
+  for (const std::string& spec : tra2_specs(L)) {
     int rc = 0;
-    MPIX_Request req = init_alltoall(MPI_COMM_WORLD, spec, s.data(), 1, MPI_INT, r.data(), 1,
-                                     MPI_INT, &rc);
+    MPIX_Request req =
+        init_alltoall(MPI_COMM_WORLD, spec, s.data(), 1, MPI_INT, r.data(), 1, MPI_INT, &rc);
     EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << error_string(rc);
     if (rc != MPI_SUCCESS) continue;
     int intra = 0, inter = 0;
@@ -384,11 +381,11 @@ TEST(Tra2, BadInfoValues) {
       "tra2:radix_intra=2,radix_intra=2",
       "tra:radix_intra=2",
   };
-  for (const std::string &spec : bad) {
+  for (const std::string& spec : bad) {
     SCOPED_TRACE("mpix_algorithm='" + spec + "'");
     int rc = 0;
-    MPIX_Request req = init_alltoall(MPI_COMM_WORLD, spec, s.data(), 1, MPI_INT, r.data(), 1,
-                                     MPI_INT, &rc);
+    MPIX_Request req =
+        init_alltoall(MPI_COMM_WORLD, spec, s.data(), 1, MPI_INT, r.data(), 1, MPI_INT, &rc);
     EXPECT_EQ(error_class(rc), MPI_ERR_INFO_VALUE) << error_string(rc);
     EXPECT_EQ(req, MPIX_REQUEST_NULL);
     if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
@@ -402,11 +399,11 @@ TEST(Tra2, BadInfoValues) {
 // ------------------------------------------------------------------------------------------
 
 // Per-rank checks of one tra2 request with B packed bytes per block; returns the traffic.
-Traffic check_tra2_traffic(MPIX_Request req, const Loc &L, int intra, int inter, long long B,
-                           const std::string &what) {
-  SCOPED_TRACE(what + ", radix_intra=" + std::to_string(intra) + ", radix_inter=" +
-               std::to_string(inter) + ", " + L.text() + ", block " + std::to_string(B) +
-               " bytes, rank " + std::to_string(L.me));
+Traffic check_tra2_traffic(MPIX_Request req, const Loc& L, int intra, int inter, long long B,
+                           const std::string& what) {
+  SCOPED_TRACE(what + ", radix_intra=" + std::to_string(intra) +
+               ", radix_inter=" + std::to_string(inter) + ", " + L.text() + ", block " +
+               std::to_string(B) + " bytes, rank " + std::to_string(L.me));
   const Traffic t = traffic_of(req);
   EXPECT_GE(t.messages, 0);
   EXPECT_GE(t.bytes, 0);
@@ -445,7 +442,7 @@ Traffic check_tra2_traffic(MPIX_Request req, const Loc &L, int intra, int inter,
 
 // Sum over ranks of the blocks (of B bytes) that must cross nodes: the least any algorithm
 // moves between nodes.
-long long remote_blocks(const Loc &L) {
+long long remote_blocks(const Loc& L) {
   long long n = 0;
   for (int r = 0; r < L.P; ++r) n += L.P - L.node_size_of(r);
   return n;
@@ -453,9 +450,9 @@ long long remote_blocks(const Loc &L) {
 
 // Rank sum of TRA's inter-node messages: round (x,z) goes over distance z*r^x, to p + d or
 // p - d depending on the placement variant (the sum over ranks is the same either way).
-long long tra_inter_messages_sum(const Loc &L, int radix) {
+long long tra_inter_messages_sum(const Loc& L, int radix) {
   long long n = 0;
-  for (const RadixRound &x : radix_rounds(L.P, radix)) {
+  for (const RadixRound& x : radix_rounds(L.P, radix)) {
     for (int p = 0; p < L.P; ++p) n += !L.same_node(p, static_cast<int>((p + x.distance) % L.P));
   }
   return n;
@@ -468,7 +465,7 @@ TEST(Tra2, Traffic) {
   Layout lint = layout_int();
   Layout lvec = layout_vector_gaps();
   struct Shape {
-    const Layout *lay;
+    const Layout* lay;
     int count;
     long long bytes;  // packed bytes per block
   };
@@ -477,16 +474,16 @@ TEST(Tra2, Traffic) {
   // Slow MPI: every radix pair with one shape, the first two pairs with all shapes.
   const int stride = sample_stride(static_cast<long>(specs.size()) * 3, 3.0);
   for (std::size_t a = 0; a < specs.size(); ++a) {
-    const std::string &spec = specs[a];
+    const std::string& spec = specs[a];
     int intra = 0, inter = 0;
     tra2_radices(spec, L, &intra, &inter);
     for (int k = 0; k < 3; ++k) {
-      const Shape &sh = shapes[k];
+      const Shape& sh = shapes[k];
       if (stride > 1 && k > 0 && a >= 2 && !sampled(static_cast<long>(a) * 3 + k, stride)) continue;
       Buffer sbuf(*sh.lay, sh.count, L.P, 0xC3), rbuf(*sh.lay, sh.count, L.P, 0xA5);
       int rc = 0;
-      MPIX_Request req = init_alltoall(comm, spec, sbuf.ptr(), sh.count, sh.lay->type(),
-                                       rbuf.ptr(), sh.count, sh.lay->type(), &rc);
+      MPIX_Request req = init_alltoall(comm, spec, sbuf.ptr(), sh.count, sh.lay->type(), rbuf.ptr(),
+                                       sh.count, sh.lay->type(), &rc);
       EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << error_string(rc);
       if (!all_ok(comm, rc == MPI_SUCCESS)) {
         if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
@@ -525,7 +522,7 @@ TEST(Tra2, FewerInterNodeMessagesThanTra) {
   if (L.P < 2) GTEST_SKIP() << "one rank";
   SCOPED_TRACE(L.text());
   std::vector<int> s(static_cast<std::size_t>(4 * L.P)), r(s.size());
-  auto inter_sum = [&](const std::string &spec, Traffic *mine) -> long long {
+  auto inter_sum = [&](const std::string& spec, Traffic* mine) -> long long {
     int rc = 0;
     MPIX_Request req = init_alltoall(comm, spec, s.data(), 4, MPI_INT, r.data(), 4, MPI_INT, &rc);
     EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << error_string(rc);
@@ -541,11 +538,10 @@ TEST(Tra2, FewerInterNodeMessagesThanTra) {
     int tra_radix;
     std::string tra2;
   };
-  std::vector<Pair> pairs = {{default_tra_radix(L.P), "tra2"},
-                             {2, "tra2:radix_inter=2"},
-                             {2, tra2_spec(2, 2)}};
+  std::vector<Pair> pairs = {
+      {default_tra_radix(L.P), "tra2"}, {2, "tra2:radix_inter=2"}, {2, tra2_spec(2, 2)}};
   if (sample_stride(6, 1.0) > 1) pairs.pop_back();  // slow MPI
-  for (const Pair &pr : pairs) {
+  for (const Pair& pr : pairs) {
     Traffic tt;
     const std::string tra = "tra:radix=" + std::to_string(pr.tra_radix);
     const long long tra_sum = inter_sum(tra, &tt);
@@ -578,7 +574,7 @@ TEST(Tra2, FewerInterNodeMessagesThanTra) {
 // ------------------------------------------------------------------------------------------
 TEST(Tra2, ZeroCountNullBuffers) {
   const Loc L = locality_of(MPI_COMM_WORLD);
-  for (const std::string &spec : tra2_specs(L)) {
+  for (const std::string& spec : tra2_specs(L)) {
     SCOPED_TRACE(spec);
     int rc = 0;
     MPIX_Request req =
@@ -650,15 +646,15 @@ TEST(Tra2, RankDependentDatatypes) {
   const Loc L = locality_of(MPI_COMM_WORLD);
   const int me = L.me;
   Layout send = me % 2 == 0 ? layout_vector_gaps() : layout_resized_lb();
-  Layout recv = me % 3 == 0 ? layout_int() : (me % 3 == 1 ? layout_vector_gaps()
-                                                          : layout_resized_lb());
+  Layout recv =
+      me % 3 == 0 ? layout_int() : (me % 3 == 1 ? layout_vector_gaps() : layout_resized_lb());
   const int scount = me % 2 == 0 ? 2 : 6;  // 12 ints per block
   const int rcount = me % 3 == 0 ? 12 : (me % 3 == 1 ? 2 : 6);
   RunOptions opt, in_place;
   in_place.in_place = true;
   std::vector<std::string> specs = {"tra2", tra2_spec(2, 2)};
   if (sample_stride(6, 1.5) > 1) specs.pop_back();  // slow MPI
-  for (const std::string &spec : specs) {
+  for (const std::string& spec : specs) {
     run_persistent(MPI_COMM_WORLD, spec, send, scount, recv, rcount, opt);
     run_blocking(MPI_COMM_WORLD, spec, send, scount, recv, rcount, false);
     run_persistent(MPI_COMM_WORLD, spec, recv, rcount, recv, rcount, in_place);
@@ -697,19 +693,38 @@ TEST(Tra2, SubCommunicators) {
 // ------------------------------------------------------------------------------------------
 // Alltoallv "locality".
 // ------------------------------------------------------------------------------------------
-enum class Pattern { Uniform, Random, SymRandom, Zeros, Silent, Sparse, OnlyRemote, OnlyLocal, Huge };
+enum class Pattern {
+  Uniform,
+  Random,
+  SymRandom,
+  Zeros,
+  Silent,
+  Sparse,
+  OnlyRemote,
+  OnlyLocal,
+  Huge
+};
 
-const char *pattern_name(Pattern p) {
+const char* pattern_name(Pattern p) {
   switch (p) {
-    case Pattern::Uniform: return "uniform";
-    case Pattern::Random: return "random";
-    case Pattern::SymRandom: return "sym_random";
-    case Pattern::Zeros: return "zeros";
-    case Pattern::Silent: return "silent_ranks";
-    case Pattern::Sparse: return "sparse";
-    case Pattern::OnlyRemote: return "only_remote";
-    case Pattern::OnlyLocal: return "only_local";
-    case Pattern::Huge: return "huge";
+    case Pattern::Uniform:
+      return "uniform";
+    case Pattern::Random:
+      return "random";
+    case Pattern::SymRandom:
+      return "sym_random";
+    case Pattern::Zeros:
+      return "zeros";
+    case Pattern::Silent:
+      return "silent_ranks";
+    case Pattern::Sparse:
+      return "sparse";
+    case Pattern::OnlyRemote:
+      return "only_remote";
+    case Pattern::OnlyLocal:
+      return "only_local";
+    case Pattern::Huge:
+      return "huge";
   }
   return "?";
 }
@@ -723,14 +738,17 @@ std::uint64_t pair_hash(int a, int b, int seed) { return value_hash(a, b, -777, 
 
 // Units from s to d (every rank computes every pair the same way). `node` is the node of each
 // rank (the layout patterns OnlyRemote / OnlyLocal depend on it).
-int units(Pattern p, int s, int d, int P, const std::vector<int> &node) {
+int units(Pattern p, int s, int d, int P, const std::vector<int>& node) {
   const bool same = node[static_cast<std::size_t>(s)] == node[static_cast<std::size_t>(d)];
   switch (p) {
-    case Pattern::Uniform: return 3;
-    case Pattern::Random: return static_cast<int>(pair_hash(s, d, 41) % 8);
+    case Pattern::Uniform:
+      return 3;
+    case Pattern::Random:
+      return static_cast<int>(pair_hash(s, d, 41) % 8);
     case Pattern::SymRandom:
       return static_cast<int>(pair_hash(std::min(s, d), std::max(s, d), 43) % 6);
-    case Pattern::Zeros: return 0;
+    case Pattern::Zeros:
+      return 0;
     case Pattern::Silent:
       if (s == 0 || d == P - 1) return 0;
       return 1 + (s + 2 * d) % 4;
@@ -739,8 +757,10 @@ int units(Pattern p, int s, int d, int P, const std::vector<int> &node) {
       if (a == b) return 1 + a % 3;
       return pair_hash(a, b, 47) % 4 == 0 ? 1 + static_cast<int>(pair_hash(a, b, 48) % 7) : 0;
     }
-    case Pattern::OnlyRemote: return same ? 0 : 1 + (s + d) % 3;
-    case Pattern::OnlyLocal: return same ? 2 + (s + d) % 2 : 0;
+    case Pattern::OnlyRemote:
+      return same ? 0 : 1 + (s + d) % 3;
+    case Pattern::OnlyLocal:
+      return same ? 2 + (s + d) % 2 : 0;
     case Pattern::Huge:
       if (s == 0 && d == P - 1) return 6000;
       return (s + d) % 3;
@@ -749,7 +769,7 @@ int units(Pattern p, int s, int d, int P, const std::vector<int> &node) {
 }
 
 // Block order in the buffer: ascending and packed, or reversed with gaps.
-std::vector<int> make_displs(const std::vector<int> &counts, bool reverse_gaps) {
+std::vector<int> make_displs(const std::vector<int>& counts, bool reverse_gaps) {
   const int P = static_cast<int>(counts.size());
   std::vector<int> displs(counts.size(), 0);
   int pos = reverse_gaps ? 3 : 0;
@@ -764,7 +784,7 @@ std::vector<int> make_displs(const std::vector<int> &counts, bool reverse_gaps) 
 // A guarded buffer of P blocks with their own counts and displacements (in extents).
 class VBuffer {
  public:
-  VBuffer(const Layout &lay, std::vector<int> counts, std::vector<int> displs,
+  VBuffer(const Layout& lay, std::vector<int> counts, std::vector<int> displs,
           unsigned char sentinel)
       : counts_(std::move(counts)), displs_(std::move(displs)), sentinel_(sentinel) {
     const MPI_Aint ext = lay.extent();
@@ -780,7 +800,7 @@ class VBuffer {
     for (std::size_t b = 0; b < counts_.size(); ++b) {
       for (int e = 0; e < counts_[b]; ++e) {
         for (std::size_t k = 0; k < lay.map().size(); ++k) {
-          const PrimAt &pa = lay.map()[k];
+          const PrimAt& pa = lay.map()[k];
           const MPI_Aint off = (static_cast<MPI_Aint>(displs_[b]) + e) * ext + pa.offset;
           lo = std::min(lo, off);
           hi = std::max(hi, off + static_cast<MPI_Aint>(prim_size(pa.kind)));
@@ -792,17 +812,17 @@ class VBuffer {
     origin_ = guard + static_cast<std::size_t>(-lo);
     storage_.assign(static_cast<std::size_t>(hi - lo) + 2 * guard, sentinel_);
     covered_.assign(storage_.size(), 0);
-    for (const Raw &r : raw) {
+    for (const Raw& r : raw) {
       const std::size_t pos = origin_ + static_cast<std::size_t>(r.off);
       slots_.push_back({pos, r.kind, r.block, r.elem});
       for (std::size_t i = 0; i < prim_size(r.kind); ++i) covered_[pos + i] = 1;
     }
   }
-  void *ptr() { return storage_.data() + origin_; }
-  const int *counts() const { return counts_.data(); }
-  const int *displs() const { return displs_.data(); }
+  void* ptr() { return storage_.data() + origin_; }
+  const int* counts() const { return counts_.data(); }
+  const int* displs() const { return displs_.data(); }
   void fill(int me, int iter, bool as_sender) {
-    for (const Slot &s : slots_) {
+    for (const Slot& s : slots_) {
       const int src = as_sender ? me : s.block, dst = as_sender ? s.block : me;
       encode_value(s.kind, value_hash(src, dst, s.elem, iter), &storage_[s.pos]);
     }
@@ -811,11 +831,11 @@ class VBuffer {
     for (std::size_t i = 0; i < storage_.size(); ++i)
       if (covered_[i]) storage_[i] = p;
   }
-  long check(int me, int iter, const std::string &what) const {
+  long check(int me, int iter, const std::string& what) const {
     long bad = 0;
     int reported = 0;
     unsigned char want[8];
-    for (const Slot &s : slots_) {
+    for (const Slot& s : slots_) {
       encode_value(s.kind, value_hash(s.block, me, s.elem, iter), want);
       if (std::memcmp(want, &storage_[s.pos], prim_size(s.kind)) != 0) {
         ++bad;
@@ -857,13 +877,13 @@ class VBuffer {
 };
 
 struct VConfig {
-  const TypeCase *tc;
+  const TypeCase* tc;
   Pattern pattern;
   bool reverse_gaps;
   bool in_place;
 };
 
-std::string describe_v(const char *mode, const std::string &spec, const VConfig &c) {
+std::string describe_v(const char* mode, const std::string& spec, const VConfig& c) {
   return std::string(mode) + " alltoallv '" + spec + "', " + c.tc->name + ", counts " +
          pattern_name(c.pattern) + (c.reverse_gaps ? ", reversed with gaps" : ", ascending") +
          (c.in_place ? ", MPI_IN_PLACE" : "");
@@ -872,11 +892,11 @@ std::string describe_v(const char *mode, const std::string &spec, const VConfig 
 struct VBuffers {
   Layout slay, rlay;
   std::vector<VBuffer> store;  // [0] receive, [1] send (unless in place)
-  VBuffer &rbuf() { return store[0]; }
-  VBuffer &sbuf() { return store[1]; }
+  VBuffer& rbuf() { return store[0]; }
+  VBuffer& sbuf() { return store[1]; }
 };
 
-void make_vbuffers(const VConfig &c, const Loc &L, VBuffers *b) {
+void make_vbuffers(const VConfig& c, const Loc& L, VBuffers* b) {
   b->slay = c.tc->send();
   b->rlay = c.tc->recv();
   std::vector<int> sc(static_cast<std::size_t>(L.P)), rc(sc.size());
@@ -894,8 +914,7 @@ int next_iter() {
   return it += 8;
 }
 
-MPIX_Request init_v(MPI_Comm comm, const std::string &spec, VBuffers &b, bool in_place,
-                    int *rc) {
+MPIX_Request init_v(MPI_Comm comm, const std::string& spec, VBuffers& b, bool in_place, int* rc) {
   MPI_Info info = MPI_INFO_NULL;
   if (!spec.empty()) {
     MPI_Info_create(&info);
@@ -903,19 +922,19 @@ MPIX_Request init_v(MPI_Comm comm, const std::string &spec, VBuffers &b, bool in
   }
   MPIX_Request req = MPIX_REQUEST_NULL;
   if (in_place) {
-    *rc = MPIX_Alltoallv_init(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, b.rbuf().ptr(),
-                              b.rbuf().counts(), b.rbuf().displs(), b.rlay.type(), comm, info,
-                              &req);
+    *rc =
+        MPIX_Alltoallv_init(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, b.rbuf().ptr(),
+                            b.rbuf().counts(), b.rbuf().displs(), b.rlay.type(), comm, info, &req);
   } else {
-    *rc = MPIX_Alltoallv_init(b.sbuf().ptr(), b.sbuf().counts(), b.sbuf().displs(),
-                              b.slay.type(), b.rbuf().ptr(), b.rbuf().counts(),
-                              b.rbuf().displs(), b.rlay.type(), comm, info, &req);
+    *rc = MPIX_Alltoallv_init(b.sbuf().ptr(), b.sbuf().counts(), b.sbuf().displs(), b.slay.type(),
+                              b.rbuf().ptr(), b.rbuf().counts(), b.rbuf().displs(), b.rlay.type(),
+                              comm, info, &req);
   }
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);
   return req;
 }
 
-void run_v_persistent(MPI_Comm comm, const std::string &spec, const VConfig &c,
+void run_v_persistent(MPI_Comm comm, const std::string& spec, const VConfig& c,
                       int iterations = 5) {
   const Loc L = locality_of(comm);
   SCOPED_TRACE(describe_v("persistent", spec, c));
@@ -962,7 +981,7 @@ void run_v_persistent(MPI_Comm comm, const std::string &spec, const VConfig &c,
   EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
 }
 
-void run_v_blocking(MPI_Comm comm, const std::string &spec, const VConfig &c, int calls = 2) {
+void run_v_blocking(MPI_Comm comm, const std::string& spec, const VConfig& c, int calls = 2) {
   const Loc L = locality_of(comm);
   SCOPED_TRACE(describe_v("blocking", spec, c));
   VBuffers b;
@@ -980,9 +999,9 @@ void run_v_blocking(MPI_Comm comm, const std::string &spec, const VConfig &c, in
       b.sbuf().fill(L.me, iter, true);
       b.rbuf().poison(static_cast<unsigned char>(0x40 + i));
       snap = b.sbuf().snapshot();
-      rc = MPIX_Alltoallv(b.sbuf().ptr(), b.sbuf().counts(), b.sbuf().displs(), b.slay.type(),
-                          b.rbuf().ptr(), b.rbuf().counts(), b.rbuf().displs(), b.rlay.type(),
-                          comm);
+      rc =
+          MPIX_Alltoallv(b.sbuf().ptr(), b.sbuf().counts(), b.sbuf().displs(), b.slay.type(),
+                         b.rbuf().ptr(), b.rbuf().counts(), b.rbuf().displs(), b.rlay.type(), comm);
     }
     EXPECT_EQ(rc, MPI_SUCCESS) << "call " << i << ": " << error_string(rc);
     b.rbuf().check(L.me, iter, "call " + std::to_string(i) + " receive buffer");
@@ -1003,8 +1022,8 @@ const TypeCase kVTypes[] = {
 };
 constexpr int kNumVTypes = sizeof(kVTypes) / sizeof(kVTypes[0]);
 
-const Pattern kPatterns[] = {Pattern::Uniform, Pattern::Random,     Pattern::SymRandom,
-                             Pattern::Zeros,   Pattern::Silent,     Pattern::Sparse,
+const Pattern kPatterns[] = {Pattern::Uniform,    Pattern::Random,    Pattern::SymRandom,
+                             Pattern::Zeros,      Pattern::Silent,    Pattern::Sparse,
                              Pattern::OnlyRemote, Pattern::OnlyLocal, Pattern::Huge};
 
 struct VParam {
@@ -1032,17 +1051,15 @@ std::vector<VParam> make_vparams() {
   return params;
 }
 
-const std::vector<VParam> &all_vparams() {
+const std::vector<VParam>& all_vparams() {
   static const std::vector<VParam> params = make_vparams();
   return params;
 }
 
-void PrintTo(const VParam &p, std::ostream *os) {
-  *os << describe_v("", "locality", p.config);
-}
+void PrintTo(const VParam& p, std::ostream* os) { *os << describe_v("", "locality", p.config); }
 
-std::string vparam_name(const ::testing::TestParamInfo<VParam> &info) {
-  const VConfig &c = info.param.config;
+std::string vparam_name(const ::testing::TestParamInfo<VParam>& info) {
+  const VConfig& c = info.param.config;
   return std::string(c.tc->name) + "_" + pattern_name(c.pattern) +
          (c.reverse_gaps ? "_reverse_gaps" : "_ascending") + (c.in_place ? "_in_place" : "");
 }
@@ -1050,7 +1067,7 @@ std::string vparam_name(const ::testing::TestParamInfo<VParam> &info) {
 class LocalityVMatrix : public ::testing::TestWithParam<VParam> {};
 
 TEST_P(LocalityVMatrix, PersistentAndBlocking) {
-  const VParam &p = GetParam();
+  const VParam& p = GetParam();
   static const int stride = sample_stride(static_cast<long>(all_vparams().size()) * 2, 5.0);
   const long combo = static_cast<long>(p.index) * 2 + 9100;
   if ((p.core && stride <= 4) || sampled(combo, stride)) {
@@ -1069,8 +1086,8 @@ TEST(LocalityV, BadInfoValues) {
   ScopedErrhandler eh(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   VBuffers b;
   make_vbuffers({&kVTypes[0], Pattern::Uniform, false, false}, L, &b);
-  for (const std::string &spec : {std::string("locality:radix=2"), std::string("locality:window=1"),
-                                   std::string("locality:x")}) {
+  for (const std::string& spec : {std::string("locality:radix=2"), std::string("locality:window=1"),
+                                  std::string("locality:x")}) {
     SCOPED_TRACE("mpix_algorithm='" + spec + "'");
     int rc = 0;
     MPIX_Request req = init_v(MPI_COMM_WORLD, spec, b, false, &rc);
@@ -1149,7 +1166,7 @@ TEST(LocalityV, Traffic) {
     }
     const long long all_remote_bytes = sum_over(comm, my_remote_bytes);
     Traffic t_loc, t_lin;
-    for (const char *spec : {"locality", "linear"}) {
+    for (const char* spec : {"locality", "linear"}) {
       int rc = 0;
       MPIX_Request req = init_v(comm, spec, b, false, &rc);
       EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << error_string(rc);
@@ -1186,8 +1203,10 @@ TEST(LocalityV, Traffic) {
     const long long loc_sum = sum_over(comm, static_cast<long long>(t_loc.inter_messages));
     const long long lin_sum = sum_over(comm, static_cast<long long>(t_lin.inter_messages));
     if (L.me == 0 && pat == Pattern::Uniform) {
-      std::printf("[   INFO   ] %s: alltoallv inter-node messages (sum over ranks) locality "
-                  "%lld, linear %lld\n", L.text().c_str(), loc_sum, lin_sum);
+      std::printf(
+          "[   INFO   ] %s: alltoallv inter-node messages (sum over ranks) locality "
+          "%lld, linear %lld\n",
+          L.text().c_str(), loc_sum, lin_sum);
     }
     if (pat == Pattern::Uniform && L.N >= 2 && L.minQ >= 2) {
       EXPECT_LT(loc_sum, lin_sum) << "locality must send fewer inter-node messages than linear";

@@ -199,9 +199,9 @@ TEST(TrialAgreement, ManyRequestsAnyCompletionOrder) {
       ASSERT_EQ(MPIX_Waitall(3, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
     }
     for (int i = 0; i < 3; ++i)
-      EXPECT_EQ(bufs[std::size_t(i)].recv.check(me, it + 7 * i, false,
-                                                "request " + std::to_string(i) + " start " +
-                                                    std::to_string(it)),
+      EXPECT_EQ(bufs[std::size_t(i)].recv.check(
+                    me, it + 7 * i, false,
+                    "request " + std::to_string(i) + " start " + std::to_string(it)),
                 0);
   }
   for (int i = 0; i < 3; ++i) {
@@ -224,8 +224,10 @@ TEST(TrialOff, WhereItMustBe) {
 
   MPIX_Request r = init_auto(MPI_COMM_WORLD, b, count);
   const bool measured = !trial_text(r).empty();
-  if (env_model) EXPECT_FALSE(measured) << "MPIX_AUTO=model";
-  else if (P > 1) EXPECT_TRUE(measured);
+  if (env_model)
+    EXPECT_FALSE(measured) << "MPIX_AUTO=model";
+  else if (P > 1)
+    EXPECT_TRUE(measured);
   MPIX_Request_free(&r);
 
   MPI_Info info;

@@ -76,10 +76,10 @@ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c, std:
 }
 
 // An integer environment variable, or `fallback`.
-inline long env_long(const char *name, long fallback) {
-  const char *v = std::getenv(name);
+inline long env_long(const char* name, long fallback) {
+  const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
-  char *end = nullptr;
+  char* end = nullptr;
   const long x = std::strtol(v, &end, 10);
   return (end && *end == '\0' && x > 0) ? x : fallback;
 }
@@ -95,7 +95,7 @@ class Watchdog {
   explicit Watchdog(double seconds) {
     const long over = env_long("MPIA_TEST_WATCHDOG_S", 0);
     if (over > 0) seconds = double(over);
-    const ::testing::TestInfo *t = ::testing::UnitTest::GetInstance()->current_test_info();
+    const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
     name_ = t ? std::string(t->test_suite_name()) + "." + t->name() : std::string("?");
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     thread_ = std::thread([this, seconds] {
@@ -119,11 +119,11 @@ class Watchdog {
     cv_.notify_all();
     thread_.join();
   }
-  Watchdog(const Watchdog &) = delete;
-  Watchdog &operator=(const Watchdog &) = delete;
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
 
   // What the test is doing now (printed when the watchdog fires).
-  void phase(const std::string &p) {
+  void phase(const std::string& p) {
     std::lock_guard<std::mutex> lock(mutex_);
     phase_ = p;
   }
@@ -143,26 +143,26 @@ class Watchdog {
 
 // Runs body(t) for t = 0..n-1 in n threads and joins them. An exception escaping a body is a
 // test failure (recorded from that thread; gtest's reporting is thread-safe).
-inline void run_threads(int n, const std::function<void(int)> &body) {
+inline void run_threads(int n, const std::function<void(int)>& body) {
   std::vector<std::thread> threads;
   threads.reserve(std::size_t(n));
   for (int t = 0; t < n; ++t)
     threads.emplace_back([t, &body] {
       try {
         body(t);
-      } catch (const std::exception &e) {
+      } catch (const std::exception& e) {
         ADD_FAILURE() << "thread " << t << ": exception: " << e.what();
       } catch (...) {
         ADD_FAILURE() << "thread " << t << ": unknown exception";
       }
     });
-  for (std::thread &th : threads) th.join();
+  for (std::thread& th : threads) th.join();
 }
 
 // Busy work without MPI calls (the "compute" of a Start / compute / Wait loop).
 inline void spin_for(double seconds) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::microseconds(long(seconds * 1e6));
+  const auto end =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(long(seconds * 1e6));
   while (std::chrono::steady_clock::now() < end) {
   }
 }
@@ -225,12 +225,12 @@ class Exchange {
   MPI_Comm comm() const { return comm_; }
   Kind kind() const { return kind_; }
   int count() const { return count_; }
-  std::uint32_t *send() { return send_.data(); }
-  std::uint32_t *recv() { return recv_.data(); }
-  const int *scounts() const { return scounts_.data(); }
-  const int *sdispls() const { return sdispls_.data(); }
-  const int *rcounts() const { return rcounts_.data(); }
-  const int *rdispls() const { return rdispls_.data(); }
+  std::uint32_t* send() { return send_.data(); }
+  std::uint32_t* recv() { return recv_.data(); }
+  const int* scounts() const { return scounts_.data(); }
+  const int* sdispls() const { return sdispls_.data(); }
+  const int* rcounts() const { return rcounts_.data(); }
+  const int* rdispls() const { return rdispls_.data(); }
   // Uniform exchanges run on contiguous blocks: a displacement of count (+ gap) per block is
   // not expressible in MPI_Alltoall, so they use their own packed layout (gaps only at the
   // end of the buffers).
@@ -248,7 +248,7 @@ class Exchange {
 
   // Checks every received element and every gap; returns the number of wrong ones (a few are
   // reported as gtest failures naming `what`).
-  long check(int iter, const std::string &what) const {
+  long check(int iter, const std::string& what) const {
     long bad = 0;
     int reported = 0;
     std::vector<char> covered(recv_.size(), 0);
@@ -260,8 +260,8 @@ class Exchange {
         if (recv_[pos] != want) {
           ++bad;
           if (reported++ < 3)
-            ADD_FAILURE() << what << ": rank " << me_ << ", iteration " << iter << ", block "
-                          << b << " (from rank " << recv_source(b) << "), element " << e
+            ADD_FAILURE() << what << ": rank " << me_ << ", iteration " << iter << ", block " << b
+                          << " (from rank " << recv_source(b) << "), element " << e
                           << ": expected 0x" << std::hex << want << ", got 0x" << recv_[pos];
         }
       }
@@ -269,8 +269,8 @@ class Exchange {
       if (!covered[pos] && recv_[pos] != kSentinel) {
         ++bad;
         if (reported++ < 3)
-          ADD_FAILURE() << what << ": rank " << me_ << ", iteration " << iter
-                        << ": element " << pos << " outside every receive block was overwritten";
+          ADD_FAILURE() << what << ": rank " << me_ << ", iteration " << iter << ": element " << pos
+                        << " outside every receive block was overwritten";
       }
     for (int b = 0; b < nblocks_; ++b)  // the send buffer is read only
       for (int e = 0; e < scounts_[b]; ++e)
@@ -284,11 +284,11 @@ class Exchange {
   }
 
   // Persistent init with info (MPI_INFO_NULL allowed).
-  int init(MPI_Info info, MPIX_Request *req) {
+  int init(MPI_Info info, MPIX_Request* req) {
     switch (kind_) {
       case Kind::Uniform:
-        return MPIX_Alltoall_init(send(), count_, MPI_UINT32_T, recv(), count_, MPI_UINT32_T,
-                                  comm_, info, req);
+        return MPIX_Alltoall_init(send(), count_, MPI_UINT32_T, recv(), count_, MPI_UINT32_T, comm_,
+                                  info, req);
       case Kind::Varying:
         return MPIX_Alltoallv_init(send(), scounts(), sdispls(), MPI_UINT32_T, recv(), rcounts(),
                                    rdispls(), MPI_UINT32_T, comm_, info, req);
@@ -300,7 +300,7 @@ class Exchange {
   }
   // Persistent init selecting `algorithm` ("" = none) and, when `progress` is not empty,
   // info "mpix_progress" = progress.
-  int init(const std::string &algorithm, const std::string &progress, MPIX_Request *req) {
+  int init(const std::string& algorithm, const std::string& progress, MPIX_Request* req) {
     MPI_Info info = MPI_INFO_NULL;
     if (!algorithm.empty() || !progress.empty()) MPI_Info_create(&info);
     if (!algorithm.empty()) MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algorithm.c_str());
@@ -326,9 +326,9 @@ class Exchange {
 
  private:
   std::uint32_t value(int src, int dst, int elem, int iter) const {
-    return static_cast<std::uint32_t>(
-        mix(std::uint64_t(src), std::uint64_t(dst), std::uint64_t(elem),
-            salt_ * 1000033u + std::uint64_t(iter)));
+    return static_cast<std::uint32_t>(mix(std::uint64_t(src), std::uint64_t(dst),
+                                          std::uint64_t(elem),
+                                          salt_ * 1000033u + std::uint64_t(iter)));
   }
   int varying_count(int s, int d) const {
     const std::uint64_t h = mix(std::uint64_t(s), std::uint64_t(d), ~std::uint64_t(0), salt_);

@@ -20,7 +20,8 @@ std::vector<Selection> selections(int P) {
     if (a->kind != AlgorithmKind::Scheduled || a->needs_locality) continue;
     if (std::string(a->name) == "tra") {
       for (int r = 2; r <= std::max(2, P); ++r)
-        out.push_back(parse_selection(Collective::Alltoall, "tra:radix=" + std::to_string(r), P, true));
+        out.push_back(
+            parse_selection(Collective::Alltoall, "tra:radix=" + std::to_string(r), P, true));
     } else {
       out.push_back(parse_selection(Collective::Alltoall, a->name, P, true));
     }

@@ -51,9 +51,7 @@ std::vector<std::pair<std::string, Matrix>> patterns(int P, std::mt19937& rng) {
     return s == 0 || d == P - 1 ? std::int64_t(0) : std::int64_t(1 + (s + d) % 3);
   });
   make("one_huge", [&](int s, int d) { return s == P / 2 && d == 0 ? std::int64_t(5000) : 1; });
-  make("power_law", [&](int s, int d) {
-    return std::int64_t(64 / ((s * 31 + d * 17) % P + 1));
-  });
+  make("power_law", [&](int s, int d) { return std::int64_t(64 / ((s * 31 + d * 17) % P + 1)); });
   make("banded", [&](int s, int d) {  // 1D Laplacian rows partitioned by rank
     const int dist = std::abs(s - d);
     return dist == 1 ? std::int64_t(8) : dist == 0 ? std::int64_t(2) : 0;
@@ -69,10 +67,12 @@ std::vector<Selection> selections(int P) {
     const std::string name = a->name;
     if (name == "bruck") {
       for (int r = 2; r <= std::max(2, P); ++r)
-        out.push_back(parse_selection(Collective::Alltoallv, "bruck:radix=" + std::to_string(r), P, true));
+        out.push_back(
+            parse_selection(Collective::Alltoallv, "bruck:radix=" + std::to_string(r), P, true));
     } else if (!a->params.empty()) {
       for (int w : {1, 2, 8, 100})
-        out.push_back(parse_selection(Collective::Alltoallv, name + ":window=" + std::to_string(w), P, true));
+        out.push_back(
+            parse_selection(Collective::Alltoallv, name + ":window=" + std::to_string(w), P, true));
     } else {
       out.push_back(parse_selection(Collective::Alltoallv, name, P, true));
     }

@@ -79,12 +79,14 @@ void expect_counts(const std::string& text, const NodeMap& map, bool check_nic) 
 }
 
 TEST(Model, TraCountsMatchTheBuiltSchedules) {
-  for (auto [nodes, ppn] : {std::pair{1, 2}, {1, 3}, {1, 7}, {2, 4}, {3, 5}, {4, 4}, {5, 3}, {4, 16}}) {
+  for (auto [nodes, ppn] :
+       {std::pair{1, 2}, {1, 3}, {1, 7}, {2, 4}, {3, 5}, {4, 4}, {5, 3}, {4, 16}}) {
     const NodeMap map = blocks_of(nodes, ppn);
     const int P = map.size();
     for (int r = 2; r <= P; ++r) {
       expect_counts("tra:radix=" + std::to_string(r), map, true);
-      const Terms t = predicted_terms(sel("tra:radix=" + std::to_string(r), map), machine_of(map), 8);
+      const Terms t =
+          predicted_terms(sel("tra:radix=" + std::to_string(r), map), machine_of(map), 8);
       EXPECT_EQ(t.rounds, tra_rounds_K(P, r));
       EXPECT_EQ(t.blocks, tra_blocks_D(P, r));
     }
@@ -129,8 +131,8 @@ TEST(Model, FlatRadixOutOfStepOverlaps) {
   auto parts = [&cm](const Terms& t) {
     std::array<double, 7> all{};
     for (int i = 0; i < 7; ++i) all[i] = t.c[i] + t.cpu[i] + t.wire[i];
-    const double A = all[0] * cm.o_intra + all[1] * cm.o_inter + all[2] * cm.lat_intra +
-                     all[3] * cm.lat_inter;
+    const double A =
+        all[0] * cm.o_intra + all[1] * cm.o_inter + all[2] * cm.lat_intra + all[3] * cm.lat_inter;
     const double W = all[4] / cm.bw_intra + all[5] / cm.bw_inter;
     return std::pair<double, double>(A, W);
   };
@@ -197,7 +199,8 @@ TEST(Model, AutoFollowsTheSeedShape) {
   }
   const Machine m{1024, 64, 16, true};
   const Selection a = choose_alltoall(CostModel{}, m, 64), b = choose_alltoall(CostModel{}, m, 256);
-  EXPECT_LT(a.value("radix_inter"), b.value("radix_inter")) << a.to_string() << " " << b.to_string();
+  EXPECT_LT(a.value("radix_inter"), b.value("radix_inter"))
+      << a.to_string() << " " << b.to_string();
 }
 
 // Out of sample: the simulated fat tree (scripts/smpi/results/sweep.csv, platform "fattree",
@@ -212,9 +215,12 @@ TEST(Model, HeldOutFatTree) {
     std::vector<std::string> out(1);
     bool quoted = false;
     for (char ch : line) {
-      if (ch == '"') quoted = !quoted;
-      else if (ch == ',' && !quoted) out.emplace_back();
-      else out.back() += ch;
+      if (ch == '"')
+        quoted = !quoted;
+      else if (ch == ',' && !quoted)
+        out.emplace_back();
+      else
+        out.back() += ch;
     }
     return out;
   };
@@ -297,8 +303,8 @@ TEST(Model, ReceiveOverheadAddsPerMessageReceived) {
   EXPECT_NEAR(predicted_seconds(recv, pw) - predicted_seconds(CostModel{}, pw),
               pw.c[0] * 2e-7 + pw.c[1] * 3e-7, 1e-15);
   const Terms t2 = predicted_terms(sel("tra2:radix_intra=2,radix_inter=2", map), m, 8);
-  EXPECT_NEAR(predicted_seconds(recv, t2) - predicted_seconds(CostModel{}, t2),
-              4 * 2e-7 + 2 * 3e-7, 1e-15);  // K1 = 4 rounds in the node, K2 = 2 between nodes
+  EXPECT_NEAR(predicted_seconds(recv, t2) - predicted_seconds(CostModel{}, t2), 4 * 2e-7 + 2 * 3e-7,
+              1e-15);  // K1 = 4 rounds in the node, K2 = 2 between nodes
   // Linear: the receives join the posting that overlaps the NIC's transfers.
   const Terms lin = predicted_terms(sel("linear", map), m, 8);
   EXPECT_NEAR(predicted_seconds(recv, lin),
@@ -361,18 +367,19 @@ TEST(Model, CostModelText) {
 TEST(Tuning, RulesAndModel) {
   Tuning t;
   std::string w;
-  parse_tuning("# a comment\n"
-               "model o_intra=1e-7,bw_copy=1e10,o_recv_inter=4e-7,g_inflight=1e-9   # trailing comment\n"
-               "\n"
-               "alltoall nranks=64-256 bytes=0-512 tra2:radix_intra=2,radix_inter=4\n"
-               "alltoall bytes=4096- linear\n"
-               "alltoallv nodes=2 locality\n"
-               "neighbor_alltoallv direct\n"
-               "alltoall nranks=x-3 linear\n"
-               "alltoall nonsense\n"
-               "allreduce linear\n"
-               "model\n",
-               t, w);
+  parse_tuning(
+      "# a comment\n"
+      "model o_intra=1e-7,bw_copy=1e10,o_recv_inter=4e-7,g_inflight=1e-9   # trailing comment\n"
+      "\n"
+      "alltoall nranks=64-256 bytes=0-512 tra2:radix_intra=2,radix_inter=4\n"
+      "alltoall bytes=4096- linear\n"
+      "alltoallv nodes=2 locality\n"
+      "neighbor_alltoallv direct\n"
+      "alltoall nranks=x-3 linear\n"
+      "alltoall nonsense\n"
+      "allreduce linear\n"
+      "model\n",
+      t, w);
   EXPECT_DOUBLE_EQ(t.model.o_intra, 1e-7);
   EXPECT_DOUBLE_EQ(t.model.bw_copy, 1e10);
   EXPECT_DOUBLE_EQ(t.model.o_recv_inter, 4e-7);
@@ -397,11 +404,16 @@ TEST(Tuning, RulesAndModel) {
 TEST(Tuning, ResolveAutoPrefersTheRuleThenTheModel) {
   Tuning t;
   std::string w;
-  parse_tuning("alltoall bytes=0-64 tra:radix=3\nalltoall bytes=65-128 auto\n"
-               "alltoall bytes=129-256 tra:radix=999\n", t, w);
+  parse_tuning(
+      "alltoall bytes=0-64 tra:radix=3\nalltoall bytes=65-128 auto\n"
+      "alltoall bytes=129-256 tra:radix=999\n",
+      t, w);
   const Machine m = Machine::flat(16);
   int model_calls = 0;
-  auto model = [&] { ++model_calls; return choose_alltoall(t.model, m, 100); };
+  auto model = [&] {
+    ++model_calls;
+    return choose_alltoall(t.model, m, 100);
+  };
   EXPECT_EQ(resolve_auto(t, Collective::Alltoall, m, 8, model).to_string(), "tra:radix=3");
   EXPECT_EQ(model_calls, 0);
   resolve_auto(t, Collective::Alltoall, m, 100, model);  // "auto": the model

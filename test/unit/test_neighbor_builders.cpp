@@ -153,7 +153,9 @@ void check(Graph g, const NodeMap& map, const std::string& where) {
     if (a->kind != AlgorithmKind::Scheduled) continue;
     SimResult res = simulate(
         P, [&](int r) { return a->build_neighbor(g.ranks[r], {}); },
-        [&](int r) { return SimLayout{g.ranks[r].send_bytes, g.ranks[r].recv_bytes}; },
+        [&](int r) {
+          return SimLayout{g.ranks[r].send_bytes, g.ranks[r].recv_bytes};
+        },
         [&](int r, int j) { return g.expected[r][j]; });
     ASSERT_TRUE(res.ok) << a->name << " " << g.name << " " << where << ": " << res.error;
   }
@@ -173,9 +175,16 @@ std::vector<std::pair<std::string, NodeMap>> maps(int P) {
 
 TEST(NeighborBuilders, CartesianIncludingDegeneratePeriodicDimensions) {
   const std::vector<std::pair<std::vector<int>, std::vector<bool>>> grids = {
-      {{1}, {true}},        {{2}, {true}},          {{3}, {true}},         {{5}, {false}},
-      {{2, 3}, {true, true}}, {{1, 4}, {true, true}}, {{2, 2}, {true, false}},
-      {{4, 3}, {false, true}}, {{2, 2, 2}, {true, true, true}}, {{1, 2, 3}, {true, true, false}},
+      {{1}, {true}},
+      {{2}, {true}},
+      {{3}, {true}},
+      {{5}, {false}},
+      {{2, 3}, {true, true}},
+      {{1, 4}, {true, true}},
+      {{2, 2}, {true, false}},
+      {{4, 3}, {false, true}},
+      {{2, 2, 2}, {true, true, true}},
+      {{1, 2, 3}, {true, true, false}},
       {{3, 1, 2}, {true, false, true}}};
   for (const auto& [dims, periodic] : grids) {
     const Graph g = cartesian(dims, periodic);
@@ -188,7 +197,8 @@ TEST(NeighborBuilders, RandomMultigraphs) {
   for (int P : {1, 2, 3, 5, 8, 13})
     for (double density : {0.0, 0.2, 0.6}) {
       const Graph g = random_graph(P, rng, density);
-      for (const auto& [name, map] : maps(P)) check(g, map, name + " density " + std::to_string(density));
+      for (const auto& [name, map] : maps(P))
+        check(g, map, name + " density " + std::to_string(density));
     }
 }
 

@@ -20,7 +20,8 @@ TEST(Selection, ParsesNamesAndDefaults) {
   EXPECT_EQ(parse_selection(Collective::Alltoall, "tra", 16, true).to_string(), "tra:radix=4");
   EXPECT_EQ(parse_selection(Collective::Alltoall, "tra", 17, true).to_string(), "tra:radix=5");
   EXPECT_EQ(parse_selection(Collective::Alltoall, "tra", 1, true).to_string(), "tra:radix=2");
-  EXPECT_EQ(parse_selection(Collective::Alltoall, "tra:radix=7", 16, true).to_string(), "tra:radix=7");
+  EXPECT_EQ(parse_selection(Collective::Alltoall, "tra:radix=7", 16, true).to_string(),
+            "tra:radix=7");
   EXPECT_EQ(parse_selection(Collective::Alltoall, "bruck", 16, true).to_string(), "bruck");
 }
 

@@ -43,9 +43,8 @@ TEST(Shortlist, AlltoallPickIsTheModelsChoice) {
                           Machine{256, 16, 16, true}, Machine{96, 6, 16, false}})
     for (std::int64_t bytes : {1, 8, 64, 512, 4096, 1 << 16}) {
       const std::vector<Ranked> ranked = rank_alltoall(model, m, bytes);
-      const std::string where =
-          "P=" + std::to_string(m.nranks) + " N=" + std::to_string(m.nnodes) + " B=" +
-          std::to_string(bytes);
+      const std::string where = "P=" + std::to_string(m.nranks) + " N=" + std::to_string(m.nnodes) +
+                                " B=" + std::to_string(bytes);
       EXPECT_TRUE(ranked[0].selection == choose_alltoall(model, m, bytes)) << where;
       for (std::size_t i = 2; i < ranked.size(); ++i)
         EXPECT_LE(ranked[i - 1].seconds, ranked[i].seconds) << where;

@@ -46,9 +46,15 @@ std::string describe(const std::vector<int>& sizes) {
 }
 
 std::vector<std::vector<int>> node_shapes() {
-  return {{1},          {4},       {1, 1},     {2, 2},       {3, 3, 3},  {4, 4},
-          {4, 4, 4, 4}, {2, 2, 2, 2, 2}, {8, 8}, {5, 5, 5},  {4, 2},    {4, 4, 2},
-          {3, 1, 2},    {1, 4},    {6, 1, 1, 3}, {2, 3, 2, 3, 2}, {7, 5}, {3, 3, 3, 3, 3, 3, 1}};
+  return {{1},          {4},
+          {1, 1},       {2, 2},
+          {3, 3, 3},    {4, 4},
+          {4, 4, 4, 4}, {2, 2, 2, 2, 2},
+          {8, 8},       {5, 5, 5},
+          {4, 2},       {4, 4, 2},
+          {3, 1, 2},    {1, 4},
+          {6, 1, 1, 3}, {2, 3, 2, 3, 2},
+          {7, 5},       {3, 3, 3, 3, 3, 3, 1}};
 }
 
 TEST(TwoLevel, Tra2DeliversEveryByteForEveryPlacementAndRadix) {
@@ -64,8 +70,8 @@ TEST(TwoLevel, Tra2DeliversEveryByteForEveryPlacementAndRadix) {
             const Extent e(P, N, Q);
             const Selection sel = parse_selection(
                 Collective::Alltoall,
-                "tra2:radix_intra=" + std::to_string(r1) + ",radix_inter=" + std::to_string(r2),
-                e, true);
+                "tra2:radix_intra=" + std::to_string(r1) + ",radix_inter=" + std::to_string(r2), e,
+                true);
             SimResult res = simulate_alltoall(P, B, [&](int rank) {
               AlltoallShape shape{rank, P, B, &pl.map};
               return sel.algorithm->build_alltoall(shape, sel.values);
@@ -91,15 +97,17 @@ TEST(TwoLevel, InterNodeMessagesMatchK2AndBeatTra) {
         for (int r2 = 2; r2 <= N; ++r2) {
           std::int64_t tra2_total = 0;
           for (int rank = 0; rank < P; ++rank) {
-            const Schedule s =
-                build_two_level(rank, map, r1, r2, [](int, int) { return 1; }, false);
+            const Schedule s = build_two_level(
+                rank, map, r1, r2, [](int, int) { return 1; }, false);
             int inter = 0, intra_rounds = 0, inter_rounds = 0;
             for (const Round& round : s.rounds) {
               bool any_intra = false, any_inter = false;
               for (const Exchange& x : round.exchanges) {
                 if (!x.send.active()) continue;
-                if (map.node_of[x.send.peer] != map.node_of[rank]) ++inter, any_inter = true;
-                else any_intra = true;
+                if (map.node_of[x.send.peer] != map.node_of[rank])
+                  ++inter, any_inter = true;
+                else
+                  any_intra = true;
               }
               intra_rounds += any_intra, inter_rounds += any_inter;
               ASSERT_FALSE(any_intra && any_inter) << "phases mix";
@@ -113,7 +121,8 @@ TEST(TwoLevel, InterNodeMessagesMatchK2AndBeatTra) {
           std::int64_t tra_total = 0;
           const int r = r2;
           for (int rank = 0; rank < P; ++rank) {
-            const Schedule s = build_radix_bruck(AlltoallShape{rank, P, 1}, r, BruckVariant::ZeroCopy);
+            const Schedule s =
+                build_radix_bruck(AlltoallShape{rank, P, 1}, r, BruckVariant::ZeroCopy);
             for (const Round& round : s.rounds)
               for (const Exchange& x : round.exchanges)
                 if (x.send.active() && map.node_of[x.send.peer] != map.node_of[rank]) ++tra_total;
@@ -136,9 +145,9 @@ TEST(TwoLevel, LocalityAlltoallvDeliversEveryByte) {
       for (int pattern = 0; pattern < 3; ++pattern) {
         Matrix m(std::size_t(P) * P);
         for (auto& v : m)
-          v = pattern == 0 ? std::int64_t(rng() % 5)
-                           : pattern == 1 ? (rng() % 4 == 0 ? std::int64_t(1 + rng() % 9) : 0)
-                                          : std::int64_t(2);
+          v = pattern == 0   ? std::int64_t(rng() % 5)
+              : pattern == 1 ? (rng() % 4 == 0 ? std::int64_t(1 + rng() % 9) : 0)
+                             : std::int64_t(2);
         auto layout = [&](int r) {
           SimLayout l;
           for (int q = 0; q < P; ++q) {
@@ -181,8 +190,8 @@ TEST(TwoLevel, LocalityAlltoallvDeliversEveryByte) {
               return s;
             },
             layout, [](int rank, int block) { return std::make_pair(block, rank); });
-        ASSERT_TRUE(res.ok) << describe(sizes) << " " << pl.name << " pattern " << pattern
-                            << ": " << res.error;
+        ASSERT_TRUE(res.ok) << describe(sizes) << " " << pl.name << " pattern " << pattern << ": "
+                            << res.error;
       }
     }
   }

@@ -140,8 +140,8 @@ Schedule modified(const AlltoallShape& s, const std::vector<DigitRound>& rounds)
   auto unpack = [&](Round& round) {
     if (!previous) return;
     for (std::size_t k = 0; k < previous->size(); ++k)
-      round.copies.push_back({Piece::scratch(std::int64_t(k) * B, B),
-                              Piece::recv(mod(p + (*previous)[k], P), B)});
+      round.copies.push_back(
+          {Piece::scratch(std::int64_t(k) * B, B), Piece::recv(mod(p + (*previous)[k], P), B)});
   };
   for (const DigitRound& d : rounds) {
     Round round;
@@ -190,15 +190,18 @@ Schedule zero_copy(int p, int P, int r, const std::vector<DigitRound>& rounds,
         --left[j];
         const auto [src, dst] = block_after(j, rx * r);
         const std::int64_t n = bytes(src, dst);
-        if (left[j] % 2 == 1) cap_a[j] = std::max(cap_a[j], n);
-        else if (left[j] > 0) cap_b[j] = std::max(cap_b[j], n);
+        if (left[j] % 2 == 1)
+          cap_a[j] = std::max(cap_a[j], n);
+        else if (left[j] > 0)
+          cap_b[j] = std::max(cap_b[j], n);
       }
     }
   }
   std::vector<std::int64_t> at_a(P), at_b(P);
   Schedule sch;
   for (int j = 0; j < P; ++j) at_a[j] = sch.scratch_bytes, sch.scratch_bytes += cap_a[j];
-  for (int j = 0; j < P; ++j) at_b[j] = sch.scratch_bytes, sch.scratch_bytes += uniform ? 0 : cap_b[j];
+  for (int j = 0; j < P; ++j)
+    at_b[j] = sch.scratch_bytes, sch.scratch_bytes += uniform ? 0 : cap_b[j];
 
   enum class Place { Send, A, B, Recv };
   std::vector<Place> where(P, Place::Send);
@@ -206,11 +209,14 @@ Schedule zero_copy(int p, int P, int r, const std::vector<DigitRound>& rounds,
   for (int j = 0; j < P; ++j) size[j] = bytes(p, mod(p - j, P));
   auto piece = [&](int j) {
     switch (where[j]) {
-      case Place::Send: return Piece::send(mod(p - j, P), size[j]);
-      case Place::A: return Piece::scratch(at_a[j], size[j]);
+      case Place::Send:
+        return Piece::send(mod(p - j, P), size[j]);
+      case Place::A:
+        return Piece::scratch(at_a[j], size[j]);
       case Place::B:
         return uniform ? Piece::recv(mod(p + j, P), size[j]) : Piece::scratch(at_b[j], size[j]);
-      default: return Piece::recv(mod(p + j, P), size[j]);
+      default:
+        return Piece::recv(mod(p + j, P), size[j]);
     }
   };
   Round round;
@@ -253,11 +259,14 @@ Schedule build_radix_bruck(const AlltoallShape& s, int radix, BruckVariant varia
   }
   const std::vector<DigitRound> rounds = radix_rounds(s.size, radix);
   switch (variant) {
-    case BruckVariant::Basic: return basic(s, rounds);
-    case BruckVariant::Modified: return modified(s, rounds);
+    case BruckVariant::Basic:
+      return basic(s, rounds);
+    case BruckVariant::Modified:
+      return modified(s, rounds);
     default: {
       const std::int64_t B = s.block_bytes;
-      return zero_copy(s.rank, s.size, radix, rounds, [B](int, int) { return B; }, true);
+      return zero_copy(
+          s.rank, s.size, radix, rounds, [B](int, int) { return B; }, true);
     }
   }
 }
@@ -289,8 +298,7 @@ Schedule modified_bruck(const AlltoallShape& s, const ParamValues&) {
   return with(build_radix_bruck(s, 2, BruckVariant::Modified), kRoundByRound, Lowering::Pack);
 }
 Schedule zero_copy_bruck(const AlltoallShape& s, const ParamValues&) {
-  return with(build_radix_bruck(s, 2, BruckVariant::ZeroCopy), kRoundByRound,
-              Lowering::Datatype);
+  return with(build_radix_bruck(s, 2, BruckVariant::ZeroCopy), kRoundByRound, Lowering::Datatype);
 }
 Schedule tra(const AlltoallShape& s, const ParamValues& v) {
   return with(build_radix_bruck(s, int(v[0]), BruckVariant::ZeroCopy), kRoundByRound,
@@ -324,8 +332,8 @@ std::vector<ParamValues> tra_radices(const Machine& m, const Stats&) {
   return out;
 }
 
-AlgorithmSpec variant(const char* name, int listing, const char* description,
-                      AlltoallBuilder build, CostFunction cost, int search) {
+AlgorithmSpec variant(const char* name, int listing, const char* description, AlltoallBuilder build,
+                      CostFunction cost, int search) {
   AlgorithmSpec a = record(Collective::Alltoall, name, listing, description);
   a.build_alltoall = build;
   a.family = "bruck";
@@ -350,25 +358,28 @@ MPIA_ALGORITHMS(alltoall_bruck_family) {
   t.candidates = tra_radices;
   t.search = 30;
   return {
-      variant("bruck", 200,
-              "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out", bruck,
-              [](const Machine& m, const Stats& st, const ParamValues&) {
-                return radix_cost(m, st, 2, Copies::Basic);
-              },
-              50),
-      variant("modified_bruck", 210, "Traff's modified Bruck: log2(P) rounds, no final rotation",
-              modified_bruck,
-              [](const Machine& m, const Stats& st, const ParamValues&) {
-                return radix_cost(m, st, 2, Copies::Modified);
-              },
-              51),
-      variant("zero_copy_bruck", 220,
-              "Traff's zero-copy Bruck: log2(P) rounds, one derived datatype per round, no copies",
-              zero_copy_bruck,
-              [](const Machine& m, const Stats& st, const ParamValues&) {
-                return radix_cost(m, st, 2, Copies::ZeroCopy);
-              },
-              52),
+      variant(
+          "bruck", 200, "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out",
+          bruck,
+          [](const Machine& m, const Stats& st, const ParamValues&) {
+            return radix_cost(m, st, 2, Copies::Basic);
+          },
+          50),
+      variant(
+          "modified_bruck", 210, "Traff's modified Bruck: log2(P) rounds, no final rotation",
+          modified_bruck,
+          [](const Machine& m, const Stats& st, const ParamValues&) {
+            return radix_cost(m, st, 2, Copies::Modified);
+          },
+          51),
+      variant(
+          "zero_copy_bruck", 220,
+          "Traff's zero-copy Bruck: log2(P) rounds, one derived datatype per round, no copies",
+          zero_copy_bruck,
+          [](const Machine& m, const Stats& st, const ParamValues&) {
+            return radix_cost(m, st, 2, Copies::ZeroCopy);
+          },
+          52),
       t,
   };
 }

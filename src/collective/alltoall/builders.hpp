@@ -14,7 +14,7 @@ namespace mpia {
 struct AlltoallShape {
   int rank = 0;
   int size = 1;
-  std::int64_t block_bytes = 0;  // packed bytes from one rank to one rank
+  std::int64_t block_bytes = 0;    // packed bytes from one rank to one rank
   const NodeMap* nodes = nullptr;  // set for algorithms that need_locality
 };
 

@@ -81,9 +81,9 @@ Terms linear_cost(const Machine& m, const Stats& st, const ParamValues&) {
 }  // namespace
 
 MPIA_ALGORITHMS(alltoall_direct) {
-  AlgorithmSpec pw = detail::record(
-      Collective::Alltoall, "pairwise", 100,
-      "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)");
+  AlgorithmSpec pw =
+      detail::record(Collective::Alltoall, "pairwise", 100,
+                     "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)");
   pw.build_alltoall = pairwise;
   pw.cost = pairwise_cost;
   pw.candidates = always;

@@ -35,15 +35,21 @@ namespace {
 // schedule: sub-rank -> rank, bundle -> the pieces of its blocks, scratch -> shifted scratch.
 struct SubMap {
   std::vector<int> peer;
-  std::function<void(int bundle, std::vector<Piece>& out)> send_bundle, recv_bundle;
+  std::function<void(int bundle, std::vector<Piece>&out)> send_bundle, recv_bundle;
   std::int64_t scratch_base = 0;
 };
 
 void expand(const SubMap& m, const Piece& p, std::vector<Piece>& out) {
   switch (p.slot) {
-    case Slot::Send: m.send_bundle(p.block, out); break;
-    case Slot::Recv: m.recv_bundle(p.block, out); break;
-    default: out.push_back(Piece::scratch(m.scratch_base + p.offset, p.bytes)); break;
+    case Slot::Send:
+      m.send_bundle(p.block, out);
+      break;
+    case Slot::Recv:
+      m.recv_bundle(p.block, out);
+      break;
+    default:
+      out.push_back(Piece::scratch(m.scratch_base + p.offset, p.bytes));
+      break;
   }
 }
 
@@ -121,7 +127,9 @@ std::vector<int> round_slots(int n, int radix, bool merge_digits) {
   const std::vector<DigitRound> digits = radix_rounds(n, radix);
   std::vector<int> slot;
   for (std::size_t i = 0; i < digits.size(); ++i)
-    slot.push_back(!merge_digits ? int(i) : i == 0 ? 0 : slot.back() + (digits[i].x != digits[i - 1].x));
+    slot.push_back(!merge_digits ? int(i)
+                   : i == 0      ? 0
+                                 : slot.back() + (digits[i].x != digits[i - 1].x));
   if (slot.empty()) slot.push_back(0);  // build_radix_bruck_v emits one round for n = 1
   return slot;
 }
@@ -211,7 +219,8 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
       }
     };
     const std::vector<int> slot = round_slots(Q, r1, merge_digits);
-    for (std::size_t i = 0; i < sub.rounds.size(); ++i) compose(m, sub.rounds[i], out.rounds[slot[i]]);
+    for (std::size_t i = 0; i < sub.rounds.size(); ++i)
+      compose(m, sub.rounds[i], out.rounds[slot[i]]);
     out.scratch_bytes = next;
   }
 
@@ -274,8 +283,8 @@ Schedule tra2(const AlltoallShape& s, const ParamValues& v) {
   const std::int64_t B = s.block_bytes;
   if (B == 0) return Schedule{};
   if (!s.nodes) fail(MPI_ERR_INTERN, "mpi-advance: tra2 built without a node map");
-  return with(build_two_level(s.rank, *s.nodes, int(v[0]), int(v[1]),
-                              [B](int, int) { return B; }, false),
+  return with(build_two_level(
+                  s.rank, *s.nodes, int(v[0]), int(v[1]), [B](int, int) { return B; }, false),
               kRoundByRound, Lowering::Pack);
 }
 

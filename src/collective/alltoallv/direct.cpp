@@ -79,8 +79,8 @@ const ParamSpec kWindow{"window",
                         "exchanges in flight at once (the paper's stride), >= 1; default 8",
                         window_default, window_min, window_max};
 
-AlgorithmSpec direct(const char* name, int listing, const char* description,
-                     AlltoallvBuilder build, bool windowed) {
+AlgorithmSpec direct(const char* name, int listing, const char* description, AlltoallvBuilder build,
+                     bool windowed) {
   AlgorithmSpec a = record(Collective::Alltoallv, name, listing, description);
   a.build_alltoallv = build;
   if (windowed) {
@@ -93,31 +93,32 @@ AlgorithmSpec direct(const char* name, int listing, const char* description,
 }  // namespace
 
 MPIA_ALGORITHMS(alltoallv_direct) {
-  AlgorithmSpec pw = direct("pairwise", 100,
-                            "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)",
-                            pairwise, false);
+  AlgorithmSpec pw =
+      direct("pairwise", 100, "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)",
+             pairwise, false);
   pw.cost = pairwise_cost;
-  AlgorithmSpec lin = direct(
-      "linear", 110, "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)",
-      linear, false);
+  AlgorithmSpec lin =
+      direct("linear", 110,
+             "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)",
+             linear, false);
   lin.cost = linear_cost;
   lin.candidates = linear_when_few;
   lin.search = 10;
-  AlgorithmSpec all = direct(
-      "multipair_waitall", 120,
-      "window of exchanges, the next window posted when all complete (seed 001 Alg. 3)", waitall,
-      true);
-  AlgorithmSpec any = direct(
-      "multipair_waitany", 130,
-      "window of exchanges, refilled by waitany as each completes (seed 001 Alg. 4)", waitany,
-      true);
+  AlgorithmSpec all =
+      direct("multipair_waitall", 120,
+             "window of exchanges, the next window posted when all complete (seed 001 Alg. 3)",
+             waitall, true);
+  AlgorithmSpec any =
+      direct("multipair_waitany", 130,
+             "window of exchanges, refilled by waitany as each completes (seed 001 Alg. 4)",
+             waitany, true);
   any.candidates = window_when_many;
   any.search = 11;
   any.blocking_auto = true;
-  AlgorithmSpec test = direct(
-      "multipair_testany", 140,
-      "window of exchanges, refilled by polling testany, never blocking (seed 001 Alg. 5)",
-      testany, true);
+  AlgorithmSpec test =
+      direct("multipair_testany", 140,
+             "window of exchanges, refilled by polling testany, never blocking (seed 001 Alg. 5)",
+             testany, true);
   return {pw, lin, all, any, test};
 }
 

@@ -55,7 +55,8 @@ Schedule build_neighbor_locality(const NeighborShape& s) {
   // My blocks for each edge: the k-th edge (by key) from me to d is my send block with the
   // k-th smallest key among my blocks to d; likewise for receive blocks from each source.
   std::map<int, std::vector<int>> my_sends, my_recvs;  // peer -> blocks sorted by key
-  for (int k : posting_order(s.destinations, s.send_key, std::vector<std::int64_t>(s.destinations.size(), 1)))
+  for (int k : posting_order(s.destinations, s.send_key,
+                             std::vector<std::int64_t>(s.destinations.size(), 1)))
     my_sends[s.destinations[k]].push_back(k);
   for (int j : posting_order(s.sources, s.recv_key, std::vector<std::int64_t>(s.sources.size(), 1)))
     my_recvs[s.sources[j]].push_back(j);

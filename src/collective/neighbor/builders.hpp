@@ -24,8 +24,8 @@ namespace mpia {
 
 struct NeighborShape {
   int rank = 0;
-  std::vector<int> sources, destinations;  // MPI_PROC_NULL allowed (Cartesian borders)
-  std::vector<int> recv_key, send_key;     // per block; see above
+  std::vector<int> sources, destinations;            // MPI_PROC_NULL allowed (Cartesian borders)
+  std::vector<int> recv_key, send_key;               // per block; see above
   std::vector<std::int64_t> recv_bytes, send_bytes;  // packed bytes per block
   // For algorithms that forward (needs_peer_sizes): the edges of the communicator that pass
   // through this rank (all of them will do too), sorted by (source, destination, key), with
