@@ -62,15 +62,18 @@ ALIASES = {
 
 def read_rows(paths, platform=None):
     """The usable rows; a CSV with a platform column (the simulated sweep's) holds several
-    machines, and the rows of one only are read: --platform, or the only one there is."""
+    machines, and the rows of one only are read: --platform, or the only one there is. A
+    comma-separated --platform reads several: one fit over them (an out-of-sample check fits on
+    some machines and grids the others)."""
     rows, seen = [], set()
+    wanted = set(platform.split(",")) if platform else None
     for path in paths:
         with open(path, newline="") as f:
             lines = [l for l in f if not l.startswith("#")]
         for r in csv.DictReader(lines):
             if r.get("platform"):
                 seen.add(r["platform"])
-                if platform is not None and r["platform"] != platform:
+                if wanted is not None and r["platform"] not in wanted:
                     continue
             out = {}
             for key, names in ALIASES.items():
@@ -336,7 +339,8 @@ def main():
         s.add_argument("csv", nargs="+")
         s.add_argument("--model-tool", required=True, help="path of the mpia_model executable")
         s.add_argument("--platform", help="the rows of this platform only (a CSV with a "
-                       "platform column, e.g. cluster or fattree)")
+                       "platform column, e.g. cluster or fattree); fit: a comma-separated list "
+                       "fits one model over several")
     f = sub.choices["fit"]
     f.add_argument("-o", "--output", help="tuning file to write (also printed)")
     f.add_argument("--rules", action="store_true", help="pin the best selection where the model misses")

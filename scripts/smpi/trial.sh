@@ -5,7 +5,8 @@
 # datatypes, on the commit before issue #18's work too), tra at a ladder of radices, tra2 at a grid of radix pairs), of the persistent
 # auto request after its trial (mpia_bench --warmup 17: the trial's at most 16 starts are over
 # before timing), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
-# byte by mpia_bench. Writes $TRIAL_OUT/trial.csv (platform, P, bytes, selection, time_us) and
+# byte by mpia_bench. Writes $TRIAL_OUT/trial.csv (platform, P, ppn, bytes, selection, time_us:
+# what scripts/calibrate.py reads; auto rows are ignored by its fit) and
 # prints, per point, the best candidate, auto measured and auto model, each / best.
 #
 #   TRIAL_ENV=scripts/smpi/variants/simgrid_net.env TRIAL_NP="64" TRIAL_SIZES="8 512" \
@@ -38,7 +39,7 @@ mapfile -t cfg < <(smpi_cfg_common)
 tuning=()
 [ -n "${TRIAL_TUNING:-}" ] && tuning=(MPIX_TUNING="$TRIAL_TUNING")
 csv="$out/trial.csv"
-echo "platform,P,bytes,selection,time_us" >"$csv"
+echo "platform,P,ppn,bytes,selection,time_us" >"$csv"
 
 # sim TAG P SIZE WARMUP VARIANTS [ENV=VALUE...]: one simulation; appends its rows as TAG or, for
 # the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names.
@@ -55,9 +56,9 @@ sim() {
       --iters 2 --warmup "$warmup" --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
     >"$log.log" 2>&1 || { tail -n 20 "$log.log"; echo "trial.sh: simulation $log failed" >&2; exit 1; }
   if grep -qE 'FATAL|WRONG RESULT' "$log.log"; then grep -E 'FATAL|WRONG' "$log.log" >&2; exit 1; fi
-  /usr/bin/python3 - "$log.csv" "$csv" "$name${pattern:+/$pattern}" "$P" "$tag" <<'PY'
+  /usr/bin/python3 - "$log.csv" "$csv" "$name${pattern:+/$pattern}" "$P" "$tag" "$Q" <<'PY'
 import csv, sys
-src, dst, plat, P, tag = sys.argv[1:6]
+src, dst, plat, P, tag, Q = sys.argv[1:7]
 with open(dst, "a", newline="") as out:
     w = csv.writer(out)
     for r in csv.DictReader(open(src, newline="")):
@@ -65,7 +66,7 @@ with open(dst, "a", newline="") as out:
         if v.startswith("MPI_") or v.startswith("blk:"):
             continue
         sel = tag if v in ("MPIX_Alltoall", "auto") and tag != "flat" else v
-        w.writerow([plat, P, r["size"], sel, r["median_max_us"]])
+        w.writerow([plat, P, Q, r["size"], sel, r["median_max_us"]])
 PY
   grep -h "mpi-advance: auto" "$log.log" | sed "s/^/  [$tag P=$P ${size} B] /" || true
 }
