@@ -144,7 +144,13 @@ double TrialOperation::measured(int entry, double seconds) const {
 }
 
 bool TrialOperation::do_start() {
-  use(state_->winner >= 0 ? state_->winner : state_->starts / kTrialStarts);
+  // Settled: the entry's own start, nothing timed (a settled request costs what its entry does).
+  timing_ = state_->winner < 0;
+  if (!timing_) {
+    use(state_->winner);
+    return start_part(*exec_);
+  }
+  use(state_->starts / kTrialStarts);
   t0_ = MPI_Wtime();
   return start_part(*exec_) && data_done();
 }
@@ -153,7 +159,6 @@ bool TrialOperation::data_done() {
   const double t = MPI_Wtime() - t0_;
   TrialState& s = *state_;
   const int n = s.starts++;
-  if (s.winner >= 0) return true;
   double& f = s.fastest[std::size_t(current_)];
   f = std::min(f, measured(current_, t));
   if (n + 1 < int(entries_.size()) * kTrialStarts) return true;
@@ -233,7 +238,7 @@ void TrialOperation::settle() {
 bool TrialOperation::do_progress(bool block) {
   if (!reducing_) {
     if (!progress_part(*exec_, block)) return false;
-    if (data_done()) return true;
+    if (!timing_ || data_done()) return true;
   }
   return reduce(block);
 }

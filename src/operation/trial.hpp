@@ -103,6 +103,7 @@ class TrialOperation : public Operation {
   int current_ = 0;  // the entry lowered in exec_
   std::shared_ptr<TrialState> state_;
   double t0_ = 0;
+  bool timing_ = false;  // this start is a trial start (timed)
   bool reducing_ = false;
   int distance_ = 1;
   std::vector<double> agreed_, incoming_;

@@ -310,6 +310,45 @@ TEST(TrialBlocking, AgreedPlanSettles) {
     EXPECT_NE(line.find("chose " + std::string(want)), std::string::npos) << line;
 }
 
+// A persistent neighbor alltoallv under auto on a periodic ring of emulated 2-rank nodes
+// (trial.cmake's trial_neighbor: direct and locality are both candidates): every start of the
+// trial and after it delivers the right data, and every rank settles alike.
+TEST(TrialNeighbor, EveryStartIsRight) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  if (P < 3) GTEST_SKIP() << "a ring of distinct neighbours needs 3 ranks";
+  MPI_Comm ring;
+  int dims[1] = {P}, periods[1] = {1};
+  ASSERT_EQ(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring), MPI_SUCCESS);
+  const int n = 64;
+  std::vector<int> send(2 * n), recv(2 * n), counts{n, n}, displs{0, n};
+  MPIX_Request r = MPIX_REQUEST_NULL;
+  ASSERT_EQ(MPIX_Neighbor_alltoallv_init(send.data(), counts.data(), displs.data(), MPI_INT,
+                                         recv.data(), counts.data(), displs.data(), MPI_INT, ring,
+                                         MPI_INFO_NULL, &r),
+            MPI_SUCCESS);
+  const int left = (me + P - 1) % P, right = (me + 1) % P;
+  // Block 0 goes to (comes from) the -1 neighbour, block 1 to (from) the +1 neighbour.
+  auto value = [](int src, int block, int it, int j) { return src * 100000 + block * 10000 + it * 100 + j; };
+  for (int it = 0; it < 4 * kTrialStarts + 4; ++it) {
+    for (int b = 0; b < 2; ++b)
+      for (int j = 0; j < n; ++j) send[std::size_t(b * n + j)] = value(me, b, it, j);
+    std::fill(recv.begin(), recv.end(), -1);
+    ASSERT_EQ(MPIX_Start(&r), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    long wrong = 0;
+    for (int j = 0; j < n; ++j) {
+      wrong += recv[std::size_t(j)] != value(left, 1, it, j);
+      wrong += recv[std::size_t(n + j)] != value(right, 0, it, j);
+    }
+    EXPECT_EQ(wrong, 0) << "start " << it << " (" << algorithm_of(r) << ")";
+  }
+  const std::string text = trial_text(r);
+  EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, text)) << text;
+  if (!text.empty()) EXPECT_EQ(text.rfind("chose ", 0), 0u) << text;
+  MPIX_Request_free(&r);
+  MPI_Comm_free(&ring);
+}
+
 // Under MPIX_TUNING=<a file MPIX_TUNING_OUT wrote> (trial.cmake's trial_tuning_in): the file
 // has the rule of the point TrialAgreement.SettlesOnOneEntryEverywhere settled (int blocks of
 // 8, every rank's node alone or not as it is here), and a request at that point runs it without

@@ -36,3 +36,6 @@ endif()
 _mpia_env_test(trial_blocking trial FILTER "TrialBlocking.*" NPROCS 4 5 ENVIRONMENT
   MPIX_LOCALITY=ppn:2 MPIX_REPORT=1 "MPIX_TRIAL_TIMES=*=100,linear=10"
   MPIA_TEST_TRIAL_WINNER=linear)
+# Neighbor: a ring over emulated 2-rank nodes, where direct and locality are both candidates.
+_mpia_env_test(trial_neighbor trial FILTER "TrialNeighbor.*" NPROCS 4 5 ENVIRONMENT
+  MPIX_LOCALITY=ppn:2 MPIX_REPORT=1)
