@@ -177,13 +177,23 @@ MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const i
   });
 }
 
+namespace mpia {
+namespace {
+// Starts a request's operation; a settled trial first gives way to the operation it settled on.
+void start_op(mpia_request* r) {
+  if (std::unique_ptr<Operation> settled = r->op->settled_part()) r->op = std::move(settled);
+  r->op->start();
+}
+}  // namespace
+}  // namespace mpia
+
 MPIA_API int MPIA_Start(MPIX_Request* request) {
   return guard(request ? comm_of(*request) : MPI_COMM_NULL, [&] {
     if (!request || !*request) fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start on a null request");
     StartClaim claim(*request);
     if (!claim)
       fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Start: another thread is starting this request");
-    (*request)->op->start();
+    start_op(*request);
   });
 }
 
@@ -219,7 +229,7 @@ MPIA_API int MPIA_Startall(int count, MPIX_Request requests[]) {
     rc = guard(comm_of(requests[bad]), [why] { fail(MPI_ERR_REQUEST, why); });
   } else {
     for (int i = 0; i < count && rc == MPI_SUCCESS; ++i)
-      rc = guard(comm_of(requests[i]), [&] { requests[i]->op->start(); });
+      rc = guard(comm_of(requests[i]), [&] { start_op(requests[i]); });
   }
   for (int i = 0; i < claimed; ++i) requests[i]->starting.store(false, std::memory_order_release);
   return rc;

@@ -208,6 +208,7 @@ void run_entry(CommState& st, Collective c, CommState::PlanCache::Entry& e, cons
     e.sendbuf = sendbuf;
     e.recvbuf = recvbuf;
   }
+  if (std::unique_ptr<Operation> settled = e.op->settled_part()) e.op = std::move(settled);
   e.op->start();
   if (settings().report) {
     st.last[int(c)].algorithm = e.op->algorithm();  // a trial's: this call's entry

@@ -71,8 +71,13 @@ class Operation {
   virtual Traffic traffic() const { return traffic_; }
   void set_traffic(const Traffic& t) { traffic_ = t; }
   virtual std::string algorithm() const { return algorithm_; }
-  // What a measured trial tried and chose ("" for an operation that runs no trial).
-  virtual std::string trial() const { return {}; }
+  // What a measured trial tried and chose ("" for an operation that runs no trial; an operation
+  // a trial settled on keeps the trial's account).
+  virtual std::string trial() const { return trial_; }
+  void set_trial(std::string text) { trial_ = std::move(text); }
+  // An operation that has become another for good (a settled trial): that one, with this one's
+  // tag and progress mode, to run in its place from the next start on; else null. Inactive only.
+  virtual std::unique_ptr<Operation> settled_part() { return nullptr; }
   // Active: started and not yet completed by Wait or Test (the MPI request state).
   bool active() const { return active_.load(std::memory_order_acquire); }
 
@@ -103,7 +108,7 @@ class Operation {
   bool start_part(Operation& part);
   bool progress_part(Operation& part, bool block);
   StickyError errors_;
-  std::string algorithm_;
+  std::string algorithm_, trial_;
   Traffic traffic_;
 
  private:

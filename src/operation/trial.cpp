@@ -127,6 +127,15 @@ std::string TrialOperation::trial() const {
   return state_->shown;
 }
 
+std::unique_ptr<Operation> TrialOperation::settled_part() {
+  if (state_->winner < 0 || active() || !exec_) return nullptr;
+  use(state_->winner);
+  exec_->set_trial(trial());
+  exec_->tag = std::move(tag);
+  exec_->threaded = threaded;
+  return std::move(exec_);
+}
+
 void TrialOperation::use(int entry) {
   if (entry == current_) return;
   const TrialEntry& e = entries_[std::size_t(entry)];

@@ -80,6 +80,9 @@ class TrialOperation : public Operation {
   std::string algorithm() const override;
   Traffic traffic() const override;
   std::string trial() const override;
+  // Once settled: the lowered winner itself (the request then runs it with no trial layer in
+  // between, so a settled request costs what its entry costs).
+  std::unique_ptr<Operation> settled_part() override;
 
  protected:
   bool do_start() override;
