@@ -97,25 +97,6 @@ std::unique_ptr<Operation> make_alltoall(const AlltoallArgs& a, const Selection&
                         tag);
 }
 
-// A persistent auto request's trial over the shortlist list (two entries or more).
-std::unique_ptr<Operation> make_trial(const AlltoallArgs& a, const std::vector<Selection>& list,
-                                      CommState& state, int tag, std::int64_t block_bytes) {
-  std::vector<TrialEntry> entries;
-  for (const Selection& s : list) {
-    TrialEntry e;
-    e.selection = s;
-    e.schedule = alltoall_schedule(a, s, state);
-    e.traffic = alltoall_traffic(*e.schedule, state);
-    entries.push_back(std::move(e));
-  }
-  std::unique_ptr<ScheduledOperation> exec =
-      lower_alltoall(a, list[0].to_string(), *entries[0].schedule, entries[0].traffic, state, tag);
-  const NodeMap& map = comm_locality(state).map;
-  TrialPoint point{Collective::Alltoall, state.size, map.nnodes(), block_bytes};
-  return std::make_unique<TrialOperation>(std::move(exec), std::move(entries), state.comm, tag,
-                                          point);
-}
-
 }  // namespace
 
 std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, MPI_Info info,
@@ -140,10 +121,26 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
   });
   p.tag = true;
   const Agreement ag = agree(st, p);
-  TagLease lease(st.comm, ag.tag);
-  std::unique_ptr<Operation> op = list.size() > 1 ? make_trial(a, list, st, ag.tag, p.same)
-                                                  : make_alltoall(a, list[0], st, ag.tag);
-  op->tag = std::move(lease);
+  // The entries' schedules (local for alltoall), then the operation: the trial's or the one
+  // selection's, as for the other collectives' plans.
+  AgreedPlan plan;
+  plan.tag = TagLease(st.comm, ag.tag);
+  set_entries(
+      plan, list,
+      [&](const Selection& s, bool) -> std::shared_ptr<const Schedule> {
+        if (s.algorithm->kind == AlgorithmKind::System) return nullptr;
+        return alltoall_schedule(a, s, st);
+      },
+      [&](const Schedule* s) { return s ? alltoall_traffic(*s, st) : Traffic{}; });
+  plan.point = TrialPoint{Collective::Alltoall, st.size, comm_locality(st).map.nnodes(), p.same};
+  std::unique_ptr<Operation> op = plan_operation(
+      plan, st.comm,
+      [&] { return lower_alltoall(a, plan.algorithm, *plan.schedule, plan.traffic, st, ag.tag); },
+      [&]() -> std::unique_ptr<Operation> {
+        if (!plan.schedule) return make_system_alltoall(a, st.comm);
+        return lower_alltoall(a, plan.algorithm, *plan.schedule, plan.traffic, st, ag.tag);
+      });
+  op->tag = std::move(plan.tag);
   op->threaded = threaded;
   return op;
 }

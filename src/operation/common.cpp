@@ -66,20 +66,27 @@ void blocking_machine(CommState& st, Collective c) {
     comm_locality(st);
 }
 
+int info_switch(MPI_Info info, const char* key, const char* yes, const char* no) {
+  if (info == MPI_INFO_NULL) return -1;
+  char value[16] = {};
+  int flag = 0;
+  MPIA_CHECK(MPI_Info_get(info, key, int(sizeof value) - 1, value, &flag));
+  if (!flag) return -1;
+  const std::string v(value);
+  if (v == yes) return 1;
+  if (v == no) return 0;
+  fail(MPI_ERR_INFO_VALUE, std::string("mpi-advance: info ") + key + "='" + v + "' (expected " +
+                               yes + " or " + no + ")");
+}
+
 bool wants_progress_thread(MPI_Info info) {
-  if (info != MPI_INFO_NULL) {
-    char value[16] = {};
-    int flag = 0;
-    MPIA_CHECK(MPI_Info_get(info, "mpix_progress", int(sizeof value) - 1, value, &flag));
-    if (flag) {
-      const std::string v(value);
-      if (v == "thread") return true;
-      if (v == "calls") return false;
-      fail(MPI_ERR_INFO_VALUE,
-           "mpi-advance: info mpix_progress='" + v + "' (expected thread or calls)");
-    }
-  }
-  return settings().progress == ProgressMode::Thread;
+  const int v = info_switch(info, "mpix_progress", "thread", "calls");
+  return v < 0 ? settings().progress == ProgressMode::Thread : v == 1;
+}
+
+bool wants_trial(MPI_Info info) {
+  const int v = info_switch(info, "mpix_auto", "measure", "model");
+  return v < 0 ? settings().auto_measure : v == 1;
 }
 
 mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operation> op) {

@@ -15,22 +15,6 @@
 
 namespace mpia {
 
-bool wants_trial(MPI_Info info) {
-  if (info != MPI_INFO_NULL) {
-    char value[16] = {};
-    int flag = 0;
-    MPIA_CHECK(MPI_Info_get(info, "mpix_auto", int(sizeof value) - 1, value, &flag));
-    if (flag) {
-      const std::string v(value);
-      if (v == "measure") return true;
-      if (v == "model") return false;
-      fail(MPI_ERR_INFO_VALUE,
-           "mpi-advance: info mpix_auto='" + v + "' (expected measure or model)");
-    }
-  }
-  return settings().auto_measure;
-}
-
 namespace {
 
 // The settled trials of this process, for MPIX_TUNING_OUT: the last settled winner per point.

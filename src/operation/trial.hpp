@@ -39,11 +39,6 @@ namespace mpia {
 constexpr int kTrialStarts = 4;       // starts per shortlist entry
 constexpr double kKeepMargin = 0.05;  // the model's pick stays unless beaten by more
 
-// Whether a new auto request may measure: info "mpix_auto" ("measure" or "model"; another value
-// is MPI_ERR_INFO_VALUE), else MPIX_AUTO. Local: the caller agrees on it (it is part of the
-// agreed choice).
-bool wants_trial(MPI_Info info);
-
 struct TrialEntry {
   Selection selection;
   std::shared_ptr<const Schedule> schedule;
