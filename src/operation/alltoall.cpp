@@ -145,6 +145,39 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
   return op;
 }
 
+// Blocking alltoall under auto measures too, per block size: the model's shortlist for the size
+// is tried over the calls of that size (kTrialStarts each, trial.hpp), then the winner runs.
+// Nothing needs agreeing to begin: the shortlist's inputs (P, node map, block size, settings)
+// are the same on every rank, and every rank makes the same calls in the same order, so call n
+// of a size runs the same entry everywhere whatever each rank's plan cache did -- the trial's
+// state belongs to the size, not to a plan, so a plan lowered anew for moved buffers goes on
+// where the trial was; its last start agrees on the times like a persistent request's. The
+// trials are made (in choose's place) and dropped, oldest first, in step on every rank.
+CommState::BlockingTrial* find_trial(CommState& st, std::int64_t bytes) {
+  if (st.trials.empty()) return nullptr;
+  const std::string& text = st.default_algorithm(Collective::Alltoall);
+  for (CommState::BlockingTrial& t : st.trials)
+    if (t.bytes == bytes && t.text == text) return &t;
+  return nullptr;
+}
+
+// blocking_selection's resolve under auto: the tuning rule or the model's pick, and, when the
+// shortlist has several entries, the size's trial.
+Selection choose_blocking(CommState& st, const AlltoallArgs& a, std::int64_t bytes) {
+  if (settings().debug || !wants_trial(MPI_INFO_NULL)) return choose(st, bytes);
+  const std::vector<Selection> list = choose_list(st, bytes, true);
+  if (list.size() > 1 && !find_trial(st, bytes)) {
+    auto plan = std::make_shared<AgreedPlan>();
+    set_entries(
+        *plan, list, [&](const Selection& s, bool) { return alltoall_schedule(a, s, st); },
+        [&](const Schedule* s) { return alltoall_traffic(*s, st); });
+    plan->point = TrialPoint{Collective::Alltoall, st.size, comm_locality(st).map.nnodes(), bytes};
+    if (st.trials.size() == CommState::kBlockingTrials) st.trials.erase(st.trials.begin());
+    st.trials.push_back({bytes, st.default_algorithm(Collective::Alltoall), std::move(plan)});
+  }
+  return list.front();
+}
+
 void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   st.check_settings();
   blocking_machine(st, Collective::Alltoall);
@@ -159,8 +192,17 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   }
   const Selection* sel = nullptr;
   if (!local)
-    sel = &blocking_selection(st, Collective::Alltoall, {bytes}, [&] { return choose(st, bytes); });
+    sel = &blocking_selection(st, Collective::Alltoall, {bytes},
+                              [&] { return choose_blocking(st, a, bytes); });
   if (debug) debug_agree(st, std::move(local), sel, bytes);
+  AgreedPlan* trial = nullptr;
+  if (CommState::BlockingTrial* t = find_trial(st, bytes)) {
+    trial = t->plan.get();
+    if (trial->trial_state->winner >= 0) {  // settled: the winner from now on
+      sel = &trial->trial[std::size_t(trial->trial_state->winner)].selection;
+      trial = nullptr;
+    }
+  }
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
     run_system(c, [&] {
@@ -174,13 +216,21 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   st.call_words.clear();
   if (cacheable) {
     for (std::int64_t w :
-         {std::int64_t(-1), word(sel->algorithm), word(a.sendbuf), std::int64_t(a.sendcount),
+         {std::int64_t(-1), trial ? word(trial) : word(sel->algorithm), word(a.sendbuf),
+          std::int64_t(a.sendcount),
           word(a.sendtype), word(a.recvbuf), std::int64_t(a.recvcount), word(a.recvtype)})
       st.call_words.push_back(w);
     for (std::int64_t v : sel->values) st.call_words.push_back(v);
   }
-  // Blocking calls never overlap one another on a communicator: they all use tag 0.
-  const bool hit = run_blocking(st, cacheable, [&] { return make_alltoall(a, *sel, st, 0); });
+  // Blocking calls never overlap one another on a communicator: they all use tag 0 (so does a
+  // trial's agreement: a blocking trial's plan has no tag of its own).
+  const bool hit = run_blocking(st, cacheable, [&]() -> std::unique_ptr<Operation> {
+    if (!trial) return make_alltoall(a, *sel, st, 0);
+    return plan_operation(
+        *trial, st.comm,
+        [&] { return lower_alltoall(a, trial->algorithm, *trial->schedule, trial->traffic, st, 0); },
+        []() -> std::unique_ptr<Operation> { return nullptr; });
+  });
   note_call(st, Collective::Alltoall, *sel, hit);
 }
 

@@ -158,6 +158,15 @@ struct CommState {
     std::string path_text[3];
     int path[3] = {-1, -1, -1};
   } plans;
+  // Blocking alltoall under auto that measures: the trial of each block size (alltoall.cpp),
+  // created, run and dropped in step on every rank (every rank makes the same calls).
+  struct BlockingTrial {
+    std::int64_t bytes = -1;
+    std::string text;  // the default algorithm text it was made under
+    std::shared_ptr<AgreedPlan> plan;
+  };
+  static constexpr std::size_t kBlockingTrials = 8;
+  std::vector<BlockingTrial> trials;
   // What the last blocking call of each collective ran (MPIX_REPORT only): MPIA_Comm_last_call.
   struct LastCall {
     std::string algorithm;

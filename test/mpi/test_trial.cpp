@@ -275,11 +275,24 @@ TEST(TrialOff, WhereItMustBe) {
   }
 }
 
+// Under MPIX_REPORT (trial.cmake's trial_blocking), rank 0 says what a blocking trial of
+// collective settled on; with the injected times, the entry named by MPIA_TEST_TRIAL_WINNER
+// when it was tried.
+void expect_settled(const std::string& said, const std::string& collective) {
+  const int P = comm_size(MPI_COMM_WORLD);
+  if (!std::getenv("MPIX_REPORT") || comm_rank(MPI_COMM_WORLD) != 0) return;
+  const std::string head = "mpi-advance: auto " + collective + " P=" + std::to_string(P) + " ";
+  const std::size_t at = said.find(head);
+  ASSERT_NE(at, std::string::npos) << "no settled trial reported:\n" << said;
+  const std::string line = said.substr(at, said.find('\n', at) - at);
+  const char* want = std::getenv("MPIA_TEST_TRIAL_WINNER");
+  if (want && line.find(" " + std::string(want)) != std::string::npos)
+    EXPECT_NE(line.find("chose " + std::string(want)), std::string::npos) << line;
+}
+
 // Blocking alltoallv under auto: a pattern that keeps coming back gets an agreed plan of the
 // cache, which measures its shortlist over the calls that hit it, the data right at every call,
-// while the buffers move between calls (the entry is lowered anew and its trial goes on). Under
-// MPIX_REPORT (trial.cmake's trial_blocking), rank 0 says what it settled on; with the injected
-// times, the entry named by MPIA_TEST_TRIAL_WINNER when it was tried.
+// while the buffers move between calls (the entry is lowered anew and its trial goes on).
 TEST(TrialBlocking, AgreedPlanSettles) {
   const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
   const int count = 16;
@@ -300,14 +313,45 @@ TEST(TrialBlocking, AgreedPlanSettles) {
       EXPECT_EQ(recv[k].check(me, it, false, "call " + std::to_string(it)), 0);
     }
   });
-  if (!std::getenv("MPIX_REPORT") || me != 0) return;
-  const std::string head = "mpi-advance: auto alltoallv P=" + std::to_string(P) + " ";
-  const std::size_t at = said.find(head);
-  ASSERT_NE(at, std::string::npos) << "no settled trial reported:\n" << said;
-  const std::string line = said.substr(at, said.find('\n', at) - at);
-  const char* want = std::getenv("MPIA_TEST_TRIAL_WINNER");
-  if (want && line.find(" " + std::string(want)) != std::string::npos)
-    EXPECT_NE(line.find("chose " + std::string(want)), std::string::npos) << line;
+  expect_settled(said, "alltoallv");
+}
+
+// Blocking alltoall under auto: the calls of one block size try the size's shortlist and then
+// run the winner, the data right at every call, while the buffers move (a rank's plan cache
+// misses; the trial goes on where it was), a call of another size between two calls (its own
+// trial, interleaved), and half of the calls with a derived type (never cached: a plan per call).
+TEST(TrialBlocking, AlltoallSettles) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  const int count = 16, other = 3;
+  // Holes and a lower bound of 4: 2 ints per element, so 8 elements are count ints' bytes.
+  Layout layout = layout_int(), holes = layout_resized_lb();
+  Buffer send[2] = {Buffer(layout, count, P, 0xA5), Buffer(layout, count, P, 0xA6)};
+  Buffer recv[2] = {Buffer(layout, count, P, 0x5A), Buffer(layout, count, P, 0x5B)};
+  Buffer hsend(holes, count / 2, P, 0xA7), hrecv(holes, count / 2, P, 0x5C);
+  Buffer osend(layout, other, P, 0xA8), orecv(layout, other, P, 0x5D);
+  const std::string said = capture_stderr([&] {
+    for (int it = 0; it < 40; ++it) {
+      const int k = (it / 3) % 2;  // the buffers move every third call
+      const bool h = it % 2 == 1;
+      Buffer& s = h ? hsend : send[k];
+      Buffer& r = h ? hrecv : recv[k];
+      const MPI_Datatype t = h ? holes.type() : layout.type();
+      const int n = h ? count / 2 : count;
+      s.fill(me, it, true);
+      r.poison(0xEE);
+      ASSERT_EQ(MPIX_Alltoall(s.ptr(), n, t, r.ptr(), n, t, MPI_COMM_WORLD), MPI_SUCCESS);
+      EXPECT_EQ(r.check(me, it, false, "call " + std::to_string(it)), 0);
+      if (it % 5 == 0) {
+        osend.fill(me, it, true);
+        orecv.poison(0xEE);
+        ASSERT_EQ(MPIX_Alltoall(osend.ptr(), other, MPI_INT, orecv.ptr(), other, MPI_INT,
+                                MPI_COMM_WORLD),
+                  MPI_SUCCESS);
+        EXPECT_EQ(orecv.check(me, it, false, "other call " + std::to_string(it)), 0);
+      }
+    }
+  });
+  expect_settled(said, "alltoall");
 }
 
 // A persistent neighbor alltoallv under auto on a periodic ring of emulated 2-rank nodes
