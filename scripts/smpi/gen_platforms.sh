@@ -5,6 +5,8 @@
 #                                       (default N = 4, 16, 64, 256: P = 64 ... 4096)
 #   fattree_N512.xml + hosts_fattree_N<N>.txt  a 2:1 tapered two-level fat tree of 512 nodes,
 #                                       with hostfiles for its first N nodes (4 ... 512)
+#                                       (SMPI_FT_NODES / SMPI_FT_PARAMS / SMPI_FT_SHAPE: another
+#                                       tree, as scripts/smpi/trial.sh writes for variants/fattree.env)
 # A hostfile has one "node-i:Q" line per node: smpirun places ranks iQ .. iQ+Q-1 on node i,
 # the block placement that MPIX_LOCALITY=ppn:Q tells the library.
 #   bash scripts/smpi/gen_platforms.sh [OUTDIR]      (default scripts/smpi/platforms)
@@ -79,7 +81,7 @@ f="$out/fattree_N$ftn.xml"
 {
   header "Two-level fat tree, topo_parameters \"$SMPI_FT_PARAMS\" (levels; down-links per switch of
      each level; up-links per node of each level; parallel links): $ftn nodes x $Q cores,
-     32 leaf switches of 16 nodes, each with 8 up-links to 8 spines of 32 down-links: 2:1 tapered."
+     ${SMPI_FT_SHAPE:-32 leaf switches of 16 nodes, each with 8 up-links to 8 spines of 32 down-links: 2:1 tapered}."
   cat <<XML
      - every link (node-leaf, leaf-spine): $SMPI_FT_LINK_BW, $SMPI_FT_LINK_LAT, SPLITDUPLEX: 100 Gb/s ports;
        one NIC + cable or one switch traversal each; same leaf: 2 links, through a spine: 4 links;
@@ -95,7 +97,7 @@ f="$out/fattree_N$ftn.xml"
 </platform>
 XML
 } >"$f"
-for n in 4 16 64 256 512; do
+for n in 4 16 64 256 512 "$ftn"; do
   [ "$n" -le "$ftn" ] && hostfile "$n" "$out/hosts_fattree_N$n.txt"
 done
 echo "gen_platforms.sh: wrote the platforms and hostfiles in $out"

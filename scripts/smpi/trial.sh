@@ -14,9 +14,11 @@
 #
 # Environment: TRIAL_ENV (the machine: platform.env, default, or a variants/ file), TRIAL_NP
 # (default "64"), TRIAL_SIZES (default "8 64 512 4096"), TRIAL_INTRA (tra2's radix_intra values,
-# default "2 4 8 16"), TRIAL_RADICES (tra's, default "2,3,4,8,16,32"), TRIAL_OUT (default
+# default "2 4 8 16 32", those <= the ranks per node), TRIAL_RADICES (tra's, default "2,3,4,8,16,32"), TRIAL_OUT (default
 # build/smpi/trial/<env name>), TRIAL_TUNING (a tuning file for both autos, e.g. a calibration's),
-# TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, bruck at TRIAL_RADICES, on the
+# TRIAL_AUTO_ONLY=1 (only the two autos: with TRIAL_TUNING, a calibration judged on points whose
+# candidates an earlier run measured), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
+# default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, bruck at TRIAL_RADICES, on the
 # count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,7 +31,7 @@ name="$(basename "$env_file" .env)"
 build="$root/build/smpi"
 out="${TRIAL_OUT:-$build/trial/$name}"
 Q="$SMPI_PPN"
-intra="${TRIAL_INTRA:-2 4 8 16}"
+intra="${TRIAL_INTRA:-2 4 8 16 32}"
 radices="${TRIAL_RADICES:-2,3,4,8,16,32}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -41,16 +43,34 @@ tuning=()
 csv="$out/trial.csv"
 echo "platform,P,ppn,bytes,selection,time_us" >"$csv"
 
+# platform_files N: writes the machine's platform for N nodes (once) and sets xml and hosts.
+platform_files() {
+  local N="$1" leaves
+  if [ "$SMPI_TOPOLOGY" = fattree ]; then
+    leaves=$((N / SMPI_FT_LEAF))
+    [ $((leaves * SMPI_FT_LEAF)) -eq "$N" ] && [ "$leaves" -ge 2 ] ||
+      { echo "trial.sh: $N nodes are not 2+ leaves of $SMPI_FT_LEAF" >&2; exit 2; }
+    xml="$out/fattree_N$N.xml" hosts="$out/hosts_fattree_N$N.txt"
+    [ -f "$xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="" SMPI_FT_NODES="$N" \
+      SMPI_FT_PARAMS="2;$SMPI_FT_LEAF,$leaves;1,$SMPI_FT_UP;1,1" \
+      SMPI_FT_SHAPE="$leaves leaf switches of $SMPI_FT_LEAF nodes, each with $SMPI_FT_UP up-link(s) to $SMPI_FT_UP spine(s) of $leaves down-links: $((SMPI_FT_LEAF / SMPI_FT_UP)):1 tapered" \
+      bash "$here/gen_platforms.sh" "$out" >/dev/null
+  else
+    xml="$out/cluster_N$N.xml" hosts="$out/hosts_N$N.txt"
+    [ -f "$xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="$N" SMPI_FT_NODES=0 \
+      bash "$here/gen_platforms.sh" "$out" >/dev/null
+  fi
+}
+
 # sim TAG P SIZE WARMUP VARIANTS [ENV=VALUE...]: one simulation; appends its rows as TAG or, for
 # the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names.
 sim() {
   local tag="$1" P="$2" size="$3" warmup="$4" variants="$5" N=$((P / Q)) log
   shift 5
   log="$out/P${P}_s${size}_${pattern:-}_${tag//[^A-Za-z0-9_.=-]/_}"
-  [ -f "$out/cluster_N$N.xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="$N" SMPI_FT_NODES=0 \
-    bash "$here/gen_platforms.sh" "$out" >/dev/null
-  (cd "$out" && env MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout 1800 \
-    smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
+  platform_files "$N"
+  (cd "$out" && env MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout "${TRIAL_TIMEOUT:-1800}" \
+    smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
       "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" --sizes "$size" \
       --iters 2 --warmup "$warmup" --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
@@ -94,7 +114,9 @@ for P in ${TRIAL_NP-64}; do
   N=$((P / Q))
   for size in ${TRIAL_SIZES:-8 64 512 4096}; do
     echo "trial.sh: $name P=$P ($N x $Q) ${size} B"
-    sim flat "$P" "$size" 0 'linear,pairwise,bruck,modified_bruck,tra:radix=*'
+    [ -z "${TRIAL_AUTO_ONLY:-}" ] || intra=""
+    [ -n "${TRIAL_AUTO_ONLY:-}" ] ||
+      sim flat "$P" "$size" 0 "${TRIAL_FLAT:-linear,pairwise,bruck,modified_bruck,tra:radix=*}"
     for r1 in $intra; do
       [ "$r1" -le "$Q" ] || continue
       for r2 in 2 4 8 16 32 64; do
@@ -118,6 +140,9 @@ print("| platform | P | bytes | best candidate | us | auto measured / best | aut
 print("|---|---|---|---|---|---|---|")
 for (plat, P, b), t in sorted(pts.items()):
     cands = {k: v for k, v in t.items() if not k.startswith("auto")}
+    if not cands:
+        print(f"| {plat} | {P} | {b} | (autos only) | | {t.get('auto_measured', 0):.1f} us | {t.get('auto_model', 0):.1f} us |")
+        continue
     best = min(cands, key=cands.get)
     am, ao = t.get("auto_measured"), t.get("auto_model")
     f = lambda x: "%.2f" % (x / cands[best]) if x else "n/a"

@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""The table and plot of `auto` against the best candidate on every simulated machine kind
+(issue #18), from scripts/smpi/trial.sh's CSVs.
+
+    /usr/bin/python3 scripts/smpi/trial_report.py [--png FILE] [--held-out CSV ...] CSV...
+
+CSV: trial.sh's trial.csv files (scripts/smpi/results/trial_*.csv): platform, P, ppn, bytes,
+selection, time_us, with the rows auto_measured (the persistent auto request after its trial)
+and auto_model (MPIX_AUTO=model). Alltoallv rows have platform "<kind>/<pattern>".
+
+Prints a markdown table, one row per (machine, P, block): the best candidate and its time,
+auto measured / best, auto model / best; then per machine kind the points where auto measured is
+within 5 % of the best and where auto model is within 10 %. --held-out adds a column: auto
+model-only under a model calibrated on other machines (the auto_model rows of a trial.sh run with
+TRIAL_TUNING=<the calibration> TRIAL_AUTO_ONLY=1), over the best of the main CSVs. --png draws one panel per machine kind:
+auto measured / best and auto model / best at every point. Needs matplotlib only for --png.
+"""
+import argparse
+import csv
+from collections import defaultdict
+
+
+def load(paths):
+    pts = defaultdict(dict)
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                key = (r["platform"], int(r["P"]), int(r["bytes"]))
+                pts[key][r["selection"]] = float(r["time_us"])
+    return pts
+
+
+def held_out(paths, table):
+    """{(platform, P, bytes): auto model / best}: the auto_model rows of trial.sh runs with a
+    calibration elsewhere (TRIAL_TUNING, TRIAL_AUTO_ONLY=1), over the best of the main CSVs."""
+    best = {r[:3]: r[4] for r in table}
+    out = {}
+    for key, t in load(paths).items():
+        if "auto_model" in t and key in best:
+            out[key] = t["auto_model"] / best[key]
+    return out
+
+
+def rows(pts):
+    table = []
+    for (plat, P, b), t in sorted(pts.items()):
+        cands = {k: v for k, v in t.items() if not k.startswith("auto")}
+        if not cands:
+            continue
+        best = min(cands, key=cands.get)
+        ratio = lambda k: t[k] / cands[best] if k in t else None
+        table.append((plat, P, b, best, cands[best], ratio("auto_measured"), ratio("auto_model")))
+    return table
+
+
+def kind_of(plat):
+    return plat.split("/")[0] + (" alltoallv" if "/" in plat else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--png")
+    ap.add_argument("--held-out", action="append", default=[], metavar="CSV")
+    args = ap.parse_args()
+    table = rows(load(args.csv))
+    held = held_out(args.held_out, table)
+    f = lambda x: "%.2f" % x if x is not None else "n/a"
+    head = "| machine | P | block | best candidate | us | auto measured / best | auto model / best |"
+    print(head + (" model fitted elsewhere / best |" if held else ""))
+    print("|---" * (7 + bool(held)) + "|")
+    for plat, P, b, best, bt, am, ao in table:
+        extra = " %s |" % f(held.get((plat, P, b))) if held else ""
+        print("| %s | %d | %d B | %s | %.1f | %s | %s |%s" % (plat, P, b, best, bt, f(am), f(ao), extra))
+    print()
+    print("| machine | points | auto measured within 5 %% | auto model within 10 %% |%s"
+          % (" model fitted elsewhere within 10 % |" if held else ""))
+    print("|---" * (4 + bool(held)) + "|")
+    by = defaultdict(list)
+    for r in table:
+        by[kind_of(r[0])].append(r)
+    count = lambda xs, lim: "%d of %d" % (sum(x <= lim for x in xs), len(xs))
+    for kind, rs in sorted(by.items()):
+        am = [r[5] for r in rs if r[5] is not None]
+        ao = [r[6] for r in rs if r[6] is not None]
+        ho = [held[r[:3]] for r in rs if r[:3] in held]
+        print("| %s | %d | %s | %s |%s" % (kind, len(rs), count(am, 1.05), count(ao, 1.10),
+                                            " %s |" % count(ho, 1.10) if held else ""))
+    if args.png:
+        plot(by, args.png)
+
+
+def plot(by, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = sorted(by)
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(11, 2.2 * len(kinds)), squeeze=False)
+    for ax, kind in zip(axes[:, 0], kinds):
+        rs = by[kind]
+        xs = range(len(rs))
+        labels = ["%s\nP=%d %dB" % (r[0].split("/")[1] if "/" in r[0] else "", r[1], r[2])
+                  for r in rs]
+        ax.bar([x - 0.2 for x in xs], [r[5] or 0 for r in rs], 0.4, label="auto measured")
+        ax.bar([x + 0.2 for x in xs], [r[6] or 0 for r in rs], 0.4, label="auto model only")
+        ax.axhline(1.05, color="k", lw=0.8, ls="--")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(labels, fontsize=6)
+        ax.set_ylabel("time / best")
+        ax.set_title(kind, fontsize=9)
+        ax.set_ylim(0, max(2.0, max((r[6] or 0) for r in rs) * 1.05))
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
