@@ -1,8 +1,8 @@
 /* scripts/smpi/smpi_compat.h -- force-included into every file of the SMPI build (CMakePresets.json,
  * preset "smpi": -include in CMAKE_C_FLAGS / CMAKE_CXX_FLAGS). Stand-ins for the MPI calls the
- * library uses that SimGrid 3.32's SMPI declares but does not implement (they abort the whole
- * simulation with "Not yet implemented"). Nothing else is changed; without SMPI this file is
- * never seen.
+ * library and mpia_bench use that SimGrid 3.32's SMPI declares but does not implement (they abort
+ * the whole simulation with "Not yet implemented"), gets wrong, or makes flat. Nothing else is
+ * changed; without SMPI this file is never seen.
  *
  *  - MPI_Comm_idup (the library's private duplicate of a user communicator,
  *    src/operation/comm_state.cpp): a blocking MPI_Comm_dup and a null request, which every
