@@ -77,6 +77,7 @@ program test_topo
   call MPIX_Topo_create(MPI_COMM_WORLD, 3, srcs, 3, dsts, MPI_INFO_NULL, topo, ierr)
   call check(ierr == MPI_ERR_ARG .and. topo == MPIX_TOPO_NULL, "a rank out of range")
   call MPI_Comm_free(graph)
+  deallocate (sbuf, rbuf, want, sys)
 
   call MPI_Allreduce(errors, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (rank == 0) then
