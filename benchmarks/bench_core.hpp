@@ -148,6 +148,8 @@ class Case {
   virtual std::string locate(std::size_t i) const = 0;
   // An element of a buffer, printed.
   virtual std::string show(const unsigned char* p) const;
+  // cm, a duplicate of comm that a variant used, is about to be freed.
+  virtual void release(MPI_Comm) {}
 };
 
 // Collective: compare got with the case's expected buffer on every rank; returns the number of
@@ -174,6 +176,7 @@ struct Options {
   double imbalance_us = 0;
   unsigned long long seed = 20240601ull;
   std::string periodic = "auto";
+  int degree = 16;  // neighbor "random": neighbours per rank (expected)
   bool quick = false;
   bool list_only = false;
 };

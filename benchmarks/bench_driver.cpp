@@ -51,7 +51,9 @@ const char* const kUsage =
     "                   alltoallv: average block bytes (default 8,512,8192); neighbor: n of\n"
     "                   every pattern (default 8,32,128); k/M suffixes, e.g. 1,8,4k\n"
     "  --patterns LIST  alltoallv: uniform,random,skewed,sparse; neighbor: stencil2d,\n"
-    "                   stencil3d,lap2d,lap3d,powerlaw (default all)\n"
+    "                   stencil3d,lap2d,lap3d,powerlaw (default all), random (through\n"
+    "                   MPIX_Topo; --sizes are its block bytes, rounded up to doubles)\n"
+    "  --degree K       neighbor random: expected neighbours per rank (default 16)\n"
     "  --iters N        timed iterations per variant and configuration (default: 100 when a\n"
     "                   rank sends <= 64 KiB in all, 50 up to 1 MiB, 20 above)\n"
     "  --warmup N       untimed iterations before timing, per round (default 10)\n"
@@ -141,6 +143,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.seed = a.count(0, ~0ull);
     else if (a.is("--periodic"))
       o.periodic = a.value();
+    else if (a.is("--degree"))
+      o.degree = int(a.count(0, 1000000));
     else
       a.unknown();
   }
@@ -390,6 +394,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
         else
           std::fprintf(stderr, "mpia_bench: rank %d: %s failed (%s): %s; variant skipped\n", c.rank,
                        algorithm.c_str(), where.c_str(), mpi_error_string(rc).c_str());
+        k.release(comm);
         MPI_Comm_free(&comm);
         out.skipped = true;
         out.algorithm = "(init failed: skipped)";
@@ -513,7 +518,10 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
 
   if (ours != MPIX_REQUEST_NULL) check_rc(c, MPIX_Request_free(&ours), "MPIX_Request_free", where);
   if (sys != MPI_REQUEST_NULL) check_rc(c, MPI_Request_free(&sys), "MPI_Request_free", where);
-  if (comm != k.comm) MPI_Comm_free(&comm);
+  if (comm != k.comm) {
+    k.release(comm);
+    MPI_Comm_free(&comm);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,6 +13,12 @@
  *              seeded uniform u (a discrete Pareto tail, P(k) ~ k^-2.5; mean about 6, kmax =
  *              min(n^2-1, 1000)); each entry lies at a log-uniform distance d in [1, n^2) left
  *              or right of the diagonal (column (i +- d) mod n^2)
+ *   random     a random directed graph through MPIX_Topo: each of the P(P-1) possible edges
+ *              q -> d (d != q) with probability min(1, K/(P-1)), K = --degree (default 16),
+ *              drawn from (seed, q, d), so every rank knows its sources; blocks of n bytes
+ *              (rounded up to whole doubles). mpi-advance's calls run on an MPIX_Topo made from
+ *              the lists (one per communicator a variant uses), the MPI library's on
+ *              MPI_Dist_graph_create_adjacent's communicator with the same lists
  * The matrices are partitioned by rows into P contiguous blocks; rank p receives from the owner
  * q of every column it needs the distinct needed entries of x owned by q (ascending), on a
  * communicator made by MPI_Dist_graph_create_adjacent (sources: the owners, ascending;
@@ -49,7 +55,31 @@ class NeighborCase : public Case {
   std::vector<int> sources, dests;                      // neighbour ranks in MPI order
   std::vector<int> scounts, sdispls, rcounts, rdispls;  // in doubles
   std::vector<double> dsend, dexpected, dpoison;        // built here, then copied into the bytes
+  bool via_topo = false;                                // ours through MPIX_Topo ("random")
+  std::map<MPI_Comm, MPIX_Topo> topos;                  // one per communicator, made on first use
   NeighborCase() { elem = sizeof(double); }
+  ~NeighborCase() override {
+    for (auto& t : topos) MPIX_Topo_free(&t.second);
+  }
+  void release(MPI_Comm cm) override {
+    auto it = topos.find(cm);
+    if (it == topos.end()) return;
+    MPIX_Topo_free(&it->second);
+    topos.erase(it);
+  }
+  // The object over cm (collective the first time: every rank asks at the same call). It takes
+  // cm's MPIX_Comm_set_algorithm choice, as the blk:<name> variants need.
+  int topo_for(MPI_Comm cm, MPIX_Topo* x) {
+    auto it = topos.find(cm);
+    if (it != topos.end()) {
+      *x = it->second;
+      return MPI_SUCCESS;
+    }
+    const int rc = MPIX_Topo_create(cm, static_cast<int>(sources.size()), sources.data(),
+                                    static_cast<int>(dests.size()), dests.data(), MPI_INFO_NULL, x);
+    if (rc == MPI_SUCCESS) topos[cm] = *x;
+    return rc;
+  }
 
   int sys_blocking(void* recv, MPI_Comm cm) override {
     return MPI_Neighbor_alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE, recv,
@@ -61,10 +91,25 @@ class NeighborCase : public Case {
         rdispls.data(), MPI_DOUBLE, cm, MPI_INFO_NULL, req);
   }
   int ours_blocking(void* recv, MPI_Comm cm) override {
+    if (via_topo) {
+      MPIX_Topo x = MPIX_TOPO_NULL;
+      const int rc = topo_for(cm, &x);
+      if (rc != MPI_SUCCESS) return rc;
+      return MPIX_Neighbor_alltoallv_topo(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE,
+                                          recv, rcounts.data(), rdispls.data(), MPI_DOUBLE, x);
+    }
     return MPIX_Neighbor_alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE, recv,
                                    rcounts.data(), rdispls.data(), MPI_DOUBLE, cm);
   }
   int ours_init(void* recv, MPI_Comm cm, MPI_Info info, MPIX_Request* req) override {
+    if (via_topo) {
+      MPIX_Topo x = MPIX_TOPO_NULL;
+      const int rc = topo_for(cm, &x);
+      if (rc != MPI_SUCCESS) return rc;
+      return MPIX_Neighbor_alltoallv_topo_init(send.data(), scounts.data(), sdispls.data(),
+                                               MPI_DOUBLE, recv, rcounts.data(), rdispls.data(),
+                                               MPI_DOUBLE, x, info, req);
+    }
     return MPIX_Neighbor_alltoallv_init(send.data(), scounts.data(), sdispls.data(), MPI_DOUBLE,
                                         recv, rcounts.data(), rdispls.data(), MPI_DOUBLE, cm, info,
                                         req);
@@ -298,6 +343,57 @@ void make_sparse(const Ctx& c, const Options& o, NeighborCase& t) {
   }
 }
 
+// A random directed graph (see the top) through MPIX_Topo; n bytes per block.
+void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
+  const int P = c.nprocs, me = c.rank;
+  const long long per = (t.size + 7) / 8;  // doubles per block
+  if (per * std::max(o.degree, 1) > INT_MAX / 16)
+    die(c, "random n=" + std::to_string(t.size) + ": blocks too large");
+  // Edge q -> d when the top 53 bits of its hash fall below K/(P-1) (all of them for K >= P-1).
+  const double prob = P > 1 ? std::min(1.0, static_cast<double>(o.degree) / (P - 1)) : 0.0;
+  const std::uint64_t gseed = mix64(o.seed ^ 0x7A3D1C9B5E2F4681ull);
+  auto edge = [&](int q, int d) {
+    if (q == d) return false;
+    const std::uint64_t h =
+        mix64(gseed ^ mix64((static_cast<std::uint64_t>(q) << 32) | static_cast<std::uint32_t>(d)));
+    return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0) < prob;
+  };
+  for (int q = 0; q < P; ++q) {
+    if (edge(q, me)) t.sources.push_back(q);
+    if (edge(me, q)) t.dests.push_back(q);
+  }
+  t.scounts.assign(t.dests.size(), static_cast<int>(per));
+  t.rcounts.assign(t.sources.size(), static_cast<int>(per));
+  // The MPI library's calls (the baseline) need a communicator with the topology.
+  check_rc(
+      c,
+      MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(t.sources.size()), t.sources.data(),
+                                     MPI_UNWEIGHTED, static_cast<int>(t.dests.size()),
+                                     t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t.comm),
+      "MPI_Dist_graph_create_adjacent", t.pattern);
+  t.owns_comm = true;
+  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  t.via_topo = true;
+  t.header = "random graph through MPIX_Topo, degree " + std::to_string(o.degree) + ", " +
+             std::to_string(per * 8) + " B blocks";
+  t.alloc(c);
+  const std::uint64_t vseed = mix64(o.seed ^ 0x3C6EF372FE94F82Bull);
+  auto val = [&](int q, int d, long long i) {
+    return value_of(vseed ^
+                    mix64((static_cast<std::uint64_t>(q) << 40) ^
+                          (static_cast<std::uint64_t>(d) << 20) ^ static_cast<std::uint64_t>(i)));
+  };
+  for (std::size_t j = 0; j < t.dests.size(); ++j)
+    for (long long i = 0; i < per; ++i) t.dsend[t.sdispls[j] + i] = val(me, t.dests[j], i);
+  for (std::size_t k = 0; k < t.sources.size(); ++k) {
+    for (long long i = 0; i < per; ++i) {
+      const double e = val(t.sources[k], me, i);
+      t.dexpected[t.rdispls[k] + i] = e;
+      t.dpoison[t.rdispls[k] + i] = -1.0 - e;
+    }
+  }
+}
+
 // Facts about a topology for its header line: degrees, edges, bytes, the inter-node part.
 std::string topo_stats(const Ctx& c, const NeighborCase& t) {
   long long deg = 0, send = 0, iedges = 0, ibytes = 0;
@@ -333,6 +429,8 @@ std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pa
   t->size = n;
   if (pat == "stencil2d" || pat == "stencil3d") {
     make_stencil(c, o, *t, pat == "stencil2d" ? 2 : 3);
+  } else if (pat == "random") {
+    make_random(c, o, *t);
   } else {
     if (pat == "lap3d" && n > 1290) die(c, "lap3d n=" + std::to_string(n) + ": n^3 above INT_MAX");
     if (pat != "lap3d" && n > 46340)
@@ -347,7 +445,8 @@ std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pa
   t->header = pat + " n=" + std::to_string(n) + ": " + t->header + "; " + stats +
               "; checked against " + t->reference;
   t->reproduce = "--patterns " + pat + " --sizes " + std::to_string(n) + " --periodic " +
-                 o.periodic + " --seed " + std::to_string(o.seed);
+                 o.periodic + " --seed " + std::to_string(o.seed) +
+                 (pat == "random" ? " --degree " + std::to_string(o.degree) : "");
   return t;
 }
 
@@ -365,7 +464,7 @@ const Workload& neighbor_workload() {
                           {8, 32, 128},
                           {5, 12},
                           1000000,
-                          {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
+                          {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw", "random"},
                           {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
                           true,
                           sweeps,

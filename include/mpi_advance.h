@@ -320,6 +320,60 @@ int MPIA_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Info info, MPIX_Request *request);
 
+/*
+ * Topology objects: a neighborhood without a communicator. MPIX_Topo_create is as if
+ * MPI_Dist_graph_create_adjacent(comm, indegree, sources, MPI_UNWEIGHTED, outdegree,
+ * destinations, MPI_UNWEIGHTED, info, 0, &graph) had made a communicator, without making one
+ * for the user: MPIX_Neighbor_alltoallv_topo(_init) then behave exactly as
+ * MPIX_Neighbor_alltoallv(_init) on that communicator (buffer layout, duplicate edges between
+ * two ranks paired in order, the same algorithms, selection, agreement and errors, requests
+ * driven by MPIX_Start/MPIX_Wait & co., MPIX_Request_get_algorithm). Collective over comm.
+ *
+ * Arguments: ranks of comm, each 0..size-1 (MPI_PROC_NULL is not a rank here, as in
+ * MPI_Dist_graph_create_adjacent); sources/destinations may be NULL for a degree of 0. The
+ * lists are copied. Negative degrees, NULL arrays, ranks out of range, and edge lists that do
+ * not match across ranks (rank d must list s among its sources as often as s lists d among its
+ * destinations; checked with one reduce-scatter of O(size) words per rank) fail with
+ * MPI_ERR_ARG on every rank, and *topo is MPIX_TOPO_NULL. Info: "mpix_algorithm" sets the
+ * algorithm of the object's blocking calls and of its inits without that key (as
+ * MPIX_Comm_set_algorithm does for a communicator; a bad value is MPI_ERR_INFO_VALUE on every
+ * rank); without it the object takes comm's MPIX_Comm_set_algorithm choice at creation, else
+ * the environment (MPIX_NEIGHBOR_ALLTOALLV).
+ *
+ * Lifetime: the object holds a private duplicate of comm and outlives MPI_Comm_free(comm) (its
+ * errors are then raised on MPI_COMM_SELF, before that on comm). MPIX_Topo_free sets *topo to
+ * MPIX_TOPO_NULL (freeing MPIX_TOPO_NULL is a no-op; a NULL pointer is MPI_ERR_ARG). Requests
+ * keep what they use by reference count: freeing the object while its requests are inactive or
+ * active is legal, and they run, complete and are freed as usual. Passing MPIX_TOPO_NULL to a
+ * collective is MPI_ERR_TOPOLOGY. Calls on one object follow the rules of calls on one
+ * communicator (collective, same order on every rank, not concurrently).
+ *
+ * "system" runs the MPI library's MPI_Neighbor_alltoallv on a distributed graph communicator
+ * that the first call (or init) selecting it creates from the object (collectively; kept and
+ * freed with the object and its requests).
+ */
+typedef struct MPIX_Topo_s *MPIX_Topo;
+#define MPIX_TOPO_NULL ((MPIX_Topo)0)
+
+#ifndef MPIA_NO_MPIX_NAMES
+#define MPIX_Topo_create MPIA_Topo_create
+#define MPIX_Topo_free MPIA_Topo_free
+#define MPIX_Neighbor_alltoallv_topo MPIA_Neighbor_alltoallv_topo
+#define MPIX_Neighbor_alltoallv_topo_init MPIA_Neighbor_alltoallv_topo_init
+#endif
+
+int MPIA_Topo_create(MPI_Comm comm, int indegree, const int sources[], int outdegree,
+                     const int destinations[], MPI_Info info, MPIX_Topo *topo);
+int MPIA_Topo_free(MPIX_Topo *topo);
+int MPIA_Neighbor_alltoallv_topo(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPIX_Topo topo);
+int MPIA_Neighbor_alltoallv_topo_init(const void *sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPIX_Topo topo, MPI_Info info,
+                                      MPIX_Request *request);
+
 #ifdef __cplusplus
 }
 #endif

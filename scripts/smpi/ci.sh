@@ -7,6 +7,8 @@
 # library's persistent messages do not pay SMPI's per-message overhead: with SMPI's own
 # MPI_Alltoall forced to basic_linear (MPI_Isend/MPI_Irecv to every peer at once), "linear" (the
 # same exchange through MPI_Send_init/MPI_Start) must take the same simulated time, within 2 %.
+# Then a persistent auto request's measured trial, and one neighbor simulation (stencil and random
+# graph through MPIX_Topo, every byte checked).
 #   bash scripts/smpi/ci.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -77,4 +79,36 @@ fi
 settled=$(grep -c 'mpi-advance: auto alltoall P=32 .*: chose ' "$out/ci_trial.log" || true)
 grep 'mpi-advance: auto alltoall' "$out/ci_trial.log" | sed 's/^/ci.sh: /'
 [ "$settled" -ge 2 ] || { echo "ci.sh: expected a settled trial at both sizes, found $settled" >&2; exit 1; }
+# Neighbor collectives (issue 20): a 3-D 7-point stencil on a Cartesian communicator and a random
+# graph of about 16 neighbours per rank through MPIX_Topo (smpi_compat.h stands in for SMPI's
+# missing process-topology calls), every byte checked; direct, locality and auto against the
+# flat MPI_Neighbor_alltoallv exchange of the stand-in.
+(cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
+  smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
+    --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
+    "$build/benchmarks/mpia_bench" --collective neighbor --patterns stencil3d,random \
+    --sizes 8,32 --degree 16 --variants direct,locality,auto --iters 2 --warmup 0 --settle 0 \
+    --watchdog 0 --csv "$out/ci_neighbor.csv") >"$out/ci_neighbor.log" 2>&1 ||
+  { tail -n 30 "$out/ci_neighbor.log"; echo "ci.sh: the neighbor simulation failed" >&2; exit 1; }
+if grep -qE 'FATAL|WRONG RESULT' "$out/ci_neighbor.log"; then
+  grep -E 'FATAL|WRONG RESULT' "$out/ci_neighbor.log" >&2
+  exit 1
+fi
+python3 - "$out/ci_neighbor.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+want = {"MPI_Neighbor_alltoallv", "direct", "locality", "auto"}
+bad = 0
+for pattern in ("stencil3d", "random"):
+    for size in ("8", "32"):
+        got = {r["variant"]: float(r["median_max_us"]) for r in rows
+               if r["pattern"] == pattern and r["size"] == size}
+        if set(got) != want:
+            print(f"ci.sh: neighbor {pattern} {size}: variants {sorted(got)}, expected {sorted(want)}")
+            bad = 1
+            continue
+        print(f"ci.sh: neighbor {pattern} n={size}: " +
+              ", ".join(f"{v} {got[v]:.2f} us" for v in sorted(want)))
+sys.exit(bad)
+PY
 echo "ci.sh: simulation $((SECONDS - t1))s, total $((SECONDS - t0))s: OK"

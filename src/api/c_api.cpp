@@ -13,6 +13,7 @@
 #include "operation/neighbor.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
+#include "operation/topo.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -501,5 +502,52 @@ MPIA_API int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI
   return init_request(comm, request, [&](CommState& st, bool given) {
     const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
     return neighbor_init(st, b.args, info, given);
+  });
+}
+
+// --- Topology objects (operation/topo.hpp) ---------------------------------------------------
+
+MPIA_API int MPIA_Topo_create(MPI_Comm comm, int indegree, const int sources[], int outdegree,
+                              const int destinations[], MPI_Info info, MPIX_Topo* topo) {
+  return guard(comm, [&] {
+    if (topo) *topo = MPIX_TOPO_NULL;
+    std::unique_ptr<MPIX_Topo_s> t = topo_create(state_of(comm), comm, indegree, sources, outdegree,
+                                                 destinations, info, topo != nullptr);
+    *topo = t.release();
+  });
+}
+
+MPIA_API int MPIA_Topo_free(MPIX_Topo* topo) {
+  return guard(topo_error_comm(topo ? *topo : MPIX_TOPO_NULL), [&] {
+    if (!topo) fail(MPI_ERR_ARG, "mpi-advance: MPIX_Topo_free: topo pointer is NULL");
+    topo_free(*topo);
+    *topo = MPIX_TOPO_NULL;
+  });
+}
+
+MPIA_API int MPIA_Neighbor_alltoallv_topo(const void* sendbuf, const int sendcounts[],
+                                          const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                          const int recvcounts[], const int rdispls[],
+                                          MPI_Datatype recvtype, MPIX_Topo topo) {
+  return guard(topo_error_comm(topo), [&] {
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    neighbor_blocking(topo_state(topo), a);
+  });
+}
+
+MPIA_API int MPIA_Neighbor_alltoallv_topo_init(const void* sendbuf, const int sendcounts[],
+                                               const int sdispls[], MPI_Datatype sendtype,
+                                               void* recvbuf, const int recvcounts[],
+                                               const int rdispls[], MPI_Datatype recvtype,
+                                               MPIX_Topo topo, MPI_Info info,
+                                               MPIX_Request* request) {
+  return guard(topo_error_comm(topo), [&] {
+    if (request) *request = MPIX_REQUEST_NULL;
+    CommState& st = topo_state(topo);
+    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+    std::unique_ptr<Operation> op = neighbor_init(st, a, info, request != nullptr);
+    *request = make_request(topo->user, st, std::move(op));
+    // Errors go where the object's go: the user's communicator while it lives.
+    (*request)->library_comm = topo->user_private;
   });
 }

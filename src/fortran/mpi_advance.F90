@@ -25,12 +25,21 @@ module mpi_advance
   public :: MPIX_Comm_locality, MPIX_Comm_rank_locality, MPIX_Comm_locality_split
   public :: MPIX_Comm_set_algorithm
   public :: operator(==), operator(/=)
+  ! Topology objects (MPIX_Topo_create: see mpi_advance.h).
+  public :: MPIX_Topo, MPIX_TOPO_NULL, MPIX_Topo_create, MPIX_Topo_free
+  public :: MPIX_Neighbor_alltoallv_topo_init, MPIX_Neighbor_alltoallv_topo
 
   ! The C MPIX_Request (a pointer), by value.
   type, bind(C) :: MPIX_Request
     type(c_ptr) :: handle = c_null_ptr
   end type MPIX_Request
   type(MPIX_Request), parameter :: MPIX_REQUEST_NULL = MPIX_Request(c_null_ptr)
+
+  ! The C MPIX_Topo (a pointer), by value.
+  type, bind(C) :: MPIX_Topo
+    type(c_ptr) :: handle = c_null_ptr
+  end type MPIX_Topo
+  type(MPIX_Topo), parameter :: MPIX_TOPO_NULL = MPIX_Topo(c_null_ptr)
 
   integer, parameter :: MPIX_MAX_ALGORITHM_STRING = 256
   integer, parameter :: MPIX_MAX_TRIAL_STRING = 1024
@@ -44,6 +53,43 @@ module mpi_advance
   end interface
   interface operator(/=)
     module procedure request_ne
+  end interface
+  interface operator(==)
+    module procedure topo_eq
+  end interface
+  interface operator(/=)
+    module procedure topo_ne
+  end interface
+
+  interface
+    integer(c_int) function c_topo_create(comm, indeg, srcs, outdeg, dsts, info, topo) &
+        bind(C, name="mpia_f_topo_create")
+      import :: c_int, MPIX_Topo
+      integer(c_int), value :: comm, indeg, outdeg, info
+      integer(c_int) :: srcs(*), dsts(*)
+      type(MPIX_Topo) :: topo
+    end function
+    integer(c_int) function c_topo_free(topo) bind(C, name="mpia_f_topo_free")
+      import :: c_int, MPIX_Topo
+      type(MPIX_Topo) :: topo
+    end function
+    integer(c_int) function c_neighbor_alltoallv_topo_init(sb, scs, sds, st, rb, rcs, rds, rt, &
+        topo, info, req) bind(C, name="mpia_f_neighbor_alltoallv_topo_init")
+      import :: c_int, MPIX_Request, MPIX_Topo
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt, info
+      type(MPIX_Topo), value :: topo
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_neighbor_alltoallv_topo(sb, scs, sds, st, rb, rcs, rds, rt, topo) &
+        bind(C, name="mpia_f_neighbor_alltoallv_topo")
+      import :: c_int, MPIX_Topo
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt
+      type(MPIX_Topo), value :: topo
+    end function
   end interface
 
   logical, save :: registered = .false.
@@ -544,6 +590,64 @@ contains
     character(len=*), intent(in) :: collective, selection
     integer, optional, intent(out) :: ierror
     call set(ierror, c_comm_set_algorithm(comm%MPI_VAL, cstr(collective), cstr(selection)))
+  end subroutine
+
+  logical function topo_eq(a, b)
+    type(MPIX_Topo), intent(in) :: a, b
+    topo_eq = c_associated(a%handle, b%handle) .or. &
+              (.not. c_associated(a%handle) .and. .not. c_associated(b%handle))
+  end function
+  logical function topo_ne(a, b)
+    type(MPIX_Topo), intent(in) :: a, b
+    topo_ne = .not. topo_eq(a, b)
+  end function
+
+  subroutine MPIX_Topo_create(comm, indegree, sources, outdegree, destinations, info, topo, ierror)
+    type(MPI_Comm), intent(in) :: comm
+    integer, intent(in) :: indegree, outdegree, sources(*), destinations(*)
+    type(MPI_Info), intent(in) :: info
+    type(MPIX_Topo), intent(out) :: topo
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_topo_create(comm%MPI_VAL, indegree, sources, outdegree, destinations, &
+                                   info%MPI_VAL, topo))
+  end subroutine
+
+  subroutine MPIX_Topo_free(topo, ierror)
+    type(MPIX_Topo), intent(inout) :: topo
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_topo_free(topo))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoallv_topo_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+                                               recvcounts, rdispls, recvtype, topo, info, &
+                                               request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPIX_Topo), intent(in) :: topo
+    type(MPI_Info), intent(in) :: info
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoallv_topo_init(sendbuf, sendcounts, sdispls, &
+                                                    sendtype%MPI_VAL, recvbuf, recvcounts, &
+                                                    rdispls, recvtype%MPI_VAL, topo, &
+                                                    info%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoallv_topo(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+                                          recvcounts, rdispls, recvtype, topo, ierror)
+    type(*), dimension(..), intent(in) :: sendbuf
+    type(*), dimension(..) :: recvbuf
+    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPIX_Topo), intent(in) :: topo
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoallv_topo(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, &
+                                               recvbuf, recvcounts, rdispls, recvtype%MPI_VAL, &
+                                               topo))
   end subroutine
 
 end module mpi_advance

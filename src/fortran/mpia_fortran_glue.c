@@ -215,3 +215,30 @@ int mpia_f_comm_locality_split(MPI_Fint comm, int kind, MPI_Fint* newcomm) {
 int mpia_f_comm_set_algorithm(MPI_Fint comm, const char* collective, const char* selection) {
   return MPIX_Comm_set_algorithm(MPI_Comm_f2c(comm), collective, selection);
 }
+
+/* Topology objects. A non-contiguous buffer is raised on MPI_COMM_SELF (the object's
+ * communicator is not known here). */
+int mpia_f_topo_create(MPI_Fint comm, int indegree, const int* sources, int outdegree,
+                       const int* destinations, MPI_Fint info, MPIX_Topo* topo) {
+  return MPIX_Topo_create(MPI_Comm_f2c(comm), indegree, sources, outdegree, destinations,
+                          MPI_Info_f2c(info), topo);
+}
+
+int mpia_f_topo_free(MPIX_Topo* topo) { return MPIX_Topo_free(topo); }
+
+int mpia_f_neighbor_alltoallv_topo_init(CFI_cdesc_t* sb, const int* scs, const int* sds,
+                                        MPI_Fint st, CFI_cdesc_t* rb, const int* rcs,
+                                        const int* rds, MPI_Fint rt, MPIX_Topo topo,
+                                        MPI_Fint info, MPIX_Request* req) {
+  BUFFERS(sb, rb, MPI_COMM_NULL)
+  return MPIX_Neighbor_alltoallv_topo_init(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds,
+                                           MPI_Type_f2c(rt), topo, MPI_Info_f2c(info), req);
+}
+
+int mpia_f_neighbor_alltoallv_topo(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
+                                   CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
+                                   MPIX_Topo topo) {
+  BUFFERS(sb, rb, MPI_COMM_NULL)
+  return MPIX_Neighbor_alltoallv_topo(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds,
+                                      MPI_Type_f2c(rt), topo);
+}

@@ -115,6 +115,11 @@ PrivateComm::PrivateComm(MPI_Comm user) {
   MPIA_CHECK(MPI_Comm_set_name(comm_, "mpi-advance private"));
 }
 
+PrivateComm::PrivateComm(MPI_Comm comm, Adopt) : comm_(comm) {
+  MPIA_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  MPIA_CHECK(MPI_Comm_set_name(comm_, "mpi-advance private graph"));
+}
+
 PrivateComm::~PrivateComm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -158,6 +163,21 @@ CommState& comm_state(MPI_Comm user) {
     g_states.insert(state.get());
   }
   return *state.release();
+}
+
+std::unique_ptr<CommState> derived_comm_state(const CommState& parent) {
+  auto state = std::make_unique<CommState>();
+  state->user = parent.user;
+  // A duplicate of the parent's private communicator: the user's is not touched.
+  state->comm = std::make_shared<PrivateComm>(parent.comm->get());
+  state->rank = parent.rank;
+  state->size = parent.size;
+  state->comm->tags.set_range(parent.comm->tags.ub());
+  state->settings_error = parent.settings_error;
+  state->settings_error_what = parent.settings_error_what;
+  for (int c = 0; c < 3; ++c) state->algorithm[c] = parent.algorithm[c];
+  if (parent.locality) state->locality = std::make_unique<Locality>(*parent.locality);
+  return state;
 }
 
 const Locality* cached_locality(const CommState& state) { return state.locality.get(); }

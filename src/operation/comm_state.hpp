@@ -61,6 +61,10 @@ class TagAllocator {
 class PrivateComm {
  public:
   explicit PrivateComm(MPI_Comm user);
+  // Takes over comm, a communicator the library made itself (MPI_Dist_graph_create_adjacent for
+  // an MPIX_Topo's "system" algorithm): freed with this object.
+  struct Adopt {};
+  PrivateComm(MPI_Comm comm, Adopt);
   ~PrivateComm();
   PrivateComm(const PrivateComm&) = delete;
   PrivateComm& operator=(const PrivateComm&) = delete;
@@ -175,8 +179,12 @@ struct CommState {
   // Node map, package and NUMA of every rank: computed by the first call that needs it.
   std::unique_ptr<Locality> locality;
   // The process topology's neighbors, read at the first neighbor call (a topology never
-  // changes).
+  // changes); an MPIX_Topo's state has its own from the start.
   std::unique_ptr<NeighborTopology> topology;
+  // A communicator with MPI's own process topology for the "system" neighbor algorithm of an
+  // MPIX_Topo (whose private communicator has none): created collectively by the first call
+  // that runs "system" (neighbor.cpp).
+  std::shared_ptr<PrivateComm> graph;
   ~CommState();
 
   // Throws the settings disagreement, if any.
@@ -189,6 +197,11 @@ struct CommState {
 // Collective on the first call for a communicator: duplicates it and agrees on the settings,
 // driving running operations while it waits.
 CommState& comm_state(MPI_Comm user);
+
+// A state of its own over the ranks of parent, attached to no communicator (an MPIX_Topo's; its
+// owner deletes it): a new private duplicate of parent's, parent's agreed settings, algorithm
+// choices and locality (when computed). Collective over parent.
+std::unique_ptr<CommState> derived_comm_state(const CommState& parent);
 
 // The communicator's locality, computed the first time (collective; see locality/), else
 // cached.

@@ -74,6 +74,36 @@ const NeighborTopology& comm_topology(CommState& st) {
   return *st.topology;
 }
 
+NeighborTopology graph_topology(std::vector<int> sources, std::vector<int> destinations) {
+  NeighborTopology t;
+  t.kind = MPI_DIST_GRAPH;
+  t.library = true;
+  t.sources = std::move(sources);
+  t.destinations = std::move(destinations);
+  t.recv_key = occurrence_keys(t.sources);
+  t.send_key = occurrence_keys(t.destinations);
+  return t;
+}
+
+std::shared_ptr<PrivateComm> neighbor_system_comm(CommState& st) {
+  const NeighborTopology& t = comm_topology(st);
+  if (!t.library) return st.comm;
+  if (!st.graph) {
+    // MPI wants arrays even for a zero degree.
+    const int none = 0;
+    MPI_Comm g = MPI_COMM_NULL;
+    run_system(st.comm->get(), [&] {
+      return MPI_Dist_graph_create_adjacent(st.comm->get(), int(t.sources.size()),
+                                            t.sources.empty() ? &none : t.sources.data(),
+                                            MPI_UNWEIGHTED, int(t.destinations.size()),
+                                            t.destinations.empty() ? &none : t.destinations.data(),
+                                            MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+    });
+    st.graph = std::make_shared<PrivateComm>(g, PrivateComm::Adopt{});
+  }
+  return st.graph;
+}
+
 namespace {
 
 // Local argument checks; fills the packed bytes per block.
@@ -173,7 +203,8 @@ std::unique_ptr<Operation> lower_neighbor(const AlltoallvArgs& a, const std::str
                                           const Schedule* schedule, const Traffic& traffic,
                                           CommState& state, const NeighborTopology& t, int tag) {
   if (!schedule)
-    return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()), state.comm);
+    return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()),
+                                neighbor_system_comm(state));
   return bind_neighbor(a, name, *schedule, traffic, state, t, tag);
 }
 
@@ -330,7 +361,7 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
   if (debug) debug_agree(st, std::move(local), sel, 0);
   if (sel->algorithm->kind == AlgorithmKind::System) {
     note_call(st, Collective::NeighborAlltoallv, *sel, false);
-    const MPI_Comm c = st.comm->get();
+    const MPI_Comm c = neighbor_system_comm(st)->get();
     if (a.regular) {
       run_system(c, [&] {
         return MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,

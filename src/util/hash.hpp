@@ -23,4 +23,14 @@ constexpr std::int64_t hash63(std::string_view s) {
   return std::int64_t(fnv1a(s) & 0x3fffffffffffffffULL);
 }
 
+// A 64-bit mixer (the splitmix64 finalizer): well-spread values of small integers, e.g. the
+// edges of a graph whose sums ranks compare.
+constexpr std::uint64_t mix64(std::uint64_t h) {
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
+
 }  // namespace mpia

@@ -51,3 +51,22 @@ if(_np)
                     ARGS --gtest_filter=NeighborTraffic.*
                     ENVIRONMENT MPIX_LOCALITY=ppn:4)
 endif()
+
+# MPIX_Topo (issue 20): the matrix's graph topologies through topology objects made from the
+# same lists (checked against the reference and byte for byte against the communicator's own
+# topology), and the objects' own rules (NeighborTopo.*): one program built from
+# test_neighbor.cpp with MPIA_NEIGHBOR_VIA_TOPO. Rank counts: MPIA_TEST_NPROCS (1-5 and 16
+# oversubscribed by default); under emulated nodes of 3 ranks for the node-aware algorithm.
+add_executable(mpia_test_neighbor_topo test_neighbor.cpp)
+target_compile_definitions(mpia_test_neighbor_topo PRIVATE MPIA_NEIGHBOR_VIA_TOPO=1)
+target_link_libraries(mpia_test_neighbor_topo PRIVATE mpia_mpi_test_support)
+target_compile_options(mpia_test_neighbor_topo PRIVATE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
+mpia_add_mpi_test(NAME mpi.neighbor_topo TARGET mpia_test_neighbor_topo
+                  ARGS --gtest_filter=*NeighborMatrix.*:NeighborTopo*)
+mpia_test_nprocs(_np 4 7 16 MPICH 4 7)
+if(_np)
+  mpia_add_mpi_test(NAME mpi.neighbor_topo_ppn3 TARGET mpia_test_neighbor_topo NPROCS ${_np}
+                    ARGS --gtest_filter=*NeighborMatrix.*:NeighborTopo.FreedWhileRequestsRun
+                    ENVIRONMENT MPIX_LOCALITY=ppn:3 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
+endif()

@@ -31,12 +31,23 @@
 //
 // MPIA_NEIGHBOR_ALGORITHMS (comma list; "default" = no info, no MPIX_Comm_set_algorithm)
 // restricts the algorithms, for the registrations under emulated nodes (MPIX_LOCALITY=ppn:K).
+//
+// Built with MPIA_NEIGHBOR_VIA_TOPO (mpia_test_neighbor_topo), the matrix runs the graph
+// topologies (every kind but the Cartesian ones, whose MPI_PROC_NULL neighbors and directions a
+// graph cannot express) through MPIX_Topo objects made from the same lists over the topology's
+// communicator: persistent requests from MPIX_Neighbor_alltoallv_topo_init with the object freed
+// right after init (the request keeps what it uses), then the result compared byte for byte with
+// MPIX_Neighbor_alltoall(v) on the topology communicator; blocking calls with the algorithm given
+// to MPIX_Topo_create's info, or inherited from the communicator's MPIX_Comm_set_algorithm. The
+// NeighborTopo tests (that build only) check the object's own rules: errors, lifetime, several
+// objects on one communicator.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -52,6 +63,12 @@
 using namespace mpia_test;
 
 namespace {
+
+#ifdef MPIA_NEIGHBOR_VIA_TOPO
+constexpr bool kViaTopo = true;
+#else
+constexpr bool kViaTopo = false;
+#endif
 
 const char* const kEnvVar = "MPIX_NEIGHBOR_ALLTOALLV";
 const char* const kCollective = "neighbor_alltoallv";  // for MPIX_Comm_set_algorithm
@@ -1127,7 +1144,28 @@ void complete(MPIX_Request* req, int how, const std::string& label) {
   }
 }
 
-int init_call(Buffers& b, const Config& c, const Topo& t, MPI_Info info, MPIX_Request* req) {
+// An MPIX_Topo with t's lists of this rank, over t.comm; info "mpix_algorithm" = spec unless
+// spec is empty. Collective over t.comm.
+MPIX_Topo make_xtopo(const Topo& t, const std::string& spec) {
+  MPI_Info info = algorithm_info(spec);
+  MPIX_Topo x = MPIX_TOPO_NULL;
+  // Empty lists are passed as they come (possibly NULL: allowed for a degree of 0).
+  const int rc = MPIX_Topo_create(t.comm, t.indegree(), t.my_src().data(), t.outdegree(),
+                                  t.my_dst().data(), info, &x);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Topo_create: " << error_string(rc);
+  EXPECT_EQ(rc == MPI_SUCCESS, x != MPIX_TOPO_NULL);
+  return x;
+}
+
+int init_call(Buffers& b, const Config& c, const Topo& t, MPI_Info info, MPIX_Request* req,
+              MPIX_Topo x = MPIX_TOPO_NULL) {
+  if (x != MPIX_TOPO_NULL) {
+    // The uniform configurations as the v form (an MPIX_Topo has no regular call).
+    return MPIX_Neighbor_alltoallv_topo_init(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(),
+                                             b.slay.type(), b.rbuf->ptr(), b.rbuf->counts(),
+                                             b.rbuf->displs(), b.rlay.type(), x, info, req);
+  }
   if (c.uniform_call) {
     return MPIX_Neighbor_alltoall_init(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(),
                                        b.rcount, b.rlay.type(), t.comm, info, req);
@@ -1146,7 +1184,12 @@ int init_call(Buffers& b, const Config& c, const Topo& t, MPI_Info info, MPIX_Re
                                       info, req);
 }
 
-int blocking_call(Buffers& b, const Config& c, const Topo& t) {
+int blocking_call(Buffers& b, const Config& c, const Topo& t, MPIX_Topo x = MPIX_TOPO_NULL) {
+  if (x != MPIX_TOPO_NULL) {
+    return MPIX_Neighbor_alltoallv_topo(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(),
+                                        b.slay.type(), b.rbuf->ptr(), b.rbuf->counts(),
+                                        b.rbuf->displs(), b.rlay.type(), x);
+  }
   if (c.uniform_call) {
     return MPIX_Neighbor_alltoall(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(), b.rcount,
                                   b.rlay.type(), t.comm);
@@ -1163,11 +1206,17 @@ void run_persistent(const Topo& t, const std::string& spec, const Config& c, int
   SCOPED_TRACE(describe("persistent", spec, t, c));
   Buffers b;
   make_buffers(t, c, &b);
+  MPIX_Topo x = kViaTopo ? make_xtopo(t, "") : MPIX_TOPO_NULL;
   MPI_Info info = algorithm_info(spec);
   MPIX_Request req = MPIX_REQUEST_NULL;
-  int rc = init_call(b, c, t, info, &req);
+  int rc = init_call(b, c, t, info, &req, x);
   if (info != MPI_INFO_NULL) MPI_Info_free(&info);
   EXPECT_EQ(rc, MPI_SUCCESS) << "init: " << error_string(rc);
+  if (kViaTopo) {
+    // Freed at once: the request must keep what it runs on.
+    EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS);
+    EXPECT_EQ(x, MPIX_TOPO_NULL);
+  }
   const bool ok = rc == MPI_SUCCESS && req != MPIX_REQUEST_NULL;
   if (!all_ok(t.comm, ok)) {
     if (ok) MPIX_Request_free(&req);
@@ -1185,6 +1234,18 @@ void run_persistent(const Topo& t, const std::string& spec, const Config& c, int
     b.rbuf->check(t.me, t.from, iter, label + " receive buffer");
     EXPECT_TRUE(b.sbuf->same_as(snap)) << label << ": send buffer modified";
   }
+  if (kViaTopo) {
+    // The same exchange on the topology communicator: the same bytes, gaps and guards included.
+    b.sbuf->fill(t.me, key * 64 + 63);
+    b.rbuf->poison(0x5A);
+    complete(&req, 0, "through MPIX_Topo");
+    const std::vector<unsigned char> via_topo = b.rbuf->snapshot();
+    b.rbuf->poison(0x5A);
+    rc = blocking_call(b, c, t);
+    EXPECT_EQ(rc, MPI_SUCCESS) << "on the topology communicator: " << error_string(rc);
+    EXPECT_TRUE(b.rbuf->same_as(via_topo))
+        << "MPIX_Topo and the topology communicator deliver different bytes";
+  }
   rc = MPIX_Request_free(&req);
   EXPECT_EQ(rc, MPI_SUCCESS) << "MPIX_Request_free: " << error_string(rc);
   EXPECT_EQ(req, MPIX_REQUEST_NULL);
@@ -1195,16 +1256,23 @@ void run_blocking(const Topo& t, const std::string& spec, const Config& c, int k
   SCOPED_TRACE(describe("blocking", spec, t, c));
   Buffers b;
   make_buffers(t, c, &b);
-  ScopedCommAlgorithm sel(t.comm, kCollective, spec);
+  // Through MPIX_Topo: the object's algorithm from its info or inherited from the
+  // communicator's setting at creation (alternating).
+  const bool inherit = (key / 2) % 2 == 0;
+  ScopedCommAlgorithm sel(t.comm, kCollective, kViaTopo && !inherit ? "" : spec);
+  MPIX_Topo x = kViaTopo ? make_xtopo(t, inherit ? "" : spec) : MPIX_TOPO_NULL;
   for (int i = 0; i < calls; ++i) {
     const int iter = key * 64 + 32 + i;
     b.sbuf->fill(t.me, iter);
     b.rbuf->poison(static_cast<unsigned char>(0x40 + i));
     const std::vector<unsigned char> snap = b.sbuf->snapshot();
-    const int rc = blocking_call(b, c, t);
+    const int rc = blocking_call(b, c, t, x);
     EXPECT_EQ(rc, MPI_SUCCESS) << "call " << i << ": " << error_string(rc);
     b.rbuf->check(t.me, t.from, iter, "call " + std::to_string(i) + " receive buffer");
     EXPECT_TRUE(b.sbuf->same_as(snap)) << "call " << i << ": send buffer modified";
+  }
+  if (kViaTopo) {
+    EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS);
   }
 }
 
@@ -1295,6 +1363,8 @@ TEST_P(NeighborMatrix, EveryAlgorithm) {
   }
   TopoPtr t = make_topology(kind);
   ASSERT_TRUE(t);
+  if (kViaTopo && t->cartesian)
+    GTEST_SKIP() << "MPIX_Topo is a graph: Cartesian directions and MPI_PROC_NULL are not";
   const long nspecs = static_cast<long>(specs.size());
   // When sampling (a slow MPI), every topology still runs one algorithm and configuration,
   // persistent for even topologies and blocking for odd ones, rotating over the algorithms
@@ -1865,5 +1935,320 @@ TEST(NeighborTraffic, LocalityCombinesInterNodeMessages) {
     }
   }
 }
+
+#ifdef MPIA_NEIGHBOR_VIA_TOPO
+// ------------------------------------------------------------------------------------------
+// MPIX_Topo's own rules.
+// ------------------------------------------------------------------------------------------
+// code's class is want on this rank, and the same on every rank of comm.
+void expect_class_everywhere(MPI_Comm comm, int code, int want, const std::string& what) {
+  const int cls = error_class(code);
+  EXPECT_EQ(cls, want) << what << ": " << error_string(code);
+  int lo = 0, hi = 0;
+  MPI_Allreduce(&cls, &lo, 1, MPI_INT, MPI_MIN, comm);
+  MPI_Allreduce(&cls, &hi, 1, MPI_INT, MPI_MAX, comm);
+  EXPECT_EQ(lo, hi) << what << ": the ranks fail with different classes";
+}
+
+// A ring: this rank receives from me-1 and sends to me+1 (step -1: the other way round).
+struct Ring {
+  std::vector<int> src, dst;
+  Ring(int me, int P, int step) : src{(me - step + 2 * P) % P}, dst{(me + step + 2 * P) % P} {}
+};
+
+TEST(NeighborTopo, CreateErrorsOnEveryRank) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  const int P = comm_size(world), me = comm_rank(world);
+  ScopedErrhandler eh(world, MPI_ERRORS_RETURN);
+  struct Case {
+    const char* what;
+    int want;
+    std::function<void(std::vector<int>& src, std::vector<int>& dst, int& indeg, bool& null_src,
+                       std::string& info, bool& null_topo)>
+        edit;
+  };
+  const int last = P - 1;
+  const std::vector<Case> cases = {
+      {"negative indegree on rank 0", MPI_ERR_ARG,
+       [&](auto&, auto&, int& indeg, bool&, auto&, bool&) {
+         if (me == 0) indeg = -1;
+       }},
+      {"a destination out of range on the last rank", MPI_ERR_ARG,
+       [&](auto&, auto& dst, int&, bool&, auto&, bool&) {
+         if (me == last) dst[0] = P;
+       }},
+      {"MPI_PROC_NULL as a source on the last rank", MPI_ERR_ARG,
+       [&](auto& src, auto&, int&, bool&, auto&, bool&) {
+         if (me == last) src[0] = MPI_PROC_NULL;
+       }},
+      {"NULL sources with indegree 1 on rank 0", MPI_ERR_ARG,
+       [&](auto&, auto&, int&, bool& null_src, auto&, bool&) { null_src = me == 0; }},
+      {"an edge its destination does not list (rank 0 to itself)", MPI_ERR_ARG,
+       [&](auto&, auto& dst, int&, bool&, auto&, bool&) {
+         if (me == 0) dst.push_back(0);
+       }},
+      {"a source that does not send (the last rank from itself)", MPI_ERR_ARG,
+       [&](auto& src, auto&, int&, bool&, auto&, bool&) {
+         if (me == last) src.push_back(last);
+       }},
+      {"an unknown algorithm in info", MPI_ERR_INFO_VALUE,
+       [&](auto&, auto&, int&, bool&, std::string& info, bool&) { info = "no_such_algorithm"; }},
+      {"different algorithms in info", MPI_ERR_ARG,
+       [&](auto&, auto&, int&, bool&, std::string& info, bool&) {
+         info = me == 0 ? "direct" : "locality";
+       }},
+      {"topo pointer NULL on the last rank", MPI_ERR_ARG,
+       [&](auto&, auto&, int&, bool&, auto&, bool& null_topo) { null_topo = me == last; }},
+  };
+  for (const Case& c : cases) {
+    if (P == 1 && std::string(c.what) == "different algorithms in info") continue;
+    Ring r(me, P, 1);
+    int indeg = 1;
+    bool null_src = false, null_topo = false;
+    std::string text;
+    c.edit(r.src, r.dst, indeg, null_src, text, null_topo);
+    if (indeg >= 0 && indeg != static_cast<int>(r.src.size()))
+      indeg = static_cast<int>(r.src.size());
+    MPI_Info info = algorithm_info(text);
+    MPIX_Topo x = MPIX_TOPO_NULL;
+    const int code = MPIX_Topo_create(world, indeg, null_src ? nullptr : r.src.data(),
+                                      static_cast<int>(r.dst.size()), r.dst.data(), info,
+                                      null_topo ? nullptr : &x);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    expect_class_everywhere(world, code, c.want, c.what);
+    EXPECT_EQ(x, MPIX_TOPO_NULL) << c.what;
+    if (x != MPIX_TOPO_NULL) MPIX_Topo_free(&x);
+  }
+  // The handle's own errors are raised on MPI_COMM_SELF.
+  ScopedErrhandler self(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  EXPECT_EQ(error_class(MPIX_Topo_free(nullptr)), MPI_ERR_ARG);
+  MPIX_Topo none = MPIX_TOPO_NULL;
+  EXPECT_EQ(MPIX_Topo_free(&none), MPI_SUCCESS) << "freeing MPIX_TOPO_NULL is a no-op";
+  int sbuf = 0, rbuf = 0, one = 1, zero = 0;
+  EXPECT_EQ(error_class(MPIX_Neighbor_alltoallv_topo(&sbuf, &one, &zero, MPI_INT, &rbuf, &one,
+                                                     &zero, MPI_INT, MPIX_TOPO_NULL)),
+            MPI_ERR_TOPOLOGY);
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  EXPECT_EQ(
+      error_class(MPIX_Neighbor_alltoallv_topo_init(&sbuf, &one, &zero, MPI_INT, &rbuf, &one, &zero,
+                                                    MPI_INT, MPIX_TOPO_NULL, MPI_INFO_NULL, &req)),
+      MPI_ERR_TOPOLOGY);
+  EXPECT_EQ(req, MPIX_REQUEST_NULL);
+}
+
+// Argument errors of the calls on a valid object: agreed like the communicator's.
+TEST(NeighborTopo, CallErrorsOnEveryRank) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  const int P = comm_size(world), me = comm_rank(world);
+  ScopedErrhandler eh(world, MPI_ERRORS_RETURN);
+  const Ring r(me, P, 1);
+  MPIX_Topo x = MPIX_TOPO_NULL;
+  ASSERT_EQ(MPIX_Topo_create(world, 1, r.src.data(), 1, r.dst.data(), MPI_INFO_NULL, &x),
+            MPI_SUCCESS);
+  int sbuf[4] = {1, 2, 3, 4}, rbuf[4] = {0, 0, 0, 0}, zero = 0;
+  const int two = 2;
+  // The receiver of rank 0's edge expects 1 int where rank 0 sends 2.
+  const int recvs = me == (1 % P) ? 1 : 2;
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  int code = MPIX_Neighbor_alltoallv_topo_init(sbuf, &two, &zero, MPI_INT, rbuf, &recvs, &zero,
+                                               MPI_INT, x, MPI_INFO_NULL, &req);
+  expect_class_everywhere(world, code, MPI_ERR_TRUNCATE, "an edge's sizes differ");
+  EXPECT_EQ(req, MPIX_REQUEST_NULL);
+  code = MPIX_Neighbor_alltoallv_topo_init(sbuf, &two, &zero, me == 0 ? MPI_DATATYPE_NULL : MPI_INT,
+                                           rbuf, &two, &zero, MPI_INT, x, MPI_INFO_NULL, &req);
+  expect_class_everywhere(world, code, MPI_ERR_TYPE, "MPI_DATATYPE_NULL on rank 0");
+  EXPECT_EQ(req, MPIX_REQUEST_NULL);
+  MPI_Info info = algorithm_info("no_such_algorithm");
+  code = MPIX_Neighbor_alltoallv_topo_init(sbuf, &two, &zero, MPI_INT, rbuf, &two, &zero, MPI_INT,
+                                           x, info, &req);
+  MPI_Info_free(&info);
+  expect_class_everywhere(world, code, MPI_ERR_INFO_VALUE, "an unknown algorithm");
+  code = MPIX_Neighbor_alltoallv_topo(MPI_IN_PLACE, &two, &zero, MPI_INT, rbuf, &two, &zero,
+                                      MPI_INT, x);
+  expect_class_everywhere(world, code, MPI_ERR_BUFFER, "MPI_IN_PLACE");
+  // The object still works after the errors.
+  code = MPIX_Neighbor_alltoallv_topo(sbuf, &two, &zero, MPI_INT, rbuf, &two, &zero, MPI_INT, x);
+  EXPECT_EQ(code, MPI_SUCCESS) << error_string(code);
+  EXPECT_EQ(rbuf[0], 1);
+  EXPECT_EQ(rbuf[1], 2);
+  EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS);
+}
+
+// Requests keep what they run on: the object is freed while they are active, and again while
+// they are inactive (other requests), and they run on, every start checked.
+TEST(NeighborTopo, FreedWhileRequestsRun) {
+  TopoPtr t = make_topology(Kind::DistAdjRandom);
+  const Config c{&kTypes[kVecToInt], Pattern::Varied, Displ::ShuffledGaps, Displ::ReverseGaps,
+                 false};
+  std::vector<std::string> specs;
+  for (const std::string& spec : specs_to_run())
+    if (runnable(*t, spec)) specs.push_back(spec);
+  MPIX_Topo x = make_xtopo(*t, "");
+  std::vector<std::unique_ptr<Buffers>> bufs;
+  std::vector<MPIX_Request> reqs;
+  for (const std::string& spec : specs) {
+    bufs.emplace_back(new Buffers);
+    make_buffers(*t, c, bufs.back().get());
+    MPI_Info info = algorithm_info(spec);
+    reqs.push_back(MPIX_REQUEST_NULL);
+    EXPECT_EQ(init_call(*bufs.back(), c, *t, info, &reqs.back(), x), MPI_SUCCESS) << spec;
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  }
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      bufs[i]->sbuf->fill(t->me, 300 + cycle * 10 + static_cast<int>(i));
+      bufs[i]->rbuf->poison(0x22);
+      EXPECT_EQ(MPIX_Start(&reqs[i]), MPI_SUCCESS);
+    }
+    if (cycle == 0) {
+      EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS) << "freed while its requests are active";
+      EXPECT_EQ(x, MPIX_TOPO_NULL);
+    }
+    for (std::size_t i = reqs.size(); i-- > 0;) {
+      EXPECT_EQ(MPIX_Wait(&reqs[i], MPI_STATUS_IGNORE), MPI_SUCCESS);
+      bufs[i]->rbuf->check(t->me, t->from, 300 + cycle * 10 + static_cast<int>(i),
+                           "cycle " + std::to_string(cycle) + ", algorithm '" + specs[i] + "'");
+    }
+  }
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    char name[MPIX_MAX_ALGORITHM_STRING];
+    int len = 0;
+    EXPECT_EQ(MPIX_Request_get_algorithm(reqs[i], name, &len), MPI_SUCCESS);
+    EXPECT_EQ(MPIX_Request_free(&reqs[i]), MPI_SUCCESS);
+  }
+}
+
+int g_self_errors = 0, g_self_class = MPI_SUCCESS;
+void count_self_errors(MPI_Comm*, int* code, ...) {
+  ++g_self_errors;
+  g_self_class = error_class(*code);
+}
+
+// The object keeps a duplicate of its communicator: the user may free that first. Errors are
+// raised on the communicator while it lives, then on MPI_COMM_SELF.
+TEST(NeighborTopo, OutlivesItsCommunicator) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  MPI_Comm d;
+  MPI_Comm_dup(MPI_COMM_WORLD, &d);
+  MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+  const Ring r(me, P, 1);
+  MPIX_Topo x = MPIX_TOPO_NULL;
+  ASSERT_EQ(MPIX_Topo_create(d, 1, r.src.data(), 1, r.dst.data(), MPI_INFO_NULL, &x), MPI_SUCCESS);
+  int sbuf[3], rbuf[3];
+  const int three = 3, zero = 0;
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  ASSERT_EQ(MPIX_Neighbor_alltoallv_topo_init(sbuf, &three, &zero, MPI_INT, rbuf, &three, &zero,
+                                              MPI_INT, x, MPI_INFO_NULL, &req),
+            MPI_SUCCESS);
+  MPI_Comm_free(&d);
+  MPI_Errhandler counting;
+  MPI_Comm_create_errhandler(count_self_errors, &counting);
+  ScopedErrhandler self(MPI_COMM_SELF, counting);
+  for (int i = 0; i < 3; ++i) {
+    for (int k = 0; k < 3; ++k) sbuf[k] = me * 100 + i * 10 + k;
+    std::fill(rbuf, rbuf + 3, -1);
+    if (i == 1) {
+      EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS);
+      EXPECT_EQ(MPIX_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    } else {
+      EXPECT_EQ(MPIX_Neighbor_alltoallv_topo(sbuf, &three, &zero, MPI_INT, rbuf, &three, &zero,
+                                             MPI_INT, x),
+                MPI_SUCCESS);
+    }
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(rbuf[k], r.src[0] * 100 + i * 10 + k) << "call " << i;
+  }
+  EXPECT_EQ(g_self_errors, 0);
+  // A blocking call's local argument error: raised on MPI_COMM_SELF now.
+  const int code = MPIX_Neighbor_alltoallv_topo(sbuf, &three, &zero, MPI_DATATYPE_NULL, rbuf,
+                                                &three, &zero, MPI_INT, x);
+  EXPECT_EQ(error_class(code), MPI_ERR_TYPE);
+  EXPECT_EQ(g_self_errors, 1) << "the error must be raised on MPI_COMM_SELF";
+  EXPECT_EQ(g_self_class, MPI_ERR_TYPE);
+  EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
+  EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS);
+  MPI_Errhandler_free(&counting);
+}
+
+// Two objects on one communicator, called in turn with the very same arguments: each has its
+// own plans (a plan of one must never run for the other).
+TEST(NeighborTopo, SeveralObjectsOnOneCommunicator) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  const int P = comm_size(world), me = comm_rank(world);
+  const Ring fwd(me, P, 1), bwd(me, P, -1);
+  for (const std::string& spec : specs_to_run()) {
+    SCOPED_TRACE("algorithm '" + spec + "'");
+    MPI_Info info = algorithm_info(spec);
+    MPIX_Topo a = MPIX_TOPO_NULL, b = MPIX_TOPO_NULL;
+    ASSERT_EQ(MPIX_Topo_create(world, 1, fwd.src.data(), 1, fwd.dst.data(), info, &a), MPI_SUCCESS);
+    ASSERT_EQ(MPIX_Topo_create(world, 1, bwd.src.data(), 1, bwd.dst.data(), info, &b), MPI_SUCCESS);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    int sbuf[2], rbuf[2];
+    const int two = 2, zero = 0;
+    for (int i = 0; i < 6; ++i) {
+      const bool first = i % 2 == 0;
+      sbuf[0] = me * 1000 + i;
+      sbuf[1] = -sbuf[0];
+      rbuf[0] = rbuf[1] = 7;
+      const int code = MPIX_Neighbor_alltoallv_topo(sbuf, &two, &zero, MPI_INT, rbuf, &two, &zero,
+                                                    MPI_INT, first ? a : b);
+      EXPECT_EQ(code, MPI_SUCCESS) << error_string(code);
+      const int from = (first ? fwd : bwd).src[0];
+      EXPECT_EQ(rbuf[0], from * 1000 + i) << "call " << i;
+      EXPECT_EQ(rbuf[1], -(from * 1000 + i)) << "call " << i;
+    }
+    EXPECT_EQ(MPIX_Topo_free(&a), MPI_SUCCESS);
+    EXPECT_EQ(MPIX_Topo_free(&b), MPI_SUCCESS);
+  }
+}
+
+// What an object's inits run without the info key: its creation info, else the communicator's
+// MPIX_Comm_set_algorithm choice at creation (kept when the communicator's changes later).
+TEST(NeighborTopo, ReportsAndInheritsTheAlgorithm) {
+  MPI_Comm world = MPI_COMM_WORLD;
+  const int P = comm_size(world), me = comm_rank(world);
+  const Ring r(me, P, 1);
+  int sbuf = me, rbuf = -1;
+  const int one = 1, zero = 0;
+  auto reported = [&](MPIX_Topo x, const std::string& info_spec) {
+    MPI_Info info = algorithm_info(info_spec);
+    MPIX_Request req = MPIX_REQUEST_NULL;
+    const int code = MPIX_Neighbor_alltoallv_topo_init(&sbuf, &one, &zero, MPI_INT, &rbuf, &one,
+                                                       &zero, MPI_INT, x, info, &req);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    EXPECT_EQ(code, MPI_SUCCESS) << error_string(code);
+    char name[MPIX_MAX_ALGORITHM_STRING] = "";
+    int len = 0;
+    MPIX_Request_get_algorithm(req, name, &len);
+    rbuf = -1;
+    MPIX_Start(&req);
+    MPIX_Wait(&req, MPI_STATUS_IGNORE);
+    EXPECT_EQ(rbuf, r.src[0]);
+    MPIX_Request_free(&req);
+    Spec sp;
+    parse_spec(name, &sp);
+    return sp.name;
+  };
+  MPI_Info info = algorithm_info("locality");
+  MPIX_Topo x = MPIX_TOPO_NULL;
+  ASSERT_EQ(MPIX_Topo_create(world, 1, r.src.data(), 1, r.dst.data(), info, &x), MPI_SUCCESS);
+  MPI_Info_free(&info);
+  EXPECT_EQ(reported(x, ""), "locality") << "the object's info";
+  EXPECT_EQ(reported(x, "direct"), "direct") << "the init's info wins";
+  EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS);
+  {
+    ScopedCommAlgorithm sel(world, kCollective, "direct");
+    ASSERT_EQ(MPIX_Topo_create(world, 1, r.src.data(), 1, r.dst.data(), MPI_INFO_NULL, &x),
+              MPI_SUCCESS);
+  }
+  EXPECT_EQ(reported(x, ""), "direct") << "the communicator's choice at creation";
+  EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS);
+  ASSERT_EQ(MPIX_Topo_create(world, 1, r.src.data(), 1, r.dst.data(), MPI_INFO_NULL, &x),
+            MPI_SUCCESS);
+  const std::string a = reported(x, "");
+  EXPECT_NE(std::find(registry_n().begin(), registry_n().end(), a), registry_n().end()) << a;
+  EXPECT_NE(a, "auto") << "auto reports what it chose";
+  EXPECT_EQ(MPIX_Topo_free(&x), MPI_SUCCESS);
+}
+#endif  // MPIA_NEIGHBOR_VIA_TOPO
 
 }  // namespace
