@@ -19,7 +19,10 @@
 # TRIAL_AUTO_ONLY=1 (only the two autos: with TRIAL_TUNING, a calibration judged on points whose
 # candidates an earlier run measured), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
 # default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, bruck at TRIAL_RADICES, on the
-# count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks).
+# count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks),
+# TRIAL_COLLECTIVE=neighbor (direct and locality on mpia_bench's neighbor patterns,
+# TRIAL_PATTERNS default "random": a random graph of TRIAL_DEGREE, default 16, neighbours per rank
+# through MPIX_Topo; sizes as mpia_bench --collective neighbor reads them, default "8 512").
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -69,7 +72,10 @@ sim() {
   shift 5
   log="$out/P${P}_s${size}_${pattern:-}_${tag//[^A-Za-z0-9_.=-]/_}"
   platform_files "$N"
-  (cd "$out" && env MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout "${TRIAL_TIMEOUT:-1800}" \
+  # Its own temporary directory: smpirun copies the privatized libraries there under names
+  # that two simulations at once would share.
+  mkdir -p "$out/tmp"
+  (cd "$out" && env TMPDIR="$out/tmp" MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout "${TRIAL_TIMEOUT:-1800}" \
     smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
       "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" --sizes "$size" \
@@ -93,6 +99,20 @@ PY
 
 coll=()
 pattern=""
+if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
+  for P in ${TRIAL_NP:-64}; do
+    for pattern in ${TRIAL_PATTERNS:-random}; do
+      coll=(--collective neighbor --patterns "$pattern" --degree "${TRIAL_DEGREE:-16}")
+      for size in ${TRIAL_SIZES:-8 512}; do
+        echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
+        sim flat "$P" "$size" 0 'direct,locality'
+        sim auto_measured "$P" "$size" 17 auto
+        sim auto_model "$P" "$size" 0 auto MPIX_AUTO=model
+      done
+    done
+  done
+  TRIAL_NP=""
+fi
 if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
   for P in ${TRIAL_NP:-64}; do
     for pattern in ${TRIAL_PATTERNS:-uniform skewed sparse}; do
