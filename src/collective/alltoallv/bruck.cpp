@@ -18,34 +18,20 @@ namespace {
 
 using namespace detail;
 
-int mod(std::int64_t a, int P) { return int(((a % P) + P) % P); }
-
 Schedule bruck(const AlltoallvShape& s, const ParamValues& v) {
   return with(build_radix_bruck_v(s.rank, s.size, int(v[0]), s.pair_bytes), kRoundByRound,
               Lowering::Pack);
 }
 
 void learn(AlltoallvShape& shape, const ParamValues& v, SizeChannel& channel) {
-  const int me = shape.rank, P = shape.size, radix = int(v[0]);
+  const int me = shape.rank, P = shape.size;
   const std::shared_ptr<PeerSizes> t = peer_sizes(shape);
-  std::vector<std::int64_t> slot(static_cast<std::size_t>(P)), out, in;
-  for (int j = 0; j < P; ++j) slot[std::size_t(j)] = shape.send_bytes[std::size_t(mod(me - j, P))];
-  for (const DigitRound& d : radix_rounds(P, radix)) {
-    const std::int64_t processed = d.distance / d.z * radix;
-    out.clear();
-    for (int j : d.blocks) out.push_back(slot[std::size_t(j)]);
-    in.assign(out.size(), 0);
-    const int n = int(out.size());
-    channel.post_recv(mod(me + d.distance, P), in.data(), n);
-    channel.post_send(mod(me - d.distance, P), out.data(), n);
-    channel.wait_all();
-    for (std::size_t k = 0; k < d.blocks.size(); ++k) {
-      const int j = d.blocks[k];
-      slot[std::size_t(j)] = in[k];
-      const auto [src, dst] = radix_block_after(me, P, j, processed);
-      t->add(src, dst, in[k]);
-    }
-  }
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(P));
+  for (int j = 0; j < P; ++j)
+    slot[std::size_t(j)] = shape.send_bytes[std::size_t((me - j + P) % P)];
+  radix_size_exchange(
+      me, P, int(v[0]), std::move(slot), [](int k) { return k; }, channel,
+      [&t](int src, int dst, std::int64_t b) { t->add(src, dst, b); });
 }
 
 Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
