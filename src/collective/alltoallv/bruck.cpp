@@ -12,6 +12,8 @@
 #include "collective/alltoallv/peer_sizes.hpp"
 #include "collective/record.hpp"
 
+#include <limits>
+
 namespace mpia {
 
 namespace {
@@ -24,14 +26,7 @@ Schedule bruck(const AlltoallvShape& s, const ParamValues& v) {
 }
 
 void learn(AlltoallvShape& shape, const ParamValues& v, SizeChannel& channel) {
-  const int me = shape.rank, P = shape.size;
-  const std::shared_ptr<PeerSizes> t = peer_sizes(shape);
-  std::vector<std::int64_t> slot(static_cast<std::size_t>(P));
-  for (int j = 0; j < P; ++j)
-    slot[std::size_t(j)] = shape.send_bytes[std::size_t((me - j + P) % P)];
-  radix_size_exchange(
-      me, P, int(v[0]), std::move(slot), [](int k) { return k; }, channel,
-      [&t](int src, int dst, std::int64_t b) { t->add(src, dst, b); });
+  learn_radix_v(shape, int(v[0]), std::numeric_limits<std::int64_t>::max(), channel);
 }
 
 Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {

@@ -63,17 +63,7 @@ Schedule hybrid(const AlltoallvShape& s, const ParamValues& v) {
 }
 
 void learn(AlltoallvShape& shape, const ParamValues& v, SizeChannel& channel) {
-  const int me = shape.rank, P = shape.size;
-  const std::int64_t threshold = v[1];
-  const std::shared_ptr<PeerSizes> t = peer_sizes(shape);
-  std::vector<std::int64_t> slot(static_cast<std::size_t>(P));
-  for (int j = 1; j < P; ++j) {
-    const std::int64_t b = shape.send_bytes[std::size_t((me - j + P) % P)];
-    slot[std::size_t(j)] = b <= threshold ? b : 0;
-  }
-  radix_size_exchange(
-      me, P, int(v[0]), std::move(slot), [](int k) { return k; }, channel,
-      [&t](int src, int dst, std::int64_t b) { t->add(src, dst, b); });
+  learn_radix_v(shape, int(v[0]), v[1], channel);
 }
 
 // The agreed statistics do not say how a rank's bytes split at the threshold; bounded: at most

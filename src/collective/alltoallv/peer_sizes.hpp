@@ -82,4 +82,21 @@ inline void radix_size_exchange(int me, int n, int radix, std::vector<std::int64
   }
 }
 
+// The size exchange of bruck and hybrid over the whole communicator: shape.pair_bytes then
+// answers every pair build_radix_bruck_v asks for, blocks above `threshold` bytes carried as 0
+// (they do not travel this way).
+inline void learn_radix_v(AlltoallvShape& shape, int radix, std::int64_t threshold,
+                          SizeChannel& channel) {
+  const int me = shape.rank, P = shape.size;
+  const std::shared_ptr<PeerSizes> t = peer_sizes(shape);
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(P));
+  for (int j = 1; j < P; ++j) {
+    const std::int64_t b = shape.send_bytes[std::size_t((me - j + P) % P)];
+    slot[std::size_t(j)] = b <= threshold ? b : 0;
+  }
+  radix_size_exchange(
+      me, P, radix, std::move(slot), [](int k) { return k; }, channel,
+      [&t](int src, int dst, std::int64_t b) { t->add(src, dst, b); });
+}
+
 }  // namespace mpia::detail
