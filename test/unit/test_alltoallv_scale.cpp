@@ -10,6 +10,7 @@
 // Pack lowering) against the bound of issue 19: at most twice the bytes the rank sends plus
 // O(P).
 #include "collective/alltoall/builders.hpp"
+#include "collective/model.hpp"
 #include "collective/registry.hpp"
 #include "collective/selection.hpp"
 #include "locality/node_map.hpp"
@@ -363,6 +364,41 @@ TEST(AlltoallvScale, LocalityRadixStepsBetweenNodes) {
       }
       EXPECT_EQ(inter_rounds, steps) << "radix " << radix << " rank " << r;
     }
+  }
+}
+
+// The cost records count the rounds and messages their schedules have: hybrid with no block
+// above the threshold is the radix exchange (K(P, r) rounds of one message), at threshold 0 a
+// direct exchange; locality_radix has Q - 1 rounds in the node, then one step per base-r digit
+// of N with up to r - 1 messages each.
+TEST(AlltoallvScale, CostsCountWhatTheSchedulesDo) {
+  const Machine flat = Machine::flat(64);
+  const Stats uniform{8, 8 * 64, 64, 0, 0};
+  for (int r : {2, 3, 8}) {
+    const Terms t = predicted_terms(
+        parse_selection(Collective::Alltoallv, "hybrid:radix=" + std::to_string(r) + ",threshold=8",
+                        64, true),
+        flat, uniform);
+    EXPECT_EQ(t.rounds, tra_rounds_K(64, r)) << r;
+    EXPECT_EQ(t.messages, tra_rounds_K(64, r)) << r;
+    EXPECT_EQ(t.blocks, tra_blocks_D(64, r)) << r;
+  }
+  const Terms direct = predicted_terms(
+      parse_selection(Collective::Alltoallv, "hybrid:radix=2,threshold=0", 64, true), flat,
+      uniform);
+  EXPECT_EQ(direct.messages, 64);
+  EXPECT_EQ(direct.rounds, 0);
+  const Machine nodes{64, 16, 4, true};
+  const Extent e(64, 16, 4);
+  for (int r : {2, 4, 16}) {
+    const Terms t =
+        predicted_terms(parse_selection(Collective::Alltoallv,
+                                        "locality_radix:radix=" + std::to_string(r), e, true),
+                        nodes, uniform);
+    int steps = 0;
+    for (int n = 1; n < 16; n *= r) ++steps;
+    EXPECT_EQ(t.rounds, 3 + steps) << r;
+    EXPECT_EQ(t.messages, 3 + (r - 1) * steps) << r;
   }
 }
 
