@@ -59,6 +59,20 @@ void overlap_rounds(Terms& t) {
   }
 }
 
+Terms direct_terms(const Machine& m, std::int64_t messages, std::int64_t bytes,
+                   std::int64_t max_block, std::int64_t window) {
+  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P);
+  Terms d;
+  const double off = double(P - Q) / double(P - 1);
+  d.cpu[kMsgIntra] = d.cpu[kRecvIntra] = double(messages) * (1 - off);
+  d.cpu[kMsgInter] = d.cpu[kRecvInter] = double(messages) * off;
+  d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
+  d.c[kInflight] = inflight_beyond_one(double(Q), double(window) * off);
+  d.wire[kBytesIntra] = double(max_block);
+  d.wire[kBytesNic] = double(Q) * double(bytes) * off;
+  return d;
+}
+
 std::int64_t flat_flows(const Machine& m, std::int64_t d) {
   if (m.nnodes <= 1) return 0;
   if (!m.blocked) return m.ppn;

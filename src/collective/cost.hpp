@@ -93,6 +93,13 @@ void add_radix(Terms& t, std::int64_t n, std::int64_t r, double unit, std::int64
     }
 }
 
+// The direct exchange of a rank with `messages` non-empty blocks of `bytes` in all (the largest
+// max_block) to peers spread over the communicator, as linear alltoall with the rank's real
+// message count and bytes (as many received as sent), `window` of its off-node exchanges in
+// flight at once.
+Terms direct_terms(const Machine& m, std::int64_t messages, std::int64_t bytes,
+                   std::int64_t max_block, std::int64_t window);
+
 // Whether q is a power of r above r (a flat radix exchange whose digits end at the node's
 // boundary), and the overlap of such an exchange's rounds (cost.cpp says why).
 bool power_of(std::int64_t q, std::int64_t r);

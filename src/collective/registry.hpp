@@ -70,6 +70,7 @@ struct AlltoallvShape {
   int size = 1;
   std::vector<std::int64_t> send_bytes, recv_bytes;
   PairBytes pair_bytes;
+  LaneBytes lane_bytes;  // other nodes' bundles, for the two-level builders that forward them
   const NodeMap* nodes = nullptr;  // set for algorithms that need_locality
 };
 using AlltoallvBuilder = Schedule (*)(const AlltoallvShape& shape, const ParamValues& values);

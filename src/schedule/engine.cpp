@@ -132,19 +132,21 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
   MPIA_CHECK(MPI_Comm_rank(comm_, &me_));
   try {
     if (s.scratch_bytes > 0) scratch_.reset(new char[s.scratch_bytes]);
-    // Staging: sized in a first pass so that regions can point into one allocation.
+    // Staging: sized in a first pass so that regions can point into one allocation. Rounds
+    // run one after another (a round's unpacking is done before the next round packs), so
+    // they share it: as large as the round that stages most, not the sum over rounds.
     std::int64_t staging_bytes = 0;
-    {
-      for (const Round& r : s.rounds)
-        for (const Exchange& x : r.exchanges)
-          for (const Transfer* t : {&x.send, &x.recv})
-            if (t->active() && staged(regions(t->pieces), t == &x.send))
-              staging_bytes += t->bytes();
+    for (const Round& r : s.rounds) {
+      std::int64_t round_bytes = 0;
+      for (const Exchange& x : r.exchanges)
+        for (const Transfer* t : {&x.send, &x.recv})
+          if (t->active() && staged(regions(t->pieces), t == &x.send)) round_bytes += t->bytes();
+      staging_bytes = std::max(staging_bytes, round_bytes);
     }
     if (staging_bytes > 0) staging_.reset(new char[staging_bytes]);
-    std::int64_t staging_at = 0;
     std::size_t widest = 0;
     for (const Round& r : s.rounds) {
+      std::int64_t staging_at = 0;
       rounds_.emplace_back();  // owned before any request is created: free_all sees them all
       LoweredRound& lr = rounds_.back();
       for (const Copy& c : r.copies) {

@@ -1,7 +1,8 @@
 // Correctness of every registered all-to-all-v algorithm: MPIX_Alltoallv_init (info
 // "mpix_algorithm", >= 5 Start/complete cycles with new data each time) and MPIX_Alltoallv
 // (algorithm chosen with MPIX_Comm_set_algorithm), over count patterns (uniform, random, zeros,
-// silent ranks, one huge block, power law, sparse, banded), displacement orders (ascending, reverse
+// silent ranks, one huge block, power laws, sparse, banded, hot spots, counts that differ by
+// sender only), displacement orders (ascending, reverse
 // with gaps, shuffled with gaps; negative ones, with the base pointer at the end or in the middle
 // of the buffer, in a test of their own), datatypes (holes, non-zero lb, negative stride, different
 // send and receive types with equal signatures) and MPI_IN_PLACE. Every rank computes every count
@@ -38,6 +39,9 @@ enum class Pattern {
   PowerLaw,   // 40 / (1 + cyclic distance)^2, symmetric
   Sparse,     // most pairs zero (symmetric)
   Banded,     // |s - d| <= 1 (tridiagonal, like a 1-D stencil / banded sparse matrix)
+  PowerLaw4,  // floor(S x^4), x in (0, 1] from a hash of (s, d): a few large blocks per rank
+  HotSpots,   // every fifth rank receives ten times more
+  BySender,   // the same count to every destination, different on every rank
 };
 
 const char* pattern_name(Pattern p) {
@@ -60,6 +64,12 @@ const char* pattern_name(Pattern p) {
       return "sparse";
     case Pattern::Banded:
       return "banded";
+    case Pattern::PowerLaw4:
+      return "power_law_x4";
+    case Pattern::HotSpots:
+      return "hot_spots";
+    case Pattern::BySender:
+      return "by_sender";
   }
   return "?";
 }
@@ -102,6 +112,14 @@ int units(Pattern p, int s, int d, int P, int huge) {
       const int diff = s > d ? s - d : d - s;
       return diff <= 1 ? 2 + (s + d) % 3 : 0;
     }
+    case Pattern::PowerLaw4: {
+      const double x = static_cast<double>(pair_hash(s, d, 13) % 65536 + 1) / 65536.0;
+      return static_cast<int>(24 * x * x * x * x);
+    }
+    case Pattern::HotSpots:
+      return d % 5 == 0 ? 10 : 1;
+    case Pattern::BySender:
+      return 1 + 2 * (s % 4);
   }
   return 0;
 }
@@ -309,6 +327,17 @@ std::vector<std::string> param_specs(int P) {
     } else if (name == "bruck") {
       for (int r = 2; r <= std::max(2, P); ++r)
         specs.push_back(name + ":radix=" + std::to_string(r));
+    } else if (name == "hybrid") {
+      // Thresholds in bytes: every block direct, blocks of up to 3 ints forwarded, none direct.
+      std::vector<int> radices = {2};
+      if (P >= 3) radices.push_back(3);
+      if (P > 3) radices.push_back(P);
+      for (int r : radices) {
+        for (int t : {0, 12, 1 << 20})
+          specs.push_back(name + ":radix=" + std::to_string(r) + ",threshold=" + std::to_string(t));
+      }
+    } else if (name == "locality_radix") {
+      specs.push_back(name + ":radix=2");  // one node here: test_tra2 runs it on several
     }
   }
   return specs;
@@ -332,12 +361,18 @@ void expect_reported_v(MPIX_Request req, const std::string& spec, int P) {
       EXPECT_EQ(got.params["window"], "8") << "default window";
     }
   }
-  if (got.name == "bruck") {
+  if (got.name == "hybrid") {
+    ASSERT_EQ(got.params.count("threshold"), 1u) << name << " must report its threshold";
+    if (spec == "hybrid") {
+      EXPECT_EQ(got.params["threshold"], "256") << "default threshold";
+    }
+  }
+  if (got.name == "bruck" || got.name == "hybrid") {
     ASSERT_EQ(got.params.count("radix"), 1u) << name << " must report its radix";
     const int r = std::atoi(got.params["radix"].c_str());
     EXPECT_GE(r, 2);
     EXPECT_LE(r, std::max(2, P));
-    if (spec == "bruck") {
+    if (spec == got.name) {
       EXPECT_EQ(r, 2) << "default radix";
     }
   }
@@ -539,9 +574,10 @@ enum {
   kNumTypes
 };
 
-const Pattern kPatterns[] = {Pattern::Uniform,  Pattern::Random, Pattern::SymRandom,
-                             Pattern::Zeros,    Pattern::Silent, Pattern::Huge,
-                             Pattern::PowerLaw, Pattern::Sparse, Pattern::Banded};
+const Pattern kPatterns[] = {Pattern::Uniform,   Pattern::Random,   Pattern::SymRandom,
+                             Pattern::Zeros,     Pattern::Silent,   Pattern::Huge,
+                             Pattern::PowerLaw,  Pattern::Sparse,   Pattern::Banded,
+                             Pattern::PowerLaw4, Pattern::HotSpots, Pattern::BySender};
 
 struct Param {
   int index;
@@ -592,8 +628,9 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 // ------------------------------------------------------------------------------------------
 TEST(AlltoallvRegistry, HasTheDocumentedAlgorithms) {
   const std::vector<std::string>& names = registry_v();
-  for (const char* want : {"pairwise", "linear", "multipair_waitall", "multipair_waitany",
-                           "multipair_testany", "bruck", "system", "auto"}) {
+  for (const char* want :
+       {"pairwise", "linear", "multipair_waitall", "multipair_waitany", "multipair_testany",
+        "bruck", "hybrid", "locality", "locality_radix", "system", "auto"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end())
         << "alltoallv registry lacks " << want;
   }
@@ -638,8 +675,9 @@ TEST_P(AlltoallvMatrix, EveryAlgorithm) {
 
 INSTANTIATE_TEST_SUITE_P(Patterns, AlltoallvMatrix, ::testing::ValuesIn(all_params()), param_name);
 
-// Every window (1, 2, 3, 8 and more than P) of the multi-pair algorithms and every radix
-// 2..P of bruck, on random counts in reverse order with gaps, and on a sparse pattern.
+// Every window (1, 2, 3, 8 and more than P) of the multi-pair algorithms, every radix 2..P of
+// bruck, hybrid's radices and thresholds, on random counts in reverse order with gaps, sparse
+// ones and power-law ones.
 TEST(AlltoallvParams, EveryWindowAndRadix) {
   const int P = comm_size(MPI_COMM_WORLD);
   const std::vector<std::string> specs = param_specs(P);
@@ -652,10 +690,10 @@ TEST(AlltoallvParams, EveryWindowAndRadix) {
   const long n = static_cast<long>(specs.size());
   const int stride = sample_stride(n * 6, 3.0);
   // When sampling, these always run (the extremes), with the first configuration.
-  const std::vector<std::string> always = {"multipair_waitall:window=1",
-                                           "multipair_waitany:window=" + std::to_string(P + 5),
-                                           "multipair_testany:window=2", "bruck:radix=3",
-                                           "bruck:radix=" + std::to_string(std::max(2, P))};
+  const std::vector<std::string> always = {
+      "multipair_waitall:window=1",  "multipair_waitany:window=" + std::to_string(P + 5),
+      "multipair_testany:window=2",  "bruck:radix=3",
+      "hybrid:radix=3,threshold=12", "bruck:radix=" + std::to_string(std::max(2, P))};
   for (long a = 0; a < n; ++a) {
     const std::string& spec = specs[static_cast<std::size_t>(a)];
     if (stride == 1 || std::find(always.begin(), always.end(), spec) != always.end() ||

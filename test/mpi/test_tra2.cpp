@@ -1,6 +1,7 @@
 // The locality-aware all-to-alls: alltoall "tra2" (two-level tunable-radix exchange: radix
 // radix_intra within nodes, radix_inter across nodes) and alltoallv "locality" (blocks for one
-// remote node gathered within the node, one message per node pair and port).
+// remote node gathered within the node, one message per node pair and port) and
+// "locality_radix" (the same gathering, then a radix-r exchange between nodes).
 //
 // Run under several MPIX_LOCALITY layouts (see locality.cmake): every received element is compared
 // with value_hash(source, destination, element, iteration) on every rank, through persistent
@@ -9,7 +10,8 @@
 // bounds, zero counts and sub-communicators. MPIX_Request_get_traffic is checked against closed
 // forms: tra2 sends K(N, radix_inter) inter-node messages per rank on uniform nodes (K(P, r) = the
 // rounds of the radix-r exchange over P ranks, counted here digit by digit), "locality" at most
-// (N-1) * ceil(maxQ / Q) per rank, and both are compared with TRA and the direct "linear"
+// (N-1) * ceil(maxQ / Q) per rank, "locality_radix" at radix 2 ceil(log2 N) * ceil(maxQ / Q),
+// and they are compared with TRA and the direct "linear"
 // algorithm, whose inter-node traffic the test computes from their peers.
 #include <gtest/gtest.h>
 
@@ -1066,15 +1068,28 @@ std::string vparam_name(const ::testing::TestParamInfo<VParam>& info) {
 
 class LocalityVMatrix : public ::testing::TestWithParam<VParam> {};
 
+// The node-aware alltoallv algorithms: locality, and locality_radix at radix 2 and 3 (2 and 3
+// nodes at least: with fewer it is locality's schedule).
+std::vector<std::string> locality_specs(const Loc& L) {
+  std::vector<std::string> specs = {"locality", "locality_radix:radix=2"};
+  if (L.N >= 3) specs.emplace_back("locality_radix:radix=3");
+  return specs;
+}
+
 TEST_P(LocalityVMatrix, PersistentAndBlocking) {
   const VParam& p = GetParam();
-  static const int stride = sample_stride(static_cast<long>(all_vparams().size()) * 2, 5.0);
-  const long combo = static_cast<long>(p.index) * 2 + 9100;
-  if ((p.core && stride <= 4) || sampled(combo, stride)) {
-    run_v_persistent(MPI_COMM_WORLD, "locality", p.config);
-  }
-  if ((p.core && stride <= 2) || sampled(combo + 1, stride)) {
-    run_v_blocking(MPI_COMM_WORLD, "locality", p.config);
+  const std::vector<std::string> specs = locality_specs(locality_of(MPI_COMM_WORLD));
+  const long n = static_cast<long>(specs.size());
+  static const int stride = sample_stride(static_cast<long>(all_vparams().size()) * 2 * n, 5.0);
+  for (long a = 0; a < n; ++a) {
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
+    const long combo = (static_cast<long>(p.index) * n + a) * 2 + 9100;
+    if ((p.core && stride <= 4) || sampled(combo, stride)) {
+      run_v_persistent(MPI_COMM_WORLD, spec, p.config);
+    }
+    if ((p.core && stride <= 2) || sampled(combo + 1, stride)) {
+      run_v_blocking(MPI_COMM_WORLD, spec, p.config);
+    }
   }
 }
 
@@ -1102,6 +1117,7 @@ TEST(LocalityV, SubCommunicators) {
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, wme % 2, -wme, &half);
   run_v_persistent(half, "locality", {&kVTypes[0], Pattern::Random, true, false});
+  run_v_persistent(half, "locality_radix:radix=2", {&kVTypes[3], Pattern::Sparse, true, false});
   run_v_persistent(half, "locality", {&kVTypes[2], Pattern::SymRandom, false, true});
   run_v_blocking(half, "locality", {&kVTypes[5], Pattern::OnlyRemote, true, false});
   MPI_Comm_free(&half);
@@ -1165,8 +1181,8 @@ TEST(LocalityV, Traffic) {
       }
     }
     const long long all_remote_bytes = sum_over(comm, my_remote_bytes);
-    Traffic t_loc, t_lin;
-    for (const char* spec : {"locality", "linear"}) {
+    Traffic t_loc, t_lin, t_rad;
+    for (const char* spec : {"locality", "linear", "locality_radix:radix=2"}) {
       int rc = 0;
       MPIX_Request req = init_v(comm, spec, b, false, &rc);
       EXPECT_EQ(rc, MPI_SUCCESS) << spec << ": " << error_string(rc);
@@ -1174,7 +1190,9 @@ TEST(LocalityV, Traffic) {
         if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
         continue;
       }
-      (std::strcmp(spec, "locality") == 0 ? t_loc : t_lin) = traffic_of(req);
+      (std::strcmp(spec, "locality") == 0 ? t_loc
+       : std::strcmp(spec, "linear") == 0 ? t_lin
+                                          : t_rad) = traffic_of(req);
       MPIX_Request_free(&req);
     }
     // linear: direct.
@@ -1199,7 +1217,15 @@ TEST(LocalityV, Traffic) {
     if (pat == Pattern::OnlyLocal || L.N == 1) {
       EXPECT_EQ(t_loc.inter_messages, 0);
       EXPECT_EQ(t_loc.inter_bytes, 0);
+      EXPECT_EQ(t_rad.inter_messages, 0);
     }
+    // locality_radix at radix 2: one message per lane served and step, ceil(log2 N) steps.
+    int steps = 0;
+    for (int k = 1; k < L.N; k *= 2) ++steps;
+    EXPECT_LE(t_rad.inter_messages, static_cast<long long>(steps) * ceil_div(L.maxQ, L.myQ))
+        << "locality_radix:radix=2: at most ceil(log2 N) * ceil(maxQ/Q) inter-node messages";
+    EXPECT_GE(sum_over(comm, static_cast<long long>(t_rad.inter_bytes)), all_remote_bytes)
+        << "locality_radix: every byte for another node crosses nodes at least once";
     const long long loc_sum = sum_over(comm, static_cast<long long>(t_loc.inter_messages));
     const long long lin_sum = sum_over(comm, static_cast<long long>(t_lin.inter_messages));
     if (L.me == 0 && pat == Pattern::Uniform) {

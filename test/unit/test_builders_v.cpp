@@ -69,6 +69,12 @@ std::vector<Selection> selections(int P) {
       for (int r = 2; r <= std::max(2, P); ++r)
         out.push_back(
             parse_selection(Collective::Alltoallv, "bruck:radix=" + std::to_string(r), P, true));
+    } else if (name == "hybrid") {
+      for (int r = 2; r <= std::max(2, P); ++r)
+        for (int t : {0, 2, 5})
+          out.push_back(parse_selection(
+              Collective::Alltoallv,
+              "hybrid:radix=" + std::to_string(r) + ",threshold=" + std::to_string(t), P, true));
     } else if (!a->params.empty()) {
       for (int w : {1, 2, 8, 100})
         out.push_back(

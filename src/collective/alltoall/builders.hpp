@@ -40,6 +40,17 @@ using PairBytes = std::function<std::int64_t(int src, int dst)>;
 // these (operation/alltoallv.cpp), with no P x P matrix anywhere.
 Schedule build_radix_bruck_v(int rank, int nranks, int radix, const PairBytes& bytes);
 
+// The radix-r exchange for the small blocks, the large ones sent directly (alltoallv "hybrid",
+// collective/alltoallv/hybrid.cpp): the zero-copy radix-r exchange of build_radix_bruck_v on
+// the sizes with every block above `threshold` bytes counted as empty (the block to self is
+// never sent: it is copied whatever its size), plus one direct transfer for each block above
+// it: the one to rank + i and the one from rank - i are one exchange, placed in round i mod K
+// of the K radix rounds, so the large transfers are spread over the rounds and overlap them.
+// It asks bytes() for what build_radix_bruck_v asks, and takes every answer above the
+// threshold as a large block (the size exchange at init carries them as 0).
+Schedule build_hybrid_v(int rank, int nranks, int radix, std::int64_t threshold,
+                        const PairBytes& bytes);
+
 // The block that sits in slot j of rank p once the digits below r^(x+1) = processed are done
 // (zero-copy placement): the one from source p + (j mod processed) to destination
 // p - (j - j mod processed), modulo P.
@@ -67,8 +78,17 @@ Schedule build_direct(const AlltoallShape& shape);
 // With both radices at least their phase's size (alltoallv "locality": both phases direct) it
 // asks bytes() only for this rank's own blocks (as source or destination) and for those from
 // the other ranks of its node to the destinations it is the port for (two_level_lane_pairs).
+// With lane_bytes (alltoallv "locality_radix": a radix-r exchange between nodes, which
+// forwards other nodes' bundles), phase 2 asks lane_bytes(lane, i, j) for the bundles of the
+// other nodes i instead of summing bytes() over their ranks: the pairs build_radix_bruck_v asks
+// for in the exchange among the lane's N ports (node indices), learnt at init.
+using LaneBytes = std::function<std::int64_t(int lane, int from_node, int to_node)>;
 Schedule build_two_level(int rank, const NodeMap& nodes, int radix_intra, int radix_inter,
-                         const PairBytes& bytes, bool merge_digits);
+                         const PairBytes& bytes, bool merge_digits,
+                         const LaneBytes& lane_bytes = nullptr);
+
+// The base of the radix exchange among n participants that build_two_level runs for radix r.
+int two_level_radix(int r, int n);
 
 // The destinations this rank is the phase-1 port for (ascending): those d with
 // local(d) mod Q = local(rank), Q the size of this rank's node.

@@ -17,7 +17,8 @@
 // With Q ranks on every node this is the paper's algorithm: K1 = K(Q, r1) intra-node rounds,
 // K2 = K(N, r2) inter-node rounds, one inter-node message per rank per round.
 // Record: alltoall tra2 (parameters radix_intra, 2..Q, default ceil(sqrt(Q)); radix_inter,
-// 2..N, default N); alltoallv locality (collective/alltoallv/locality.cpp) builds on it too.
+// 2..N, default N); alltoallv locality and locality_radix (collective/alltoallv/locality.cpp)
+// build on it too.
 #include "collective/alltoall/builders.hpp"
 #include "collective/record.hpp"
 
@@ -120,8 +121,6 @@ void merge_peers(Round& r) {
   }
 }
 
-int clamp_radix(int r, int n) { return std::max(2, std::min(r, std::max(2, n))); }
-
 // Which output round each sub-round goes to: one per round, or one per digit when merging.
 std::vector<int> round_slots(int n, int radix, bool merge_digits) {
   const std::vector<DigitRound> digits = radix_rounds(n, radix);
@@ -136,6 +135,8 @@ std::vector<int> round_slots(int n, int radix, bool merge_digits) {
 
 }  // namespace
 
+int two_level_radix(int r, int n) { return std::max(2, std::min(r, std::max(2, n))); }
+
 std::vector<int> two_level_served(int me, const NodeMap& nm) {
   const std::vector<int>& mine = nm.members[nm.node_of[me]];
   const int Q = int(mine.size()), q = nm.local_of[me];
@@ -146,7 +147,7 @@ std::vector<int> two_level_served(int me, const NodeMap& nm) {
 }
 
 Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_inter,
-                         const PairBytes& bytes, bool merge_digits) {
+                         const PairBytes& bytes, bool merge_digits, const LaneBytes& lane_bytes) {
   const int N = nm.nnodes(), L = nm.max_local();
   const int n = nm.node_of[me], q = nm.local_of[me];
   const std::vector<int>& mine = nm.members[n];
@@ -157,10 +158,10 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
   int rounds1 = 0;
   for (const auto& node : nm.members) {
     const int k = int(node.size());
-    const std::vector<int> s = round_slots(k, clamp_radix(radix_intra, k), merge_digits);
+    const std::vector<int> s = round_slots(k, two_level_radix(radix_intra, k), merge_digits);
     rounds1 = std::max(rounds1, s.back() + 1);
   }
-  const std::vector<int> slots2 = round_slots(N, clamp_radix(radix_inter, N), merge_digits);
+  const std::vector<int> slots2 = round_slots(N, two_level_radix(radix_inter, N), merge_digits);
   Schedule out;
   out.rounds.resize(std::size_t(rounds1 + (N > 1 ? slots2.back() + 1 : 0)));
 
@@ -185,7 +186,7 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
       for (int d : served[b]) sum += bytes(mine[a], d);
       return sum;
     };
-    const int r1 = clamp_radix(radix_intra, Q);
+    const int r1 = two_level_radix(radix_intra, Q);
     const Schedule sub = build_radix_bruck_v(q, Q, r1, m1);
     std::int64_t next = sub.scratch_bytes;
     for (int a = 0; a < Q; ++a)
@@ -227,7 +228,7 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
   // ---- Phase 2: for each lane this rank is the port of, a radix-r2 exchange among the lane's
   // ports on the N nodes.
   if (N > 1) {
-    const int r2 = clamp_radix(radix_inter, N);
+    const int r2 = two_level_radix(radix_inter, N);
     for (int lane = q; lane < L; lane += Q) {
       std::vector<int> port(N), dest(N, -1);  // per node: the lane's port, its rank `lane`
       for (int j = 0; j < N; ++j) {
@@ -237,6 +238,7 @@ Schedule build_two_level(int me, const NodeMap& nm, int radix_intra, int radix_i
       }
       const PairBytes m2 = [&](int i, int j) {
         std::int64_t sum = 0;
+        if (i != j && dest[j] >= 0 && i != n && lane_bytes) return lane_bytes(lane, i, j);
         if (i != j && dest[j] >= 0)
           for (int s : nm.members[i]) sum += bytes(s, dest[j]);
         return sum;

@@ -12,13 +12,13 @@
 #include "collective/alltoallv/peer_sizes.hpp"
 #include "collective/record.hpp"
 
+#include <limits>
+
 namespace mpia {
 
 namespace {
 
 using namespace detail;
-
-int mod(std::int64_t a, int P) { return int(((a % P) + P) % P); }
 
 Schedule bruck(const AlltoallvShape& s, const ParamValues& v) {
   return with(build_radix_bruck_v(s.rank, s.size, int(v[0]), s.pair_bytes), kRoundByRound,
@@ -26,26 +26,7 @@ Schedule bruck(const AlltoallvShape& s, const ParamValues& v) {
 }
 
 void learn(AlltoallvShape& shape, const ParamValues& v, SizeChannel& channel) {
-  const int me = shape.rank, P = shape.size, radix = int(v[0]);
-  const std::shared_ptr<PeerSizes> t = peer_sizes(shape);
-  std::vector<std::int64_t> slot(static_cast<std::size_t>(P)), out, in;
-  for (int j = 0; j < P; ++j) slot[std::size_t(j)] = shape.send_bytes[std::size_t(mod(me - j, P))];
-  for (const DigitRound& d : radix_rounds(P, radix)) {
-    const std::int64_t processed = d.distance / d.z * radix;
-    out.clear();
-    for (int j : d.blocks) out.push_back(slot[std::size_t(j)]);
-    in.assign(out.size(), 0);
-    const int n = int(out.size());
-    channel.post_recv(mod(me + d.distance, P), in.data(), n);
-    channel.post_send(mod(me - d.distance, P), out.data(), n);
-    channel.wait_all();
-    for (std::size_t k = 0; k < d.blocks.size(); ++k) {
-      const int j = d.blocks[k];
-      slot[std::size_t(j)] = in[k];
-      const auto [src, dst] = radix_block_after(me, P, j, processed);
-      t->add(src, dst, in[k]);
-    }
-  }
+  learn_radix_v(shape, int(v[0]), std::numeric_limits<std::int64_t>::max(), channel);
 }
 
 Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {

@@ -40,19 +40,8 @@ Schedule testany(const AlltoallvShape& s, const ParamValues& v) {
   return direct_v(s, Policy{int(v[0]), Completion::Testany});
 }
 
-// The direct exchange as linear alltoall with the rank's real message count and bytes (as
-// many received as sent), `window` of its off-node exchanges in flight at once.
 Terms direct_cost(const Machine& m, const Stats& st, std::int64_t window) {
-  const std::int64_t P = m.nranks, Q = std::min<std::int64_t>(m.ppn, P);
-  Terms d;
-  const double off = double(P - Q) / double(P - 1);
-  d.cpu[kMsgIntra] = d.cpu[kRecvIntra] = double(st.rank_messages) * (1 - off);
-  d.cpu[kMsgInter] = d.cpu[kRecvInter] = double(st.rank_messages) * off;
-  d.c[m.nnodes > 1 ? kLatInter : kLatIntra] = 1;
-  d.c[kInflight] = inflight_beyond_one(double(Q), double(window) * off);
-  d.wire[kBytesIntra] = double(st.max_block);
-  d.wire[kBytesNic] = double(Q) * double(st.rank_bytes) * off;
-  return d;
+  return direct_terms(m, st.rank_messages, st.rank_bytes, st.max_block, window);
 }
 Terms pairwise_cost(const Machine& m, const Stats& st, const ParamValues&) {
   return direct_cost(m, st, std::min<std::int64_t>(st.rank_messages, 1));

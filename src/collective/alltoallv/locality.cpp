@@ -1,15 +1,28 @@
-// Alltoallv locality: node-aware. Both phases of the two-level exchange
-// (collective/alltoall/two_level.cpp) direct (radix >= size, digits merged): a rank sends
-// within its node once to each port, then each port once to each remote node's rank of its
-// lane -- one message per node pair and port between nodes.
-//   time ~ (Q-1)(alpha_intra) + (N-1) alpha_inter + bytes through the NIC once
+// Alltoallv locality and locality_radix: node-aware, on the two-level exchange
+// (collective/alltoall/two_level.cpp). Within the node both are direct (radix >= size, digits
+// merged): a rank sends within its node once to each port (the rank serving the destination's
+// lane). Between nodes:
+//  - locality: each port once to each remote node's rank of its lane -- one message per node
+//    pair and port (Open MPI's coll/han alltoallv, TuNA_l^g's coalesced inter-node messages);
+//      time ~ (Q-1) alpha_intra + (N-1) alpha_inter + bytes through the NIC once
+//  - locality_radix: a radix-r exchange among the lane's N ports, the rounds of one base-r digit
+//    run at once (r-1 messages each way): ceil(log_r N) steps instead of N-1 messages per lane
+//    (P = 1024 on 64 nodes, radix 8: 2 steps of 7 messages, not 63), bundles forwarded up to
+//    log_r N times;
+//      time ~ (Q-1) alpha_intra + ceil(log_r N) alpha_inter + (r-1) ceil(log_r N) o_inter
+//             + D(N, r) bundles through the NIC
 // A port needs the sizes of the blocks its node's other ranks give it, to the destinations it
 // serves: at init every rank of a node sends every other one message (its sizes for the
-// destinations that rank serves): O(P) memory, Q - 1 messages each way.
-// Restrictions: none (any placement, uneven nodes). No parameters.
+// destinations that rank serves): O(P) memory, Q - 1 messages each way. locality_radix then
+// runs the radix rounds on the bundles' sizes among each lane's ports (radix_size_exchange),
+// learning the sizes of the bundles it forwards: O(N log N) per lane.
+// Restrictions: none (any placement, uneven nodes). Parameters: locality none; locality_radix
+// radix, 2..N (N: nodes), default ceil(sqrt(N)) (r = N is locality).
 #include "collective/alltoall/builders.hpp"
 #include "collective/alltoallv/peer_sizes.hpp"
 #include "collective/record.hpp"
+
+#include <algorithm>
 
 namespace mpia {
 
@@ -17,13 +30,22 @@ namespace {
 
 using namespace detail;
 
-Schedule locality(const AlltoallvShape& s, const ParamValues&) {
+Schedule two_level_v(const AlltoallvShape& s, int radix_inter) {
   if (!s.nodes) fail(MPI_ERR_INTERN, "mpi-advance: locality built without a node map");
-  return with(build_two_level(s.rank, *s.nodes, s.nodes->max_local(), s.nodes->nnodes(),
-                              s.pair_bytes, true),
+  return with(build_two_level(s.rank, *s.nodes, s.nodes->max_local(), radix_inter, s.pair_bytes,
+                              true, s.lane_bytes),
               kRoundByRound, Lowering::Pack);
 }
 
+Schedule locality(const AlltoallvShape& s, const ParamValues&) {
+  return two_level_v(s, s.nodes ? s.nodes->nnodes() : 1);
+}
+
+Schedule locality_radix(const AlltoallvShape& s, const ParamValues& v) {
+  return two_level_v(s, int(v[0]));
+}
+
+// What phase 1 needs: the sizes of this node's blocks for the destinations this rank serves.
 void learn(AlltoallvShape& shape, const ParamValues&, SizeChannel& channel) {
   const NodeMap& nm = *shape.nodes;
   const int me = shape.rank;
@@ -51,6 +73,54 @@ void learn(AlltoallvShape& shape, const ParamValues&, SizeChannel& channel) {
         t->add(mine[std::size_t(a)], served[k], in[std::size_t(a)][k]);
 }
 
+// Phase 1's sizes, then, for every lane this rank is the port of (in ascending order on every
+// rank, so that the lanes' exchanges match), the radix rounds on the lane's bundle sizes.
+void learn_radix(AlltoallvShape& shape, const ParamValues& v, SizeChannel& channel) {
+  learn(shape, v, channel);
+  const NodeMap& nm = *shape.nodes;
+  const int N = nm.nnodes(), L = nm.max_local(), me = shape.rank;
+  if (N < 2) return;
+  const int n = nm.node_of[me], r = two_level_radix(int(v[0]), N);
+  const std::vector<int>& mine = nm.members[std::size_t(n)];
+  const int Q = int(mine.size());
+  auto table = std::make_shared<std::unordered_map<std::int64_t, std::int64_t>>();
+  auto key = [N](int lane, int i, int j) {
+    return (std::int64_t(lane) * N + i) * std::int64_t(N) + j;
+  };
+  std::vector<int> port(static_cast<std::size_t>(N));
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(N));
+  for (int lane = nm.local_of[me]; lane < L; lane += Q) {
+    for (int j = 0; j < N; ++j) {
+      const std::vector<int>& node = nm.members[std::size_t(j)];
+      port[std::size_t(j)] = node[std::size_t(lane) % node.size()];
+    }
+    for (int k = 0; k < N; ++k) {  // the bundle for node n - k: my node's blocks for its `lane`
+      const std::vector<int>& node = nm.members[std::size_t((n - k + N) % N)];
+      std::int64_t sum = 0;
+      if (k != 0 && lane < int(node.size()))
+        for (int s : mine) sum += shape.pair_bytes(s, node[std::size_t(lane)]);
+      slot[std::size_t(k)] = sum;
+    }
+    radix_size_exchange(
+        n, N, r, slot, [&port](int k) { return port[std::size_t(k)]; }, channel,
+        [&](int i, int j, std::int64_t b) { (*table)[key(lane, i, j)] = b; });
+  }
+  shape.lane_bytes = [table, key](int lane, int i, int j) {
+    const auto it = table->find(key(lane, i, j));
+    if (it == table->end())
+      fail(MPI_ERR_INTERN, "mpi-advance: locality_radix asked for the size of a bundle (node " +
+                               std::to_string(i) + " to node " + std::to_string(j) + ", lane " +
+                               std::to_string(lane) + ") this rank never learnt");
+    return it->second;
+  };
+}
+
+// The unit of a bundle: Q blocks (locality: at the largest block's size; locality_radix, which
+// forwards bundles, at the heaviest rank's mean block, its empty blocks counted).
+double mean_block(const Machine& m, const Stats& st) {
+  return std::min(double(st.max_block), double(st.rank_bytes) / double(m.nranks));
+}
+
 // Both phases direct: a radix-Q exchange within the node moving bundles of N blocks, then a
 // radix-N one between nodes moving bundles of Q, every block at the largest block's size.
 Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
@@ -61,11 +131,45 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
   return t;
 }
 
+// Phase 1 as locality's; phase 2 the radix-r rounds between nodes, the r-1 rounds of a digit
+// at once: one latency per digit, their messages in flight together through the NIC.
+Terms radix_cost(const Machine& m, const Stats& st, const ParamValues& v) {
+  Terms t;
+  const std::int64_t Q = std::min<std::int64_t>(m.ppn, m.nranks), N = m.nnodes;
+  const std::int64_t r = two_level_radix(int(v[0]), int(N));
+  const double u = mean_block(m, st);
+  add_radix(t, Q, Q, double(N) * u, N, [](std::int64_t) { return 0; });
+  add_radix(t, N, r, double(Q) * u, Q, [Q](std::int64_t) { return Q; });
+  for (std::int64_t rx = 1; rx < N; rx *= r) {
+    std::int64_t k = 0;
+    for (std::int64_t z = 1; z < r; ++z) k += round_blocks(N, rx, r, z) > 0;
+    t.c[kLatInter] -= double(k - 1);
+    t.rounds -= k - 1;
+    t.c[kInflight] += inflight_beyond_one(double(Q), double(k));
+  }
+  return t;
+}
+
 // Weighed on several nodes, within the range where auto weighs forwarding at all (bruck's).
 std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
   if (m.nranks < 4 || m.nranks > 1024 || st.max_block == 0 || m.nnodes <= 1) return {};
   return {ParamValues{}};
 }
+
+// Radices 2, 3, 4, 8, 16 below the number of nodes (r = N is locality); the size exchange at
+// init is O(N log N) per lane: up to 4096 ranks.
+std::vector<ParamValues> radix_candidates(const Machine& m, const Stats& st) {
+  std::vector<ParamValues> out;
+  if (m.nranks < 4 || m.nranks > 4096 || st.max_block == 0 || m.nnodes <= 2) return out;
+  for (std::int64_t r : {2, 3, 4, 8, 16})
+    if (r < m.nnodes) out.push_back({r});
+  return out;
+}
+
+std::int64_t inter_default(const Extent& e) {
+  return std::max<std::int64_t>(2, isqrt_ceil(e.nnodes));
+}
+std::int64_t inter_max(const Extent& e) { return std::max(2, e.nnodes); }
 
 }  // namespace
 
@@ -81,7 +185,22 @@ MPIA_ALGORITHMS(alltoallv_locality) {
   a.cost = cost;
   a.candidates = candidates;
   a.search = 30;
-  return {a};
+  AlgorithmSpec r = detail::record(
+      Collective::Alltoallv, "locality_radix", 510,
+      "node-aware for many nodes: blocks gathered in the node as in locality, then a radix-r "
+      "exchange among each lane's ports between nodes (ceil(log_r N) steps of r-1 messages); "
+      "the sizes of the bundles a port forwards are learnt at init");
+  r.params = {{"radix",
+               "base of the exchange between nodes, 2..N (N: nodes); default ceil(sqrt(N))",
+               inter_default, detail::radix_min, inter_max}};
+  r.build_alltoallv = locality_radix;
+  r.needs_peer_sizes = true;
+  r.learn_alltoallv = learn_radix;
+  r.needs_locality = true;
+  r.cost = radix_cost;
+  r.candidates = radix_candidates;
+  r.search = 35;
+  return {a, r};
 }
 
 }  // namespace mpia
