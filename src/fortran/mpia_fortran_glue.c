@@ -104,6 +104,69 @@ int mpia_f_neighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, M
                                  c);
 }
 
+/* The degrees of a topology communicator (the lengths of alltoallw's arrays); 0 when it has
+ * none (the call then reports MPI_ERR_TOPOLOGY). */
+static void degrees(MPI_Comm comm, int* in, int* out) {
+  int topo = MPI_UNDEFINED;
+  *in = *out = 0;
+  if (comm == MPI_COMM_NULL || MPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
+  if (topo == MPI_CART) {
+    int nd = 0;
+    if (MPI_Cartdim_get(comm, &nd) == MPI_SUCCESS) *in = *out = 2 * nd;
+  } else if (topo == MPI_GRAPH) {
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) == MPI_SUCCESS &&
+        MPI_Graph_neighbors_count(comm, rank, in) == MPI_SUCCESS)
+      *out = *in;
+  } else if (topo == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    MPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
+  }
+}
+
+/* n Fortran datatype handles as C ones (the caller frees the array); NULL when out of memory. */
+static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
+  MPI_Datatype* t = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1));
+  for (int i = 0; t && i < n; ++i) t[i] = MPI_Type_f2c(f[i]);
+  return t;
+}
+
+/* Converts both type arrays, runs call (a statement using st and rt), frees them. */
+#define WITH_TYPES(comm, sts, rts, call)                                       \
+  int in_, out_;                                                               \
+  degrees(comm, &in_, &out_);                                                  \
+  MPI_Datatype *st = c_types(sts, out_), *rt = c_types(rts, in_);              \
+  int code_;                                                                   \
+  if (!st || !rt) {                                                            \
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm,     \
+                             MPI_ERR_NO_MEM);                                  \
+    code_ = MPI_ERR_NO_MEM;                                                    \
+  } else {                                                                     \
+    code_ = call;                                                              \
+  }                                                                            \
+  free(st);                                                                    \
+  free(rt);                                                                    \
+  return code_;
+
+int mpia_f_neighbor_alltoallw_init(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
+                                   const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
+                                   const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm,
+                                   MPI_Fint info, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  WITH_TYPES(c, sts, rts,
+             MPIX_Neighbor_alltoallw_init(s_, scs, sds, st, r_, rcs, rds, rt, c,
+                                          MPI_Info_f2c(info), req))
+}
+
+int mpia_f_neighbor_alltoallw(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
+                              const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
+                              const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  WITH_TYPES(c, sts, rts, MPIX_Neighbor_alltoallw(s_, scs, sds, st, r_, rcs, rds, rt, c))
+}
+
 int mpia_f_start(MPIX_Request* r) { return MPIX_Start(r); }
 int mpia_f_startall(int n, MPIX_Request* rs) { return MPIX_Startall(n, rs); }
 
