@@ -2,7 +2,9 @@
 // 2^31 + 64 bytes must arrive intact with every algorithm (it used to "succeed" in no time and
 // move nothing). Alltoall at one rank (the block to itself), alltoallv at two ranks with only
 // the cross-rank block non-empty: each rank holds one 2 GiB + 64 send block and one receive
-// block. Sampled 8-byte words of the received block (the first and last MiB whole, one word per
+// block. And the large-count forms (issue 20): 2^31 + 64 elements (> INT_MAX) of MPI_BYTE, or of
+// a one-byte indexed type, through every MPIX_*_c and MPIX_*_init_c function at one rank.
+// Sampled 8-byte words of the received block (the first and last MiB whole, one word per
 // 4 KiB page between) are poisoned before each run and checked against a formula after it. Skipped
 // (on every rank alike) when /proc/meminfo's MemAvailable is too low; MPIA_LARGE_ALGORITHMS=a,b,...
 // restricts the algorithms.
@@ -264,6 +266,145 @@ TEST(LargeType, AlltoallvCrossRankBlock) {
   }
   MPI_Type_free(&t);
   MPI_Comm_free(&comm);
+}
+
+// ------------------------------------------------------------------------------------------
+// The large-count forms (MPIX_*_c): one block of kBytes (2^31 + 64 > INT_MAX) elements of
+// MPI_BYTE, or of a one-byte type the library cannot treat as plain bytes (an indexed type:
+// it binds such a block as one element of a datatype of kBytes elements), from the only rank to
+// itself: every _c function, its persistent form once and its blocking form once per algorithm.
+// Neighbor calls on a distributed graph of one self edge.
+// ------------------------------------------------------------------------------------------
+MPI_Datatype indexed_byte() {
+  MPI_Datatype t;
+  const int at = 0;
+  MPI_Type_create_indexed_block(1, 1, &at, MPI_BYTE, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+// Runs init (persistent, one start) and blocking with algorithm alg of collective, and checks
+// the receive buffer after each.
+template <class Init, class Blocking>
+void run_large_count(MPI_Comm comm, const char* collective, const std::string& alg,
+                     const std::string& what, Init&& init, Blocking&& blocking) {
+  Big& recv = recv_buffer();
+  MPI_Info info = algorithm_info(alg);
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  int rc = init(info, &req);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  EXPECT_EQ(rc, MPI_SUCCESS) << what << " init, " << alg << ": " << error_string(rc);
+  if (rc == MPI_SUCCESS) {
+    recv.poison();
+    const double t0 = now();
+    EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS) << what << ", " << alg;
+    rc = MPIX_Wait(&req, MPI_STATUS_IGNORE);
+    report(what + " persistent " + alg, now() - t0);
+    EXPECT_EQ(rc, MPI_SUCCESS) << what << " persistent, " << alg << ": " << error_string(rc);
+    recv.check(0, 0, what + " persistent, " + alg);
+    MPIX_Request_free(&req);
+  }
+  rc = MPIX_Comm_set_algorithm(comm, collective, alg.c_str());
+  EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
+  recv.poison();
+  const double t0 = now();
+  rc = blocking();
+  report(what + " blocking " + alg, now() - t0);
+  EXPECT_EQ(rc, MPI_SUCCESS) << what << " blocking, " << alg << ": " << error_string(rc);
+  recv.check(0, 0, what + " blocking, " + alg);
+}
+
+TEST(LargeCount, AlltoallAndAlltoallv) {
+  if (comm_size(MPI_COMM_WORLD) != 1) GTEST_SKIP() << "runs at one rank";
+  std::string why;
+  if (!enough_memory(3 * kBytes, &why)) GTEST_SKIP() << why;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  Big &send = send_buffer(), &recv = recv_buffer();
+  send.fill(0, 0);
+  void *sb = send.mem.get(), *rb = recv.mem.get();
+  const MPI_Count n = kBytes;
+  for (const std::string& alg : algorithms("alltoall")) {
+    run_large_count(
+        comm, "alltoall", alg, "MPIX_Alltoall_c",
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Alltoall_init_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, comm, info, req);
+        },
+        [&] { return MPIX_Alltoall_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, comm); });
+    if (!all_true(comm, !::testing::Test::HasFailure())) break;
+  }
+  // Received as indexed bytes on even-numbered algorithms, as MPI_BYTE on the others.
+  MPI_Datatype bytes1 = indexed_byte();
+  const MPI_Count counts[1] = {n};
+  const MPI_Aint displs[1] = {0};
+  int k = 0;
+  for (const std::string& alg : algorithms("alltoallv")) {
+    const MPI_Datatype rt = k++ % 2 == 0 ? bytes1 : MPI_BYTE;
+    run_large_count(
+        comm, "alltoallv", alg,
+        std::string("MPIX_Alltoallv_c") + (rt == bytes1 ? " (indexed bytes)" : ""),
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Alltoallv_init_c(sb, counts, displs, MPI_BYTE, rb, counts, displs, rt, comm,
+                                       info, req);
+        },
+        [&] {
+          return MPIX_Alltoallv_c(sb, counts, displs, MPI_BYTE, rb, counts, displs, rt, comm);
+        });
+    if (!all_true(comm, !::testing::Test::HasFailure())) break;
+  }
+  MPI_Type_free(&bytes1);
+  MPI_Comm_free(&comm);
+}
+
+TEST(LargeCount, Neighbor) {
+  if (comm_size(MPI_COMM_WORLD) != 1) GTEST_SKIP() << "runs at one rank";
+  std::string why;
+  if (!enough_memory(3 * kBytes, &why)) GTEST_SKIP() << why;
+  MPI_Comm graph;
+  const int self = 0;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &self, MPI_UNWEIGHTED, 1, &self, MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, &graph);
+  MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN);
+  Big &send = send_buffer(), &recv = recv_buffer();
+  send.fill(0, 0);
+  void *sb = send.mem.get(), *rb = recv.mem.get();
+  const MPI_Count n = kBytes, counts[1] = {n};
+  const MPI_Aint displs[1] = {0};
+  MPI_Datatype bytes1 = indexed_byte();
+  const MPI_Datatype stypes[1] = {MPI_BYTE}, rtypes[1] = {bytes1};
+  const char* coll = "neighbor_alltoallv";
+  for (const std::string& alg : algorithms(coll)) {
+    run_large_count(
+        graph, coll, alg, "MPIX_Neighbor_alltoall_c",
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Neighbor_alltoall_init_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, graph, info, req);
+        },
+        [&] { return MPIX_Neighbor_alltoall_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, graph); });
+    run_large_count(
+        graph, coll, alg, "MPIX_Neighbor_alltoallv_c",
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Neighbor_alltoallv_init_c(sb, counts, displs, MPI_BYTE, rb, counts, displs,
+                                                MPI_BYTE, graph, info, req);
+        },
+        [&] {
+          return MPIX_Neighbor_alltoallv_c(sb, counts, displs, MPI_BYTE, rb, counts, displs,
+                                           MPI_BYTE, graph);
+        });
+    run_large_count(
+        graph, coll, alg, "MPIX_Neighbor_alltoallw_c (indexed bytes)",
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Neighbor_alltoallw_init_c(sb, counts, displs, stypes, rb, counts, displs,
+                                                rtypes, graph, info, req);
+        },
+        [&] {
+          return MPIX_Neighbor_alltoallw_c(sb, counts, displs, stypes, rb, counts, displs, rtypes,
+                                           graph);
+        });
+    if (!all_true(graph, !::testing::Test::HasFailure())) break;
+  }
+  MPI_Type_free(&bytes1);
+  MPI_Comm_free(&graph);
 }
 
 }  // namespace
