@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mpi_advance.h"
+#include "util/topo_degrees.h"
 
 static const void* fortran_in_place;
 
@@ -104,26 +105,6 @@ int mpia_f_neighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, M
                                  c);
 }
 
-/* The degrees of a topology communicator (the lengths of alltoallw's arrays); 0 when it has
- * none (the call then reports MPI_ERR_TOPOLOGY). */
-static void degrees(MPI_Comm comm, int* in, int* out) {
-  int topo = MPI_UNDEFINED;
-  *in = *out = 0;
-  if (comm == MPI_COMM_NULL || MPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
-  if (topo == MPI_CART) {
-    int nd = 0;
-    if (MPI_Cartdim_get(comm, &nd) == MPI_SUCCESS) *in = *out = 2 * nd;
-  } else if (topo == MPI_GRAPH) {
-    int rank = 0;
-    if (MPI_Comm_rank(comm, &rank) == MPI_SUCCESS &&
-        MPI_Graph_neighbors_count(comm, rank, in) == MPI_SUCCESS)
-      *out = *in;
-  } else if (topo == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    MPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
-  }
-}
-
 /* n Fortran datatype handles as C ones (the caller frees the array); NULL when out of memory. */
 static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
   MPI_Datatype* t = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1));
@@ -131,10 +112,11 @@ static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
   return t;
 }
 
-/* Converts both type arrays, runs call (a statement using st and rt), frees them. */
+/* Converts both type arrays (of the topology's degrees; without a topology, none: the call
+ * reports MPI_ERR_TOPOLOGY), runs call (an expression using st and rt), frees them. */
 #define WITH_TYPES(comm, sts, rts, call)                                       \
   int in_, out_;                                                               \
-  degrees(comm, &in_, &out_);                                                  \
+  mpia_topo_degrees(comm, &in_, &out_);                                        \
   MPI_Datatype *st = c_types(sts, out_), *rt = c_types(rts, in_);              \
   int code_;                                                                   \
   if (!st || !rt) {                                                            \

@@ -42,6 +42,7 @@
  * The file is compiled against one MPI (OPEN_MPI or MPICH from mpi.h) and defines only the
  * symbols of that MPI's Fortran bindings; with any other MPI it defines nothing. */
 #include "preload/preload.hpp"
+#include "util/topo_degrees.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -131,26 +132,7 @@ static int group_size(MPI_Comm comm) {
   return n;
 }
 
-/* Lengths of a neighbor array: sources (receive side) and destinations (send side). */
-static void topo_degrees(MPI_Comm comm, int* in, int* out) {
-  int topo = MPI_UNDEFINED;
-  *in = *out = -1;
-  if (comm == MPI_COMM_NULL || PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
-  if (topo == MPI_CART) {
-    int nd = 0;
-    if (PMPI_Cartdim_get(comm, &nd) == MPI_SUCCESS) *in = *out = 2 * nd;
-  } else if (topo == MPI_GRAPH) {
-    int rank = 0, n = 0;
-    if (PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS &&
-        PMPI_Graph_neighbors_count(comm, rank, &n) == MPI_SUCCESS)
-      *in = *out = n;
-  } else if (topo == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
-  }
-}
-
-/* --- the four collectives ------------------------------------------------------------------ */
+/* --- the collectives ------------------------------------------------------------------ */
 
 static void f_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
                        MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
@@ -194,7 +176,7 @@ static void f_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* 
   const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
   Arrays a = {{NULL}, 0};
   int in = 0, out = 0;
-  if (sizeof(MPI_Fint) != sizeof(int)) topo_degrees(c_comm, &in, &out);
+  if (sizeof(MPI_Fint) != sizeof(int)) mpia_topo_degrees(c_comm, &in, &out);
   const int* sc = c_ints(&a, sendcounts, out);
   const int* sd = c_ints(&a, sdispls, out);
   const int* rc = c_ints(&a, recvcounts, in);
@@ -212,7 +194,7 @@ static void f_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* 
   const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
   Arrays a = {{NULL}, 0};
   int in = 0, out = 0;
-  topo_degrees(c_comm, &in, &out);
+  mpia_topo_degrees(c_comm, &in, &out);
   const int* sc = c_ints(&a, sendcounts, out);
   const int* rc = c_ints(&a, recvcounts, in);
   /* The datatype handles, always converted (n < 0: no topology, the library reports it). */

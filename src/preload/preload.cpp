@@ -1,8 +1,10 @@
 // The drop-in library's C entry points and dispatchers (see preload.hpp), and MPIX_REPORT.
 #include "preload/preload.hpp"
+#include "util/topo_degrees.h"
 
 #include "mpi_advance.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -193,24 +195,11 @@ int comm_size(MPI_Comm comm) {
   return n;
 }
 
-// The degrees of a topology communicator, in MPI's neighbor order.
+// The degrees of a topology communicator (0 without one).
 void degrees(MPI_Comm comm, int* in, int* out) {
-  int topo = MPI_UNDEFINED;
-  *in = *out = 0;
-  PMPI_Topo_test(comm, &topo);
-  if (topo == MPI_CART) {
-    int nd = 0;
-    PMPI_Cartdim_get(comm, &nd);
-    *in = *out = 2 * nd;
-  } else if (topo == MPI_GRAPH) {
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Graph_neighbors_count(comm, rank, in);
-    *out = *in;
-  } else if (topo == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
-  }
+  mpia_topo_degrees(comm, in, out);
+  *in = std::max(*in, 0);
+  *out = std::max(*out, 0);
 }
 
 }  // namespace
