@@ -1371,6 +1371,29 @@ bool runnable(const Topo& t, const std::string& spec) {
   return !(spec == "system" && (t.degenerate || duplicate_edges(t)));
 }
 
+bool mpich() {
+  static const bool is = [] {
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(v, &n);
+    return std::strncmp(v, "MPICH Version:", 14) == 0;
+  }();
+  return is;
+}
+
+// The same for the w form, where MPICH (4.0.2) has one bug more: its MPI_Neighbor_alltoallw
+// (and the persistent form) loses receive blocks on a distributed graph where a rank's in- and
+// out-degree differ (rank 0 of 5 receiving one int from each of the 4 others and sending to 2:
+// its receive block 2 never arrives; MPI_Neighbor_alltoallv gets the same graph right, and so
+// does Open MPI's alltoallw).
+bool runnable_w(const Topo& t, const std::string& spec) {
+  if (!runnable(t, spec)) return false;
+  if (spec != "system" || !mpich()) return true;
+  for (std::size_t r = 0; r < t.src.size(); ++r)
+    if (t.src[r].size() != t.dst[r].size()) return false;
+  return true;
+}
+
 // The algorithms an edge case runs: all of them, or, when the MPI is slow (the case's
 // `runs_each` runs per algorithm do not fit `budget` seconds), `keep` of them, rotating from
 // `start` so that the edge cases together still cover every algorithm.
@@ -1414,11 +1437,12 @@ int matrix_stride() {
 }
 
 // The first runnable algorithm from index a on (wrapping), or -1.
-long runnable_from(const Topo& t, const std::vector<std::string>& specs, long a) {
+long runnable_from(const Topo& t, const std::vector<std::string>& specs, long a,
+                   bool (*can)(const Topo&, const std::string&) = runnable) {
   const long n = static_cast<long>(specs.size());
   for (long k = 0; k < n; ++k) {
     const long i = (a + k) % n;
-    if (runnable(t, specs[static_cast<std::size_t>(i)])) return i;
+    if (can(t, specs[static_cast<std::size_t>(i)])) return i;
   }
   return -1;
 }
@@ -1508,11 +1532,11 @@ TEST_P(NeighborWMatrix, EveryAlgorithm) {
   TopoPtr t = make_topology(kind);
   ASSERT_TRUE(t);
   // When sampling, every topology still runs one algorithm persistent and another blocking.
-  const long keep_pa = runnable_from(*t, specs, kindex % nspecs);
-  const long keep_ba = runnable_from(*t, specs, (kindex + 1) % nspecs);
+  const long keep_pa = runnable_from(*t, specs, kindex % nspecs, runnable_w);
+  const long keep_ba = runnable_from(*t, specs, (kindex + 1) % nspecs, runnable_w);
   for (long a = 0; a < nspecs; ++a) {
     const std::string& spec = specs[static_cast<std::size_t>(a)];
-    if (!runnable(*t, spec)) continue;
+    if (!runnable_w(*t, spec)) continue;
     for (int c = 0; c < kNumWConfigs; ++c) {
       const long combo = ((static_cast<long>(kindex) * nspecs + a) * kNumWConfigs + c) * 2 + 500000;
       const int key = static_cast<int>(combo % 100000);
@@ -1523,7 +1547,7 @@ TEST_P(NeighborWMatrix, EveryAlgorithm) {
         run_blocking(*t, spec, kWConfigs[c], key + 1);
     }
   }
-  if (runnable(*t, "system")) run_mpi_w(*t, kWConfigs[kindex % kNumWConfigs], 77000 + kindex);
+  if (runnable_w(*t, "system")) run_mpi_w(*t, kWConfigs[kindex % kNumWConfigs], 77000 + kindex);
 }
 
 INSTANTIATE_TEST_SUITE_P(Topologies, NeighborWMatrix, ::testing::ValuesIn(kKinds), kind_param_name);
@@ -1660,7 +1684,7 @@ TEST(NeighborEdge, ConcurrentRequests) {
   for (std::size_t a = 0; a < specs.size(); ++a) {
     for (int which = 0; which < 4; ++which) {
       const Topo* t = which >= 2 ? t2.get() : t1.get();
-      if (!t->member() || !runnable(*t, specs[a])) continue;
+      if (!t->member() || !(which == 3 ? runnable_w : runnable)(*t, specs[a])) continue;
       std::unique_ptr<Live> l(new Live);
       l->t = t;
       l->c = which == 1 ? &c2 : which == 3 ? &c3 : &c1;
@@ -1856,14 +1880,15 @@ TEST(NeighborEdge, TypesFreedAfterInit) {
   }
 }
 
-// The same for the w form: every block's datatype a duplicate, freed right after init (and
-// the type arrays with them).
+// The same for the w form, on an irregular graph: every block's datatype a duplicate, freed
+// right after init (and the type arrays with them).
 TEST(NeighborEdge, TypesFreedAfterInitW) {
   const std::vector<std::string> specs = edge_specs(2, 2.0, 5, 1);
-  TopoPtr t = make_topology(Kind::DistAdjRandom);
+  TopoPtr t = make_topology(Kind::SpmvRandom);
   if (!t->member()) return;
   const Config c{nullptr, Pattern::Varied, Displ::ShuffledGaps, Displ::ReverseGaps, false, true, 2};
   for (const std::string& spec : specs) {
+    if (!runnable_w(*t, spec)) continue;
     SCOPED_TRACE("algorithm '" + spec + "'");
     Buffers b;
     make_buffers(*t, c, &b);
