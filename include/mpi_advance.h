@@ -2,8 +2,10 @@
  * mpi_advance.h -- the public C API of mpi-advance.
  *
  * Faster all-to-all collectives layered on any MPI library: persistent and blocking
- * MPIX_Alltoall with the Bruck family and the tunable-radix algorithm (TRA), and
- * MPIX_Alltoallv with pairwise, windowed multi-pair and Bruck exchanges.
+ * MPIX_Alltoall with the Bruck family and the tunable-radix algorithm (TRA),
+ * MPIX_Alltoallv with pairwise, windowed multi-pair, Bruck and node-aware exchanges, and the
+ * neighborhood all-to-all (MPIX_Neighbor_alltoall, _alltoallv, _alltoallw) on process
+ * topologies; every one also in MPI-4's large-count form (MPIX_..._c, at the end).
  *
  * Plain C (C99) and C++. Every function returns an MPI error code (MPI_SUCCESS or an MPI
  * error class such as MPI_ERR_ARG); errors are also raised through the error handler of the
@@ -138,6 +140,18 @@ typedef struct mpia_request *MPIX_Request;
 #define MPIX_Neighbor_alltoallv_init MPIA_Neighbor_alltoallv_init
 #define MPIX_Neighbor_alltoall MPIA_Neighbor_alltoall
 #define MPIX_Neighbor_alltoall_init MPIA_Neighbor_alltoall_init
+#define MPIX_Neighbor_alltoallw MPIA_Neighbor_alltoallw
+#define MPIX_Neighbor_alltoallw_init MPIA_Neighbor_alltoallw_init
+#define MPIX_Alltoall_c MPIA_Alltoall_c
+#define MPIX_Alltoall_init_c MPIA_Alltoall_init_c
+#define MPIX_Alltoallv_c MPIA_Alltoallv_c
+#define MPIX_Alltoallv_init_c MPIA_Alltoallv_init_c
+#define MPIX_Neighbor_alltoall_c MPIA_Neighbor_alltoall_c
+#define MPIX_Neighbor_alltoall_init_c MPIA_Neighbor_alltoall_init_c
+#define MPIX_Neighbor_alltoallv_c MPIA_Neighbor_alltoallv_c
+#define MPIX_Neighbor_alltoallv_init_c MPIA_Neighbor_alltoallv_init_c
+#define MPIX_Neighbor_alltoallw_c MPIA_Neighbor_alltoallw_c
+#define MPIX_Neighbor_alltoallw_init_c MPIA_Neighbor_alltoallw_init_c
 #define MPIX_Comm_set_algorithm MPIA_Comm_set_algorithm
 #endif
 
@@ -299,12 +313,15 @@ int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm *newcomm);
  * distributed graph): exactly MPI_Neighbor_alltoallv's semantics and buffer layout (MPI-4.1
  * section 7.6), including Cartesian periodic dimensions of size 1 and 2, where both neighbors
  * of a dimension are the same rank and receive block 2d still holds what the -1 neighbor sent
- * in its block 2d+1. A communicator without a topology is MPI_ERR_TOPOLOGY.
+ * in its block 2d+1; MPI_PROC_NULL neighbors' blocks are never touched; several edges between
+ * the same two ranks are matched in order. A communicator without a topology is
+ * MPI_ERR_TOPOLOGY.
  *
- * Algorithms (info "mpix_algorithm", environment MPIX_NEIGHBOR_ALLTOALLV; both calls below):
+ * Algorithms (info "mpix_algorithm", MPIX_Comm_set_algorithm with "neighbor_alltoallv",
+ * environment MPIX_NEIGHBOR_ALLTOALLV; all neighbor calls, alltoallw and the _c forms too):
  * direct (one message per edge, all in flight), locality (messages between the same two nodes
  * combined into one, routed through one rank per node pair; routing computed at init),
- * system (the MPI library's), auto.
+ * system (the MPI library's own call: MPI_Neighbor_alltoall, _alltoallv or _alltoallw), auto.
  */
 int MPIA_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -373,6 +390,78 @@ int MPIA_Neighbor_alltoallv_topo_init(const void *sendbuf, const int sendcounts[
                                       const int recvcounts[], const int rdispls[],
                                       MPI_Datatype recvtype, MPIX_Topo topo, MPI_Info info,
                                       MPIX_Request *request);
+
+/*
+ * Neighborhood all-to-all with a datatype per block: exactly MPI_Neighbor_alltoallw's
+ * arguments (displacements in bytes, MPI_Aint) and semantics, through the same algorithms,
+ * selection (info "mpix_algorithm", MPIX_Comm_set_algorithm and MPIX_NEIGHBOR_ALLTOALLV, as
+ * collective "neighbor_alltoallv") and error rules as MPIX_Neighbor_alltoallv. Every block's
+ * datatype is checked (MPI_DATATYPE_NULL or an uncommitted type: MPI_ERR_TYPE), whatever its
+ * count; the type arrays may be NULL where the degree is 0. The persistent form duplicates the
+ * datatypes at init (the caller may free theirs) and reads the arrays only there.
+ */
+int MPIA_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm);
+int MPIA_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                 MPIX_Request *request);
+
+/*
+ * Large counts: the MPI-4 "_c" forms. The parameters of the int forms with every count an
+ * MPI_Count and every displacement an MPI_Aint (v forms: in extents of the datatype; w forms:
+ * in bytes), exactly as MPI_Alltoallv_c & co.; the _init_c forms end with (comm, info,
+ * request) like the other inits. They run the same algorithms, selections, agreement and error
+ * rules as their int forms (which are carried inside as the same 64-bit counts and
+ * displacements), and move any number of elements: a message or a copy beyond what MPI counts
+ * in an int travels as a derived datatype of the block, never truncated. The "system"
+ * algorithm calls the MPI library's _c function where it has them (MPI_VERSION >= 4); without
+ * them, its int function when every count and displacement fits an int, else the same call
+ * with each block as one element of a datatype of its elements (the v forms through
+ * MPI_Alltoallw / MPI_Neighbor_alltoallw).
+ */
+int MPIA_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPIA_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPIX_Request *request);
+int MPIA_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPIA_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPIX_Request *request);
+int MPIA_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm);
+int MPIA_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount,
+                                  MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPIX_Request *request);
+int MPIA_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm);
+int MPIA_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPIX_Request *request);
+int MPIA_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                              MPI_Comm comm);
+int MPIA_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                   MPI_Comm comm, MPI_Info info, MPIX_Request *request);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,8 @@
 #   2. for each MPI (Open MPI, MPICH): configure + build into build/<flavour>, then ctest
 #      (MPICH at fewer rank counts: oversubscribed, it busy-polls), without the >2 GiB tests
 #   3. the >2 GiB tests (ctest label "large") once, with Open MPI at 1 and 2 ranks, for a sample of
-#      the algorithms (every byte path: pairwise, bruck, tra, the windowed alltoallv, system)
+#      the algorithms (every byte path: pairwise, bruck, tra, the windowed alltoallv, system; the
+#      neighbor calls: direct, locality), the large-count _c forms included
 #   4. an ASan+UBSan build (-DMPIA_SANITIZE=ON) with Open MPI into build/openmpi-asan, ctest
 #      with leak checking (MPI's own leaks suppressed by test/lsan.supp): the unit tests, and
 #      the MPI tests at one rank count
@@ -34,7 +35,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 : "${MPIA_CTEST_JOBS:=$MPIA_JOBS}"
 : "${MPIA_ASAN_TEST_NPROCS:=3}"
 : "${MPIA_MPICH_TEST_NPROCS:=1;2;3;4;5}"
-: "${MPIA_LARGE_ALGORITHMS=pairwise,bruck,tra,multipair_waitany,system}"
+: "${MPIA_LARGE_ALGORITHMS=pairwise,bruck,tra,multipair_waitany,system,direct,locality}"
 read -r -a cmake_args <<<"${MPIA_CMAKE_ARGS:-}"
 logdir="$MPIA_ROOT/build/test-logs"
 mkdir -p "$logdir"

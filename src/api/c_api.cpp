@@ -144,27 +144,97 @@ int init_request(MPI_Comm comm, MPIX_Request* request, Init&& init) {
 
 using namespace mpia;
 
-MPIA_API int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPIX_Request* request) {
-  const AlltoallArgs a{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype};
+namespace mpia {
+namespace {
+
+// The int forms and the large-count (_c) forms share these: counts and displacements are read
+// as 64-bit (operation/args.hpp).
+template <class Count>
+int alltoall_init_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                      MPIX_Request* request) {
+  const AlltoallArgs a{
+      sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, sizeof(Count) > sizeof(int)};
   return init_request(comm, request,
                       [&](CommState& st, bool given) { return alltoall_init(st, a, info, given); });
 }
 
+template <class Count>
+int alltoall_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return guard(comm, [&] {
+    alltoall_blocking(state_of(comm), AlltoallArgs{sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                   recvtype, sizeof(Count) > sizeof(int)});
+  });
+}
+
+template <class Count, class Displ>
+AlltoallvArgs v_args(const void* sendbuf, const Count sendcounts[], const Displ sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const Count recvcounts[],
+                     const Displ rdispls[], MPI_Datatype recvtype) {
+  AlltoallvArgs a;
+  a.send = v_side(sendbuf, sendcounts, sdispls, sendtype);
+  a.recv = v_side(recvbuf, recvcounts, rdispls, recvtype);
+  a.large = sizeof(Count) > sizeof(int);
+  return a;
+}
+
+template <class Count>
+AlltoallvArgs w_args(const void* sendbuf, const Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void* recvbuf, const Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]) {
+  AlltoallvArgs a;
+  a.send = w_side(sendbuf, sendcounts, sdispls, sendtypes);
+  a.recv = w_side(recvbuf, recvcounts, rdispls, recvtypes);
+  a.large = sizeof(Count) > sizeof(int);
+  return a;
+}
+
+}  // namespace
+}  // namespace mpia
+
+MPIA_API int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPIX_Request* request) {
+  return alltoall_init_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                           request);
+}
+
+MPIA_API int MPIA_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+  return alltoall_init_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                           request);
+}
+
 MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return guard(comm, [&] {
-    alltoall_blocking(state_of(comm),
-                      AlltoallArgs{sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype});
-  });
+  return alltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+MPIA_API int MPIA_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm) {
+  return alltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 MPIA_API int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Info info, MPIX_Request* request) {
-  AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
+  const AlltoallvArgs a =
+      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  return init_request(
+      comm, request, [&](CommState& st, bool given) { return alltoallv_init(st, a, info, given); });
+}
+
+MPIA_API int MPIA_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPIX_Request* request) {
+  const AlltoallvArgs a =
+      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
   return init_request(
       comm, request, [&](CommState& st, bool given) { return alltoallv_init(st, a, info, given); });
 }
@@ -173,8 +243,18 @@ MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return guard(comm, [&] {
-    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
-    alltoallv_blocking(state_of(comm), a);
+    alltoallv_blocking(state_of(comm), v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype));
+  });
+}
+
+MPIA_API int MPIA_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm) {
+  return guard(comm, [&] {
+    alltoallv_blocking(state_of(comm), v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype));
   });
 }
 
@@ -436,14 +516,77 @@ MPIA_API int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm
   });
 }
 
+namespace mpia {
+namespace {
+
+int neighbor_any(MPI_Comm comm, const AlltoallvArgs& a) {
+  return guard(comm, [&] { neighbor_blocking(state_of(comm), a); });
+}
+
+int neighbor_init_any(MPI_Comm comm, const AlltoallvArgs& a, MPI_Info info, MPIX_Request* request) {
+  return init_request(comm, request,
+                      [&](CommState& st, bool given) { return neighbor_init(st, a, info, given); });
+}
+
+// MPIX_Neighbor_alltoall as the v form: block k at k * count elements.
+struct RegularBlocks {
+  std::vector<std::int64_t> scounts, sdispls, rcounts, rdispls;
+  AlltoallvArgs args;
+  RegularBlocks(CommState& st, const void* sendbuf, std::int64_t scount, MPI_Datatype sendtype,
+                void* recvbuf, std::int64_t rcount, MPI_Datatype recvtype, bool large) {
+    const NeighborTopology& topo = comm_topology(st);
+    const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
+    for (int k = 0; k < outdeg; ++k) scounts.push_back(scount), sdispls.push_back(k * scount);
+    for (int j = 0; j < indeg; ++j) rcounts.push_back(rcount), rdispls.push_back(j * rcount);
+    args.send = v_side(sendbuf, scounts.data(), sdispls.data(), sendtype);
+    args.recv = v_side(recvbuf, rcounts.data(), rdispls.data(), recvtype);
+    args.regular = true;
+    args.sendcount = scount;
+    args.recvcount = rcount;
+    args.large = large;
+  }
+};
+
+template <class Count>
+int neighbor_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return guard(comm, [&] {
+    CommState& st = state_of(comm);
+    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          sizeof(Count) > sizeof(int));
+    neighbor_blocking(st, b.args);
+  });
+}
+
+template <class Count>
+int neighbor_regular_init(const void* sendbuf, Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Info info, MPIX_Request* request) {
+  return init_request(comm, request, [&](CommState& st, bool given) {
+    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          sizeof(Count) > sizeof(int));
+    return neighbor_init(st, b.args, info, given);
+  });
+}
+
+}  // namespace
+}  // namespace mpia
+
 MPIA_API int MPIA_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                      const int recvcounts[], const int rdispls[],
                                      MPI_Datatype recvtype, MPI_Comm comm) {
-  return guard(comm, [&] {
-    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
-    neighbor_blocking(state_of(comm), a);
-  });
+  return neighbor_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
+}
+
+MPIA_API int MPIA_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                       const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                       void* recvbuf, const MPI_Count recvcounts[],
+                                       const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                       MPI_Comm comm) {
+  return neighbor_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
 }
 
 MPIA_API int MPIA_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
@@ -451,58 +594,87 @@ MPIA_API int MPIA_Neighbor_alltoallv_init(const void* sendbuf, const int sendcou
                                           const int recvcounts[], const int rdispls[],
                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                           MPIX_Request* request) {
-  AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
-  return init_request(comm, request,
-                      [&](CommState& st, bool given) { return neighbor_init(st, a, info, given); });
+  return neighbor_init_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+      info, request);
 }
 
-namespace mpia {
-namespace {
+MPIA_API int MPIA_Neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                            const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                            void* recvbuf, const MPI_Count recvcounts[],
+                                            const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                            MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+  return neighbor_init_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+      info, request);
+}
 
-// MPIX_Neighbor_alltoall as the v form: block k at k * count elements. A count whose blocks
-// would not fit int displacements is passed on as -1 (MPI_ERR_COUNT, agreed like any other
-// argument error in the persistent form).
-struct RegularBlocks {
-  std::vector<int> scounts, sdispls, rcounts, rdispls;
-  AlltoallvArgs args;
-  RegularBlocks(CommState& st, const void* sendbuf, int scount, MPI_Datatype sendtype,
-                void* recvbuf, int rcount, MPI_Datatype recvtype) {
-    const NeighborTopology& topo = comm_topology(st);
-    const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
-    if (std::int64_t(outdeg) * scount > INT32_MAX) scount = -1;
-    if (std::int64_t(indeg) * rcount > INT32_MAX) rcount = -1;
-    for (int k = 0; k < outdeg; ++k)
-      scounts.push_back(scount), sdispls.push_back(scount < 0 ? 0 : k * scount);
-    for (int j = 0; j < indeg; ++j)
-      rcounts.push_back(rcount), rdispls.push_back(rcount < 0 ? 0 : j * rcount);
-    args = AlltoallvArgs{sendbuf, scounts.data(), sdispls.data(), sendtype,
-                         recvbuf, rcounts.data(), rdispls.data(), recvtype};
-    args.regular = true;
-    args.sendcount = scount;
-    args.recvcount = rcount;
-  }
-};
+MPIA_API int MPIA_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void* recvbuf, const int recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm) {
+  return neighbor_any(comm, w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                   rdispls, recvtypes));
+}
 
-}  // namespace
-}  // namespace mpia
+MPIA_API int MPIA_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                       const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                       void* recvbuf, const MPI_Count recvcounts[],
+                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                       MPI_Comm comm) {
+  return neighbor_any(comm, w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                   rdispls, recvtypes));
+}
+
+MPIA_API int MPIA_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                          void* recvbuf, const int recvcounts[],
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                          MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+  return neighbor_init_any(
+      comm,
+      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
+      info, request);
+}
+
+MPIA_API int MPIA_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                            const MPI_Aint sdispls[],
+                                            const MPI_Datatype sendtypes[], void* recvbuf,
+                                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                            MPI_Info info, MPIX_Request* request) {
+  return neighbor_init_any(
+      comm,
+      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
+      info, request);
+}
 
 MPIA_API int MPIA_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                     MPI_Comm comm) {
-  return guard(comm, [&] {
-    CommState& st = state_of(comm);
-    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    neighbor_blocking(st, b.args);
-  });
+  return neighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+MPIA_API int MPIA_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm) {
+  return neighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 MPIA_API int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                          void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                          MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
-  return init_request(comm, request, [&](CommState& st, bool given) {
-    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    return neighbor_init(st, b.args, info, given);
-  });
+  return neighbor_regular_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               info, request);
+}
+
+MPIA_API int MPIA_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                                           MPI_Datatype sendtype, void* recvbuf,
+                                           MPI_Count recvcount, MPI_Datatype recvtype,
+                                           MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
+  return neighbor_regular_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               info, request);
 }
 
 // --- Topology objects (operation/topo.hpp) ---------------------------------------------------

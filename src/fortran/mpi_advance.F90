@@ -1,6 +1,8 @@
 ! The Fortran interface of mpi-advance: `use mpi_advance` next to `use mpi_f08`.
 !
-! Every public C function has a procedure of the same name, with mpi_f08's handle types
+! Every public C function but the large-count _c forms has a procedure of the same name (the
+! _c forms are not bound yet: MPI-4's Fortran overloads them on INTEGER(MPI_COUNT_KIND), which
+! Open MPI 4.1's mpi_f08 does not), with mpi_f08's handle types
 ! (type(MPI_Comm), type(MPI_Datatype), type(MPI_Info), type(MPI_Status)), a type(MPIX_Request),
 ! choice buffers as assumed-rank `type(*), dimension(..)` (contiguous: a non-contiguous buffer is
 ! MPI_ERR_BUFFER, since a persistent request keeps the address), MPI_IN_PLACE, and mpi_f08's
@@ -19,6 +21,7 @@ module mpi_advance
   public :: MPIX_Alltoall_init, MPIX_Alltoall, MPIX_Alltoallv_init, MPIX_Alltoallv
   public :: MPIX_Neighbor_alltoall_init, MPIX_Neighbor_alltoall
   public :: MPIX_Neighbor_alltoallv_init, MPIX_Neighbor_alltoallv
+  public :: MPIX_Neighbor_alltoallw_init, MPIX_Neighbor_alltoallw
   public :: MPIX_Start, MPIX_Startall, MPIX_Wait, MPIX_Waitall, MPIX_Test, MPIX_Request_free
   public :: MPIX_Request_get_algorithm, MPIX_Algorithm_get, MPIX_Request_get_traffic
   public :: MPIX_Request_get_trial
@@ -156,6 +159,27 @@ module mpi_advance
       type(*), dimension(..) :: sb, rb
       integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
       integer(c_int), value :: st, rt, comm
+    end function
+    ! mpi_f08's handle types are bind(C) types of one INTEGER: an array of them is an array of
+    ! MPI_Fint.
+    integer(c_int) function c_neighbor_alltoallw_init(sb, scs, sds, sts, rb, rcs, rds, rts, comm, &
+        info, req) bind(C, name="mpia_f_neighbor_alltoallw_init")
+      import :: c_int, MPIX_Request, MPI_ADDRESS_KIND, MPI_Datatype
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), rcs(*)
+      integer(MPI_ADDRESS_KIND) :: sds(*), rds(*)
+      type(MPI_Datatype) :: sts(*), rts(*)
+      integer(c_int), value :: comm, info
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm) &
+        bind(C, name="mpia_f_neighbor_alltoallw")
+      import :: c_int, MPI_ADDRESS_KIND, MPI_Datatype
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), rcs(*)
+      integer(MPI_ADDRESS_KIND) :: sds(*), rds(*)
+      type(MPI_Datatype) :: sts(*), rts(*)
+      integer(c_int), value :: comm
     end function
     integer(c_int) function c_start(req) bind(C, name="mpia_f_start")
       import :: c_int, MPIX_Request
@@ -410,6 +434,38 @@ contains
     call register()
     call set(ierror, c_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
                                           recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+                                          recvcounts, rdispls, recvtypes, comm, info, request, &
+                                          ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcounts(*), recvcounts(*)
+    integer(MPI_ADDRESS_KIND), intent(in) :: sdispls(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtypes(*), recvtypes(*)
+    type(MPI_Comm), intent(in) :: comm
+    type(MPI_Info), intent(in) :: info
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+                                               recvcounts, rdispls, recvtypes, comm%MPI_VAL, &
+                                               info%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+                                     rdispls, recvtypes, comm, ierror)
+    type(*), dimension(..), intent(in) :: sendbuf
+    type(*), dimension(..) :: recvbuf
+    integer, intent(in) :: sendcounts(*), recvcounts(*)
+    integer(MPI_ADDRESS_KIND), intent(in) :: sdispls(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtypes(*), recvtypes(*)
+    type(MPI_Comm), intent(in) :: comm
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+                                          recvcounts, rdispls, recvtypes, comm%MPI_VAL))
   end subroutine
 
   subroutine MPIX_Start(request, ierror)

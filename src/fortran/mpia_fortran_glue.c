@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mpi_advance.h"
+#include "util/topo_degrees.h"
 
 static const void* fortran_in_place;
 
@@ -102,6 +103,50 @@ int mpia_f_neighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, M
   BUFFERS(sb, rb, c)
   return MPIX_Neighbor_alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt),
                                  c);
+}
+
+/* n Fortran datatype handles as C ones (the caller frees the array); NULL when out of memory. */
+static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
+  MPI_Datatype* t = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1));
+  for (int i = 0; t && i < n; ++i) t[i] = MPI_Type_f2c(f[i]);
+  return t;
+}
+
+/* Converts both type arrays (of the topology's degrees; without a topology, none: the call
+ * reports MPI_ERR_TOPOLOGY), runs call (an expression using st and rt), frees them. */
+#define WITH_TYPES(comm, sts, rts, call)                                       \
+  int in_, out_;                                                               \
+  mpia_topo_degrees(comm, &in_, &out_);                                        \
+  MPI_Datatype *st = c_types(sts, out_), *rt = c_types(rts, in_);              \
+  int code_;                                                                   \
+  if (!st || !rt) {                                                            \
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm,     \
+                             MPI_ERR_NO_MEM);                                  \
+    code_ = MPI_ERR_NO_MEM;                                                    \
+  } else {                                                                     \
+    code_ = call;                                                              \
+  }                                                                            \
+  free(st);                                                                    \
+  free(rt);                                                                    \
+  return code_;
+
+int mpia_f_neighbor_alltoallw_init(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
+                                   const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
+                                   const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm,
+                                   MPI_Fint info, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  WITH_TYPES(c, sts, rts,
+             MPIX_Neighbor_alltoallw_init(s_, scs, sds, st, r_, rcs, rds, rt, c,
+                                          MPI_Info_f2c(info), req))
+}
+
+int mpia_f_neighbor_alltoallw(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
+                              const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
+                              const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  WITH_TYPES(c, sts, rts, MPIX_Neighbor_alltoallw(s_, scs, sds, st, r_, rcs, rds, rt, c))
 }
 
 int mpia_f_start(MPIX_Request* r) { return MPIX_Start(r); }

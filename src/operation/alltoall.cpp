@@ -8,6 +8,9 @@
 #include "operation/trial.hpp"
 #include "util/error.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mpia {
@@ -15,16 +18,22 @@ namespace mpia {
 namespace {
 
 // Local argument checks (throw mpia::Error); returns the packed bytes of one block.
-std::int64_t check_alltoall(const AlltoallArgs& a, MPI_Comm comm) {
+std::int64_t check_alltoall(const AlltoallArgs& a, int P, MPI_Comm comm) {
   if (a.recvbuf == MPI_IN_PLACE) fail(MPI_ERR_BUFFER, "mpi-advance: recvbuf is MPI_IN_PLACE");
-  if (a.recvcount < 0) fail(MPI_ERR_COUNT, "mpi-advance: negative recvcount");
-  check_type(a.recvtype, comm, "recvtype");
-  const std::int64_t rbytes = std::int64_t(a.recvcount) * type_size(a.recvtype);
+  // The bytes of count x type, all P blocks of them addressable.
+  auto block_bytes = [&](std::int64_t count, MPI_Datatype type, const char* side) {
+    if (count < 0) fail(MPI_ERR_COUNT, std::string("mpi-advance: negative ") + side + "count");
+    check_type(type, comm, (std::string(side) + "type").c_str());
+    const std::int64_t size = type_size(type);
+    if (size > 0 && count > INT64_MAX / size / std::max(P, 1))
+      fail(MPI_ERR_COUNT, std::string("mpi-advance: ") + side + "count x the number of ranks " +
+                              "is more than 2^63 bytes");
+    return count * size;
+  };
+  const std::int64_t rbytes = block_bytes(a.recvcount, a.recvtype, "recv");
   check_buffer(a.recvbuf, rbytes, a.recvtype, "recvbuf");
   if (a.in_place()) return rbytes;
-  if (a.sendcount < 0) fail(MPI_ERR_COUNT, "mpi-advance: negative sendcount");
-  check_type(a.sendtype, comm, "sendtype");
-  const std::int64_t sbytes = std::int64_t(a.sendcount) * type_size(a.sendtype);
+  const std::int64_t sbytes = block_bytes(a.sendcount, a.sendtype, "send");
   check_buffer(a.sendbuf, sbytes, a.sendtype, "sendbuf");
   if (sbytes != rbytes)
     fail(MPI_ERR_TRUNCATE, "mpi-advance: send block (" + std::to_string(sbytes) +
@@ -55,7 +64,7 @@ std::shared_ptr<const Schedule> alltoall_schedule(const AlltoallArgs& a, const S
                                                   CommState& state) {
   if (sel.algorithm->kind != AlgorithmKind::Scheduled)
     fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
-  AlltoallShape shape{state.rank, state.size, std::int64_t(a.recvcount) * type_size(a.recvtype)};
+  AlltoallShape shape{state.rank, state.size, a.recvcount * type_size(a.recvtype)};
   if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
   return std::make_shared<const Schedule>(sel.algorithm->build_alltoall(shape, sel.values));
 }
@@ -71,18 +80,22 @@ std::unique_ptr<ScheduledOperation> lower_alltoall(const AlltoallArgs& a, const 
                                                    CommState& state, int tag) {
   const int P = state.size;
   auto op = std::make_unique<ScheduledOperation>(name, state.comm);
-  std::vector<int> counts(P, a.recvcount);
-  std::vector<MPI_Aint> displs(P);
-  for (int i = 0; i < P; ++i) displs[i] = MPI_Aint(i) * a.recvcount;
-  const BlockBuffer recv = op->bind(a.recvbuf, counts.data(), displs.data(), P, a.recvtype);
-  BlockBuffer send;
-  if (a.in_place()) {
-    send = op->shadow_of(recv);
-  } else {
-    counts.assign(P, a.sendcount);
-    for (int i = 0; i < P; ++i) displs[i] = MPI_Aint(i) * a.sendcount;
-    send = op->bind(a.sendbuf, counts.data(), displs.data(), P, a.sendtype);
-  }
+  // Block i at i x count elements.
+  std::vector<std::int64_t> counts, displs;
+  auto side = [&](const void* buf, std::int64_t count, MPI_Datatype type) {
+    counts.assign(std::size_t(P), count);
+    displs.resize(std::size_t(P));
+    for (int i = 0; i < P; ++i) displs[std::size_t(i)] = i * count;
+    BlockSide s;
+    s.buf = buf;
+    s.counts = counts.data();
+    s.displs = displs.data();
+    s.type = type;
+    return s;
+  };
+  const BlockBuffer recv = op->bind(side(a.recvbuf, a.recvcount, a.recvtype), P);
+  const BlockBuffer send =
+      a.in_place() ? op->shadow_of(recv) : op->bind(side(a.sendbuf, a.sendcount, a.sendtype), P);
   op->lower(schedule, send, recv, tag);
   op->set_traffic(traffic);
   return op;
@@ -111,7 +124,7 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     threaded = wants_progress_thread(info);
-    p.same = check_alltoall(a, st.comm->get());
+    p.same = check_alltoall(a, st.size, st.comm->get());
     const Selection sel = select_algorithm(
         Collective::Alltoall, info, st.default_algorithm(Collective::Alltoall), extent_of(st));
     list = sel.algorithm->kind == AlgorithmKind::Auto ? choose_list(st, p.same, wants_trial(info))
@@ -185,7 +198,7 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   std::unique_ptr<Error> local;
   std::int64_t bytes = 0;
   try {
-    bytes = check_alltoall(a, st.comm->get());
+    bytes = check_alltoall(a, st.size, st.comm->get());
   } catch (const Error& e) {
     if (!debug) throw;
     local = std::make_unique<Error>(e);
@@ -205,10 +218,7 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   }
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
-    run_system(c, [&] {
-      return MPI_Alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount, a.recvtype,
-                          c);
-    });
+    run_system(c, [&] { return system_alltoall(a, c); });
     note_call(st, Collective::Alltoall, *sel, false);
     return;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "collective/registry.hpp"
+#include "operation/args.hpp"
 #include "operation/comm_state.hpp"
 #include "operation/operation.hpp"
 
@@ -13,16 +14,6 @@
 
 namespace mpia {
 
-struct AlltoallArgs {
-  const void* sendbuf = nullptr;
-  int sendcount = 0;
-  MPI_Datatype sendtype = MPI_DATATYPE_NULL;
-  void* recvbuf = nullptr;
-  int recvcount = 0;
-  MPI_Datatype recvtype = MPI_DATATYPE_NULL;
-  bool in_place() const { return sendbuf == MPI_IN_PLACE; }
-};
-
 // Persistent init (collective): the operation, agreed on by every rank, holding its tag.
 // request_given: whether the caller gave somewhere to put the request (an argument error to
 // agree on, like the others).
@@ -32,9 +23,11 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
 // The blocking call.
 void alltoall_blocking(CommState& st, const AlltoallArgs& a);
 
-// The system's own alltoall on the private communicator: MPI-4 MPI_Alltoall_init, Open MPI's
-// MPIX_Alltoall_init extension, or MPI_Ialltoall at each start (system.cpp).
+// The system's own alltoall on the private communicator: MPI-4 MPI_Alltoall_init(_c), Open MPI's
+// MPIX_Alltoall_init extension, or MPI_Ialltoall(_c) at each start (system.cpp).
 std::unique_ptr<Operation> make_system_alltoall(const AlltoallArgs& a,
                                                 std::shared_ptr<PrivateComm> comm);
+// The blocking call handed to the MPI library (system.cpp), on comm.
+int system_alltoall(const AlltoallArgs& a, MPI_Comm comm);
 
 }  // namespace mpia

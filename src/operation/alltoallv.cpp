@@ -7,23 +7,38 @@
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <string>
 
 namespace mpia {
 
-void check_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type, int P,
-                  const char* side, std::vector<std::int64_t>& bytes, MPI_Comm comm) {
-  if (P > 0 && (!counts || !displs))
-    fail(MPI_ERR_ARG, std::string("mpi-advance: null ") + side + " count or displacement array");
-  check_type(type, comm, (std::string(side) + "type").c_str());
-  const std::int64_t size = type_size(type);
+void check_blocks(const BlockSide& s, int P, const char* side, std::vector<std::int64_t>& bytes,
+                  MPI_Comm comm) {
+  if (P > 0 && (s.counts.null() || s.displs.null() || (s.w && !s.types)))
+    fail(MPI_ERR_ARG,
+         std::string("mpi-advance: null ") + side + " count, displacement or type array");
+  const std::string type_name = std::string(side) + "type", buf_name = std::string(side) + "buf";
+  if (!s.w) check_type(s.type, comm, type_name.c_str());
   bytes.resize(P);
+  MPI_Datatype last = MPI_DATATYPE_NULL;  // the last type checked (w form)
+  std::int64_t size = s.w ? 0 : type_size(s.type);
   for (int i = 0; i < P; ++i) {
-    if (counts[i] < 0)
+    const MPI_Datatype t = s.type_at(std::size_t(i));
+    if (s.w && (i == 0 || t != last)) {
+      check_type(t, comm, (std::string(side) + "types[" + std::to_string(i) + "]").c_str());
+      size = type_size(t);
+      last = t;
+    }
+    const std::int64_t count = s.counts[std::size_t(i)];
+    if (count < 0)
       fail(MPI_ERR_COUNT,
-           std::string("mpi-advance: negative ") + side + " count for rank " + std::to_string(i));
-    bytes[i] = counts[i] * size;
-    check_buffer(buf, bytes[i], type, (std::string(side) + "buf").c_str());
+           std::string("mpi-advance: negative ") + side + " count for block " + std::to_string(i));
+    if (size > 0 && count > INT64_MAX / size)
+      fail(MPI_ERR_COUNT, std::string("mpi-advance: ") + side + " block " + std::to_string(i) +
+                              " has more than 2^63 bytes");
+    bytes[i] = count * size;
+    check_buffer(s.buf, bytes[i], t, buf_name.c_str());
   }
 }
 
@@ -31,12 +46,12 @@ namespace {
 
 AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int P, MPI_Comm comm) {
   AlltoallvSizes s;
-  if (a.recvbuf == MPI_IN_PLACE) fail(MPI_ERR_BUFFER, "mpi-advance: recvbuf is MPI_IN_PLACE");
-  check_blocks(a.recvbuf, a.recvcounts, a.rdispls, a.recvtype, P, "recv", s.recv_bytes, comm);
+  if (a.recv.buf == MPI_IN_PLACE) fail(MPI_ERR_BUFFER, "mpi-advance: recvbuf is MPI_IN_PLACE");
+  check_blocks(a.recv, P, "recv", s.recv_bytes, comm);
   if (a.in_place())
     s.send_bytes = s.recv_bytes;  // MPI_IN_PLACE: block to j has the layout of block from j
   else
-    check_blocks(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, P, "send", s.send_bytes, comm);
+    check_blocks(a.send, P, "send", s.send_bytes, comm);
   for (std::int64_t b : s.send_bytes) {
     s.local.max_block = std::max(s.local.max_block, b);
     s.local.rank_bytes += b;
@@ -78,15 +93,8 @@ std::unique_ptr<ScheduledOperation> bind_alltoallv(const AlltoallvArgs& a, const
                                                    CommState& state, int tag) {
   const int P = state.size;
   auto op = std::make_unique<ScheduledOperation>(name, state.comm);
-  std::vector<MPI_Aint> displs(a.rdispls, a.rdispls + P);
-  const BlockBuffer recv = op->bind(a.recvbuf, a.recvcounts, displs.data(), P, a.recvtype);
-  BlockBuffer send;
-  if (a.in_place()) {
-    send = op->shadow_of(recv);
-  } else {
-    displs.assign(a.sdispls, a.sdispls + P);
-    send = op->bind(a.sendbuf, a.sendcounts, displs.data(), P, a.sendtype);
-  }
+  const BlockBuffer recv = op->bind(a.recv, P);
+  const BlockBuffer send = a.in_place() ? op->shadow_of(recv) : op->bind(a.send, P);
   op->lower(schedule, send, recv, tag);
   op->set_traffic(traffic);
   return op;
@@ -221,20 +229,15 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
     key.clear();
     if (!local) {
       key.push_back(-2);
-      key.push_back(a.in_place());
-      push_type_identity(key, a.recvtype);
-      if (!a.in_place()) push_type_identity(key, a.sendtype);
-      for (int i = 0; i < st.size; ++i) {
-        key.push_back(a.recvcounts[i]);
-        key.push_back(a.rdispls[i]);
-        if (!a.in_place()) {
-          key.push_back(a.sendcounts[i]);
-          key.push_back(a.sdispls[i]);
-        }
-      }
+      key.push_back(a.in_place() + 2 * a.large);
+      push_type_identity(key, a.recv.type);
+      if (!a.in_place()) push_type_identity(key, a.send.type);
+      auto none = [](MPI_Datatype) {};
+      push_side_words(key, a.recv, st.size, none);
+      if (!a.in_place()) push_side_words(key, a.send, st.size, none);
     }
     const bool ran = run_agreed(
-        st, Collective::Alltoallv, !local, a.sendbuf, a.recvbuf,
+        st, Collective::Alltoallv, !local, a.send.buf, a.recv.buf,
         [&] { return alltoallv_plan(st, a, MPI_INFO_NULL, true, nullptr); },
         [&](const AgreedPlan& p) { return planned_alltoallv(a, p, st); });
     if (ran) return;
@@ -258,31 +261,23 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
   if (debug) debug_agree(st, std::move(local), sel, 0);
   if (sel->algorithm->kind == AlgorithmKind::System) {
     const MPI_Comm c = st.comm->get();
-    run_system(c, [&] {
-      return MPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
-                           a.rdispls, a.recvtype, c);
-    });
+    run_system(c, [&] { return system_alltoallv(a, st.size, c); });
     note_call(st, Collective::Alltoallv, *sel, false);
     return;
   }
   // A plan is reused while this rank's own arguments repeat; algorithms that depend on other
   // ranks' sizes (needs_peer_sizes) are rebuilt every call.
-  const bool cacheable = !sel->algorithm->needs_peer_sizes && predefined(a.recvtype) &&
-                         (a.in_place() || predefined(a.sendtype));
+  const bool cacheable = !sel->algorithm->needs_peer_sizes && predefined(a.recv.type) &&
+                         (a.in_place() || predefined(a.send.type));
   st.call_words.clear();
   if (cacheable) {
-    for (std::int64_t w : {std::int64_t(-2), word(sel->algorithm), word(a.sendbuf),
-                           word(a.sendtype), word(a.recvbuf), word(a.recvtype)})
+    for (std::int64_t w : {std::int64_t(-2), word(sel->algorithm), word(a.send.buf),
+                           word(a.send.type), word(a.recv.buf), word(a.recv.type)})
       st.call_words.push_back(w);
     for (std::int64_t v : sel->values) st.call_words.push_back(v);
-    for (int i = 0; i < st.size; ++i) {
-      st.call_words.push_back(a.recvcounts[i]);
-      st.call_words.push_back(a.rdispls[i]);
-      if (!a.in_place()) {
-        st.call_words.push_back(a.sendcounts[i]);
-        st.call_words.push_back(a.sdispls[i]);
-      }
-    }
+    auto none = [](MPI_Datatype) {};
+    push_side_words(st.call_words, a.recv, st.size, none);
+    if (!a.in_place()) push_side_words(st.call_words, a.send, st.size, none);
   }
   const bool hit =
       run_blocking(st, cacheable, [&] { return make_alltoallv(a, *sel, st, 0, std::move(sizes)); });

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace mpia {
 
@@ -110,12 +111,10 @@ namespace {
 void check_neighbor(const AlltoallvArgs& a, const NeighborTopology& t,
                     std::vector<std::int64_t>& send_bytes, std::vector<std::int64_t>& recv_bytes,
                     MPI_Comm comm) {
-  if (a.sendbuf == MPI_IN_PLACE || a.recvbuf == MPI_IN_PLACE)
+  if (a.send.buf == MPI_IN_PLACE || a.recv.buf == MPI_IN_PLACE)
     fail(MPI_ERR_BUFFER, "mpi-advance: MPI_IN_PLACE is not allowed in neighborhood collectives");
-  check_blocks(a.recvbuf, a.recvcounts, a.rdispls, a.recvtype, int(t.sources.size()), "recv",
-               recv_bytes, comm);
-  check_blocks(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, int(t.destinations.size()), "send",
-               send_bytes, comm);
+  check_blocks(a.recv, int(t.sources.size()), "recv", recv_bytes, comm);
+  check_blocks(a.send, int(t.destinations.size()), "send", send_bytes, comm);
 }
 
 // Sends every out-edge's byte count along the edge (point-to-point on comm, posted in key
@@ -190,10 +189,8 @@ std::unique_ptr<ScheduledOperation> bind_neighbor(const AlltoallvArgs& a, const 
                                                   int tag) {
   const int indeg = int(t.sources.size()), outdeg = int(t.destinations.size());
   auto op = std::make_unique<ScheduledOperation>(name, state.comm);
-  std::vector<MPI_Aint> displs(a.rdispls, a.rdispls + indeg);
-  const BlockBuffer recv = op->bind(a.recvbuf, a.recvcounts, displs.data(), indeg, a.recvtype);
-  displs.assign(a.sdispls, a.sdispls + outdeg);
-  const BlockBuffer send = op->bind(a.sendbuf, a.sendcounts, displs.data(), outdeg, a.sendtype);
+  const BlockBuffer recv = op->bind(a.recv, indeg);
+  const BlockBuffer send = op->bind(a.send, outdeg);
   op->lower(schedule, send, recv, tag);
   op->set_traffic(traffic);
   return op;
@@ -336,13 +333,14 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
     key.clear();
     if (!local) {
       key.push_back(-3);
-      push_type_identity(key, a.recvtype);
-      push_type_identity(key, a.sendtype);
-      for (int j = 0; j < indeg; ++j) key.push_back(a.recvcounts[j]), key.push_back(a.rdispls[j]);
-      for (int k = 0; k < outdeg; ++k) key.push_back(a.sendcounts[k]), key.push_back(a.sdispls[k]);
+      key.push_back(a.recv.w + 2 * a.large + 4 * a.regular);
+      auto identity = [&key](MPI_Datatype t) { push_type_identity(key, t); };
+      if (!a.recv.w) identity(a.recv.type), identity(a.send.type);
+      push_side_words(key, a.recv, indeg, identity);
+      push_side_words(key, a.send, outdeg, identity);
     }
     const bool ran = run_agreed(
-        st, Collective::NeighborAlltoallv, !local, a.sendbuf, a.recvbuf,
+        st, Collective::NeighborAlltoallv, !local, a.send.buf, a.recv.buf,
         [&] { return neighbor_plan(st, a, MPI_INFO_NULL, true, nullptr); },
         [&](const AgreedPlan& p) { return planned_neighbor(a, p, st, topo); });
     if (ran) return;
@@ -362,36 +360,25 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
   if (sel->algorithm->kind == AlgorithmKind::System) {
     note_call(st, Collective::NeighborAlltoallv, *sel, false);
     const MPI_Comm c = neighbor_system_comm(st)->get();
-    if (a.regular) {
-      run_system(c, [&] {
-        return MPI_Neighbor_alltoall(a.sendbuf, a.sendcount, a.sendtype, a.recvbuf, a.recvcount,
-                                     a.recvtype, c);
-      });
-      return;
-    }
-    // MPI wants arrays even for a zero degree.
-    const int none = 0;
-    const int* sc = outdeg ? a.sendcounts : &none;
-    const int* sd = outdeg ? a.sdispls : &none;
-    const int* rc = indeg ? a.recvcounts : &none;
-    const int* rd = indeg ? a.rdispls : &none;
-    run_system(c, [&] {
-      return MPI_Neighbor_alltoallv(a.sendbuf, sc, sd, a.sendtype, a.recvbuf, rc, rd, a.recvtype,
-                                    c);
-    });
+    run_system(c, [&] { return system_neighbor(a, indeg, outdeg, c); });
     return;
   }
-  const bool cacheable =
-      !sel->algorithm->needs_peer_sizes && predefined(a.recvtype) && predefined(a.sendtype);
+  // Reused while this rank's own arguments repeat, when every datatype is predefined (a
+  // derived type's handle may name another type once freed).
+  bool cacheable = !sel->algorithm->needs_peer_sizes;
+  for (const auto& [side, n] : {std::make_pair(&a.recv, indeg), std::make_pair(&a.send, outdeg)}) {
+    if (!side->w) cacheable = cacheable && predefined(side->type);
+    for (int i = 0; i < n && cacheable && side->w; ++i) cacheable = predefined(side->types[i]);
+  }
   st.call_words.clear();
   if (cacheable) {
-    for (std::int64_t w : {std::int64_t(-3), word(sel->algorithm), word(a.sendbuf),
-                           word(a.sendtype), word(a.recvbuf), word(a.recvtype)})
+    for (std::int64_t w :
+         {std::int64_t(-3), word(sel->algorithm), word(a.send.buf), word(a.send.type),
+          word(a.recv.buf), word(a.recv.type), std::int64_t(a.recv.w)})
       st.call_words.push_back(w);
-    for (int j = 0; j < indeg; ++j)
-      st.call_words.push_back(a.recvcounts[j]), st.call_words.push_back(a.rdispls[j]);
-    for (int k = 0; k < outdeg; ++k)
-      st.call_words.push_back(a.sendcounts[k]), st.call_words.push_back(a.sdispls[k]);
+    auto handle = [&](MPI_Datatype t) { st.call_words.push_back(word(t)); };
+    push_side_words(st.call_words, a.recv, indeg, handle);
+    push_side_words(st.call_words, a.send, outdeg, handle);
   }
   const bool hit = run_blocking(st, cacheable, [&] {
     return make_neighbor(a, *sel, st, topo, 0, std::move(sb), std::move(rb));

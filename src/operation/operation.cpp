@@ -3,6 +3,7 @@
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 namespace mpia {
@@ -38,40 +39,70 @@ ScheduledOperation::ScheduledOperation(std::string algorithm, std::shared_ptr<Pr
 
 ScheduledOperation::~ScheduledOperation() {
   lowered_.reset();  // requests and derived types go before the types they were built from
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    for (MPI_Datatype& t : made_) MPI_Type_free(&t);
 }
 
-BlockBuffer ScheduledOperation::bind(const void* base, const int* counts, const MPI_Aint* displs,
-                                     int nblocks, MPI_Datatype type) {
-  if (ntypes_ == 2) fail(MPI_ERR_INTERN, "mpi-advance: more than two buffers bound");
-  types_[ntypes_] = std::make_unique<TypeHandle>(type);
+BlockBuffer ScheduledOperation::bind(const BlockSide& side, int n) {
   BlockBuffer b;
-  b.base = static_cast<char*>(const_cast<void*>(base));
-  b.type = types_[ntypes_++]->get();
-  const std::int64_t size = type_size(type);
-  MPI_Aint lb, extent, tlb, textent;
-  MPIA_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-  MPIA_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
-  b.dense = is_dense(type);
-  b.true_lb = tlb;
-  b.displacement.resize(nblocks);
-  b.count.assign(counts, counts + nblocks);
-  b.bytes.resize(nblocks);
-  for (int i = 0; i < nblocks; ++i) {
-    b.displacement[i] = displs[i] * extent;  // MPI_Aint: 64-bit offsets
-    b.bytes[i] = counts[i] * size;
+  b.base = static_cast<char*>(const_cast<void*>(side.buf));
+  b.displacement.resize(std::size_t(n));
+  b.count.resize(std::size_t(n));
+  b.bytes.resize(std::size_t(n));
+  // Each distinct user type once: its duplicate (in types_), size and extent.
+  struct Seen {
+    MPI_Datatype user;
+    int index;
+    std::int64_t size;
+    MPI_Aint extent;
+  };
+  std::vector<Seen> seen;
+  auto index_of = [&](MPI_Datatype user) -> const Seen& {
+    for (const Seen& x : seen)
+      if (x.user == user) return x;
+    types_.push_back(std::make_unique<TypeHandle>(user));
+    MPI_Aint lb, extent, tlb, textent;
+    MPIA_CHECK(MPI_Type_get_extent(user, &lb, &extent));
+    MPIA_CHECK(MPI_Type_get_true_extent(user, &tlb, &textent));
+    b.types.push_back(BlockType{types_.back()->get(), is_dense(user), tlb});
+    seen.push_back(Seen{user, int(b.types.size()) - 1, type_size(user), extent});
+    return seen.back();
+  };
+  if (!side.w && n > 0) index_of(side.type);  // every block's: types[0]
+  for (int i = 0; i < n; ++i) {
+    const Seen& t = index_of(side.type_at(std::size_t(i)));
+    const std::int64_t count = side.counts[std::size_t(i)];
+    const std::int64_t displ = side.displs[std::size_t(i)];
+    b.displacement[i] = side.w ? MPI_Aint(displ) : MPI_Aint(displ) * t.extent;
+    b.count[i] = count;
+    b.bytes[i] = count * t.size;
+    int index = t.index;
+    if (!b.types[std::size_t(index)].dense && count > INT_MAX) {
+      // One element of a type of count elements (the engine passes counts to MPI as ints).
+      BlockType wide = b.types[std::size_t(index)];
+      int one = 0;
+      wide.type = count_type(count, wide.type, one, made_);
+      b.types.push_back(wide);
+      index = int(b.types.size()) - 1;
+      b.count[i] = one;
+    }
+    if (index != 0 && b.type_of.empty()) b.type_of.assign(std::size_t(n), 0);
+    if (!b.type_of.empty()) b.type_of[std::size_t(i)] = index;
   }
   return b;
 }
 
 BlockBuffer ScheduledOperation::shadow_of(const BlockBuffer& recv) {
-  MPI_Aint lb, extent, tlb, textent;
-  MPIA_CHECK(MPI_Type_get_extent(recv.type, &lb, &extent));
-  MPIA_CHECK(MPI_Type_get_true_extent(recv.type, &tlb, &textent));
   // The bytes the receive blocks span: what MPI_IN_PLACE reads at each Start.
   MPI_Aint lo = 0, hi = 0;
   bool any = false;
   for (std::size_t b = 0; b < recv.count.size(); ++b) {
     if (recv.count[b] == 0) continue;
+    MPI_Aint lb, extent, tlb, textent;
+    MPIA_CHECK(MPI_Type_get_extent(recv.type(b).type, &lb, &extent));
+    MPIA_CHECK(MPI_Type_get_true_extent(recv.type(b).type, &tlb, &textent));
     const MPI_Aint first = recv.displacement[b] + tlb;
     const MPI_Aint last = first + MPI_Aint(recv.count[b] - 1) * extent;
     const MPI_Aint l = std::min(first, last), h = std::max(first, last) + textent;

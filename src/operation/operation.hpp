@@ -15,6 +15,7 @@
 #pragma once
 
 #include "locality/node_map.hpp"
+#include "operation/args.hpp"
 #include "operation/comm_state.hpp"
 #include "schedule/engine.hpp"
 #include "util/error.hpp"
@@ -25,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace mpia {
 
@@ -169,10 +171,9 @@ class ScheduledOperation : public Operation {
   ScheduledOperation(std::string algorithm, std::shared_ptr<PrivateComm> comm);
   ~ScheduledOperation() override;
 
-  // Builds a block buffer over base for the blocks described by counts/displacements (in
-  // units of the type's extent), duplicating the type.
-  BlockBuffer bind(const void* base, const int* counts, const MPI_Aint* displs, int nblocks,
-                   MPI_Datatype type);
+  // Builds a block buffer over the n blocks of side, duplicating each distinct datatype (and
+  // making one for a block of more elements than an int counts: count_type).
+  BlockBuffer bind(const BlockSide& side, int n);
   // For MPI_IN_PLACE: a send buffer that mirrors recv, read from a copy made at each Start.
   BlockBuffer shadow_of(const BlockBuffer& recv);
   void lower(const Schedule& schedule, const BlockBuffer& send, const BlockBuffer& recv, int tag);
@@ -186,8 +187,8 @@ class ScheduledOperation : public Operation {
 
  private:
   std::shared_ptr<PrivateComm> comm_;
-  std::unique_ptr<TypeHandle> types_[2];
-  int ntypes_ = 0;
+  std::vector<std::unique_ptr<TypeHandle>> types_;
+  std::vector<MPI_Datatype> made_;  // count_type's, over the duplicates
   std::unique_ptr<char[]> shadow_;
   const char* shadow_source_ = nullptr;
   std::size_t shadow_bytes_ = 0;

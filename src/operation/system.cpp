@@ -1,6 +1,14 @@
-// The System records: the MPI library's own alltoall, run on the private communicator. This
-// translation unit deliberately does not include mpi_advance.h: it includes Open MPI's <mpi-ext.h>,
-// whose MPIX_Alltoall_init is Open MPI's, not ours.
+// The System records: the MPI library's own collectives, run on the private communicator. This
+// translation unit deliberately does not include mpi_advance.h: it includes Open MPI's
+// <mpi-ext.h>, whose MPIX_Alltoall_init is Open MPI's, not ours.
+//
+// How a call is handed over (SystemCall). A call of an int form goes to MPI's int function; a
+// large-count call (_c) to MPI's _c function where MPI has them (MPI-4). Without them, it goes to
+// the int function when every count and displacement fits an int, else with each block narrowed
+// to one element of count_type's datatype (MPI's counts are ints: never truncated): MPI_Alltoall
+// and MPI_Neighbor_alltoall keep their shape (the type's extent is the block's), the v and w
+// forms go to a w function -- MPI_Neighbor_alltoallw (MPI_Aint byte displacements) or
+// MPI_Alltoallw (int displacements: each block's goes inside its datatype).
 #include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
@@ -9,22 +17,358 @@
 #include "operation/alltoall.hpp"
 #include "operation/alltoallv.hpp"
 #include "operation/neighbor.hpp"
+#include "schedule/engine.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace mpia {
 
 namespace {
 
-// A call handed to the MPI library: its persistent form when it has one (MPI-4, or Open MPI's
-// pcollreq extension), created by the subclass; else the nonblocking call at each start. (Not
-// a barrier and then the blocking call, though where the nonblocking form is wrong that would
-// be right: two such requests of one communicator, driven in different orders on different
-// ranks, would enter their blocking calls in different orders.)
+#if MPI_VERSION >= 4
+constexpr bool kHaveLargeCount = true;
+#else
+constexpr bool kHaveLargeCount = false;
+#endif
+
+bool fits_int(std::int64_t v) { return v >= INT_MIN && v <= INT_MAX; }
+
+enum class Call : std::uint8_t { Alltoall, Alltoallv, Neighbor };
+// The form of the MPI function called: one count and type per side, arrays and one type, arrays
+// with a type per block.
+enum class Shape : std::uint8_t { Regular, V, W };
+
+// The arguments of one call to the MPI library, in the form its function takes them.
+class SystemCall {
+ public:
+  // keep: the call outlives the caller's arguments (a persistent request): the arrays are
+  // copies (as always) and the datatypes duplicates.
+  SystemCall(const AlltoallArgs& a, bool keep) : call_(Call::Alltoall), keep_(keep) {
+    in_place_ = a.in_place();
+    large_ = a.large && kHaveLargeCount;
+    regular(recv_, a.recvbuf, a.recvcount, a.recvtype);
+    if (in_place_)
+      send_.buf = MPI_IN_PLACE;
+    else
+      regular(send_, a.sendbuf, a.sendcount, a.sendtype);
+  }
+
+  // Alltoallv (nsend = nrecv = P) or the three neighbor calls (outdegree, indegree).
+  SystemCall(Call call, const AlltoallvArgs& a, int nsend, int nrecv, bool keep)
+      : call_(call), keep_(keep) {
+    in_place_ = a.in_place();
+    large_ = a.large && kHaveLargeCount;
+    if (a.regular) {
+      regular(recv_, a.recv.buf, a.recvcount, a.recv.type);
+      regular(send_, a.send.buf, a.sendcount, a.send.type);
+      return;
+    }
+    shape_ = a.recv.w ? Shape::W : Shape::V;
+    // Without _c functions, a v call with a count or displacement beyond an int is a w call.
+    if (!large_ && shape_ == Shape::V) {
+      bool fit = true;
+      for (const auto& [s, n] : {std::make_pair(&a.recv, nrecv), std::make_pair(&a.send, nsend)})
+        for (int i = 0; i < n && fit && !(s == &a.send && in_place_); ++i)
+          fit = fits_int(s->counts[std::size_t(i)]) && fits_int(s->displs[std::size_t(i)]);
+      if (!fit) shape_ = Shape::W;
+    }
+    blocks(recv_, a.recv, nrecv);
+    if (in_place_)
+      send_ = recv_, send_.buf = MPI_IN_PLACE;  // MPI reads the arrays all the same
+    else
+      blocks(send_, a.send, nsend);
+  }
+
+  ~SystemCall() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+      for (MPI_Datatype& t : made_) MPI_Type_free(&t);
+  }
+  SystemCall(const SystemCall&) = delete;
+  SystemCall& operator=(const SystemCall&) = delete;
+
+  int blocking(MPI_Comm comm) const {
+    const Side &s = send_, &r = recv_;
+#if MPI_VERSION >= 4
+    if (large_) {
+      switch (call_) {
+        case Call::Alltoall:
+          return MPI_Alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
+        case Call::Alltoallv:
+          return MPI_Alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
+                                 r.ccounts.data(), r.adispls.data(), r.type, comm);
+        case Call::Neighbor:
+          if (shape_ == Shape::Regular)
+            return MPI_Neighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
+          if (shape_ == Shape::V)
+            return MPI_Neighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
+                                            r.buf, r.ccounts.data(), r.adispls.data(), r.type,
+                                            comm);
+          return MPI_Neighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(),
+                                          r.buf, r.ccounts.data(), r.adispls.data(), r.types.data(),
+                                          comm);
+      }
+    }
+#endif
+    switch (call_) {
+      case Call::Alltoall:
+        return MPI_Alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
+      case Call::Alltoallv:
+        if (shape_ == Shape::W)
+          return MPI_Alltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
+                               r.counts.data(), r.displs.data(), r.types.data(), comm);
+        return MPI_Alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                             r.counts.data(), r.displs.data(), r.type, comm);
+      case Call::Neighbor:
+        if (shape_ == Shape::Regular)
+          return MPI_Neighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
+        if (shape_ == Shape::V)
+          return MPI_Neighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                        r.counts.data(), r.displs.data(), r.type, comm);
+        return MPI_Neighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
+                                      r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
+                                      comm);
+    }
+    return MPI_ERR_INTERN;
+  }
+
+  int nonblocking(MPI_Comm comm, MPI_Request* q) const {
+    const Side &s = send_, &r = recv_;
+#if MPI_VERSION >= 4
+    if (large_) {
+      switch (call_) {
+        case Call::Alltoall:
+          return MPI_Ialltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm, q);
+        case Call::Alltoallv:
+          return MPI_Ialltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
+                                  r.ccounts.data(), r.adispls.data(), r.type, comm, q);
+        case Call::Neighbor:
+          if (shape_ == Shape::Regular)
+            return MPI_Ineighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm,
+                                            q);
+          if (shape_ == Shape::V)
+            return MPI_Ineighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
+                                             r.buf, r.ccounts.data(), r.adispls.data(), r.type,
+                                             comm, q);
+          return MPI_Ineighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(),
+                                           s.types.data(), r.buf, r.ccounts.data(),
+                                           r.adispls.data(), r.types.data(), comm, q);
+      }
+    }
+#endif
+    switch (call_) {
+      case Call::Alltoall:
+        return MPI_Ialltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
+      case Call::Alltoallv:
+        if (shape_ == Shape::W)
+          return MPI_Ialltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
+                                r.counts.data(), r.displs.data(), r.types.data(), comm, q);
+        return MPI_Ialltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                              r.counts.data(), r.displs.data(), r.type, comm, q);
+      case Call::Neighbor:
+        if (shape_ == Shape::Regular)
+          return MPI_Ineighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
+        if (shape_ == Shape::V)
+          return MPI_Ineighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                         r.counts.data(), r.displs.data(), r.type, comm, q);
+        return MPI_Ineighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
+                                       r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
+                                       comm, q);
+    }
+    return MPI_ERR_INTERN;
+  }
+
+  // The persistent form, when MPI has one (MPI-4, or Open MPI's pcollreq extension for alltoall
+  // and alltoallv -- not its MPIX_Neighbor_alltoall(v)_init, which fails with MPI_ERR_ARG on a
+  // rank without neighbors): creates *q and returns true; else false.
+  bool persistent(MPI_Comm comm, MPI_Request* q) const {
+    const Side &s = send_, &r = recv_;
+    const MPI_Info none = MPI_INFO_NULL;
+#if MPI_VERSION >= 4
+    if (large_) {
+      switch (call_) {
+        case Call::Alltoall:
+          MPIA_CHECK(
+              MPI_Alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm, none, q));
+          return true;
+        case Call::Alltoallv:
+          MPIA_CHECK(MPI_Alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
+                                          r.ccounts.data(), r.adispls.data(), r.type, comm, none,
+                                          q));
+          return true;
+        case Call::Neighbor:
+          if (shape_ == Shape::Regular)
+            MPIA_CHECK(MPI_Neighbor_alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount,
+                                                    r.type, comm, none, q));
+          else if (shape_ == Shape::V)
+            MPIA_CHECK(MPI_Neighbor_alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(),
+                                                     s.type, r.buf, r.ccounts.data(),
+                                                     r.adispls.data(), r.type, comm, none, q));
+          else
+            MPIA_CHECK(MPI_Neighbor_alltoallw_init_c(
+                s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(), r.buf, r.ccounts.data(),
+                r.adispls.data(), r.types.data(), comm, none, q));
+          return true;
+      }
+    }
+    switch (call_) {
+      case Call::Alltoall:
+        MPIA_CHECK(
+            MPI_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
+        return true;
+      case Call::Alltoallv:
+        // Shape::W only without _c functions: not here.
+        MPIA_CHECK(MPI_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                      r.counts.data(), r.displs.data(), r.type, comm, none, q));
+        return true;
+      case Call::Neighbor:
+        if (shape_ == Shape::Regular)
+          MPIA_CHECK(MPI_Neighbor_alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type,
+                                                comm, none, q));
+        else if (shape_ == Shape::V)
+          MPIA_CHECK(MPI_Neighbor_alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type,
+                                                 r.buf, r.counts.data(), r.displs.data(), r.type,
+                                                 comm, none, q));
+        else
+          MPIA_CHECK(MPI_Neighbor_alltoallw_init(s.buf, s.counts.data(), s.adispls.data(),
+                                                 s.types.data(), r.buf, r.counts.data(),
+                                                 r.adispls.data(), r.types.data(), comm, none, q));
+        return true;
+    }
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+    switch (call_) {
+      case Call::Alltoall:
+        MPIA_CHECK(
+            MPIX_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
+        return true;
+      case Call::Alltoallv:
+        if (shape_ == Shape::W)
+          MPIA_CHECK(MPIX_Alltoallw_init(s.buf, s.counts.data(), s.displs.data(), s.types.data(),
+                                         r.buf, r.counts.data(), r.displs.data(), r.types.data(),
+                                         comm, none, q));
+        else
+          MPIA_CHECK(MPIX_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                         r.counts.data(), r.displs.data(), r.type, comm, none, q));
+        return true;
+      case Call::Neighbor:
+        return false;
+    }
+#endif
+    (void)s, (void)r, (void)none, (void)comm, (void)q;
+    return false;
+  }
+
+ private:
+  // One side in the forms MPI's functions take. The arrays have one element more than the
+  // blocks, so that they are never empty (MPI wants arrays even for a zero degree).
+  struct Side {
+    void* buf = nullptr;                    // const for the send side
+    int count = 0;                          // Regular
+    MPI_Count ccount = 0;                   // Regular, _c
+    MPI_Datatype type = MPI_DATATYPE_NULL;  // Regular and V
+    std::vector<int> counts, displs;        // V, W (W: displs of MPI_Alltoallw)
+    std::vector<MPI_Count> ccounts;         // _c
+    std::vector<MPI_Aint> adispls;          // _c, and MPI_Neighbor_alltoallw
+    std::vector<MPI_Datatype> types;        // W
+  };
+
+  // The datatype the call uses for the caller's t: a duplicate when the call is kept.
+  MPI_Datatype own(MPI_Datatype t) {
+    if (!keep_) return t;
+    for (std::size_t i = 0; i < users_.size(); ++i)
+      if (users_[i] == t) return kept_[i]->get();
+    kept_.push_back(std::make_unique<TypeHandle>(t));
+    users_.push_back(t);
+    return kept_.back()->get();
+  }
+
+  void regular(Side& s, const void* buf, std::int64_t count, MPI_Datatype type) {
+    s.buf = const_cast<void*>(buf);
+    s.type = own(type);
+    s.ccount = MPI_Count(count);
+    if (!large_) s.type = count_type(count, s.type, s.count, made_);
+  }
+
+  void blocks(Side& s, const BlockSide& b, int n) {
+    s.buf = const_cast<void*>(b.buf);
+    const std::size_t m = std::size_t(n) + 1;
+    if (shape_ == Shape::V) s.type = own(b.type);
+    MPI_Aint lb = 0, extent = 0;
+    if (shape_ != Shape::W || !b.w) MPIA_CHECK(MPI_Type_get_extent(b.type, &lb, &extent));
+    if (large_) {
+      s.ccounts.assign(m, 0);
+      s.adispls.assign(m, 0);
+      if (shape_ == Shape::W) s.types.assign(m, MPI_BYTE);
+      for (int i = 0; i < n; ++i) {
+        s.ccounts[std::size_t(i)] = MPI_Count(b.counts[std::size_t(i)]);
+        s.adispls[std::size_t(i)] = MPI_Aint(b.displs[std::size_t(i)]);
+        if (shape_ == Shape::W) s.types[std::size_t(i)] = own(b.types[std::size_t(i)]);
+      }
+      return;
+    }
+    s.counts.assign(m, 0);
+    s.displs.assign(m, 0);
+    if (shape_ == Shape::V) {
+      for (int i = 0; i < n; ++i) {
+        s.counts[std::size_t(i)] = int(b.counts[std::size_t(i)]);
+        s.displs[std::size_t(i)] = int(b.displs[std::size_t(i)]);
+      }
+      return;
+    }
+    // W: each block narrowed to what an int counts; displacements in bytes (MPI_Aint), or, for
+    // MPI_Alltoallw, inside the block's datatype.
+    s.adispls.assign(m, 0);
+    s.types.assign(m, MPI_BYTE);
+    for (int i = 0; i < n; ++i) {
+      const std::size_t k = std::size_t(i);
+      const std::int64_t count = b.counts[k];
+      MPI_Aint displ = MPI_Aint(b.displs[k]);
+      if (!b.w) displ *= extent;
+      MPI_Datatype t = count_type(count, own(b.type_at(k)), s.counts[k], made_);
+      if (call_ == Call::Alltoallv && s.counts[k] > 0) {
+        MPI_Datatype placed;
+        MPIA_CHECK(MPI_Type_create_struct(1, &s.counts[k], &displ, &t, &placed));
+        made_.push_back(placed);
+        MPIA_CHECK(MPI_Type_commit(&placed));
+        t = placed;
+        s.counts[k] = 1;
+        displ = 0;
+      }
+      s.types[k] = t;
+      s.adispls[k] = displ;
+    }
+  }
+
+  Call call_;
+  Shape shape_ = Shape::Regular;
+  bool large_ = false;  // the _c functions
+  bool in_place_ = false;
+  bool keep_;
+  Side send_, recv_;
+  std::vector<MPI_Datatype> users_;
+  std::vector<std::unique_ptr<TypeHandle>> kept_;  // duplicates of users_
+  std::vector<MPI_Datatype> made_;                 // count_type's and MPI_Alltoallw's
+};
+
+// A call handed to the MPI library: its persistent form when it has one (SystemCall::persistent),
+// else the nonblocking call at each start. (Not a barrier and then the blocking call, though
+// where the nonblocking form is wrong that would be right: two such requests of one
+// communicator, driven in different orders on different ranks, would enter their blocking calls
+// in different orders.)
 class SystemOperation : public Operation {
  public:
+  // Named as its record is (the System kind of the table).
+  SystemOperation(Collective c, std::unique_ptr<SystemCall> call, std::shared_ptr<PrivateComm> comm)
+      : comm_(std::move(comm)), call_(std::move(call)) {
+    algorithm_ = find_kind(c, AlgorithmKind::System)->name;
+    persistent_ = call_->persistent(comm_->get(), &request_);
+  }
   ~SystemOperation() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -32,14 +376,10 @@ class SystemOperation : public Operation {
   }
 
  protected:
-  // Named as its record is (the System kind of the table).
-  explicit SystemOperation(Collective c) { algorithm_ = find_kind(c, AlgorithmKind::System)->name; }
-  virtual int start_nonblocking() = 0;
-
   // A failure to start or complete is the request's error; a failed MPI request counts as
   // complete.
   bool do_start() override {
-    const int rc = persistent_ ? MPI_Start(&request_) : start_nonblocking();
+    const int rc = persistent_ ? MPI_Start(&request_) : call_->nonblocking(comm_->get(), &request_);
     return !errors_.note(rc, persistent_ ? "MPI_Start" : "the MPI library's collective");
   }
 
@@ -53,163 +393,51 @@ class SystemOperation : public Operation {
     return !errors_.note(rc, "MPI_Test") || flag != 0;
   }
 
+ private:
+  std::shared_ptr<PrivateComm> comm_;
+  std::unique_ptr<SystemCall> call_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool persistent_ = false;
 };
 
-class SystemAlltoall : public SystemOperation {
- public:
-  SystemAlltoall(const AlltoallArgs& a, std::shared_ptr<PrivateComm> comm)
-      : SystemOperation(Collective::Alltoall),
-        comm_(std::move(comm)),
-        a_(a),
-        recvtype_(a.recvtype) {
-    if (!a.in_place()) sendtype_ = std::make_unique<TypeHandle>(a.sendtype);
-    a_.recvtype = recvtype_.get();
-    if (sendtype_) a_.sendtype = sendtype_->get();
-#if MPI_VERSION >= 4
-    MPIA_CHECK(MPI_Alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
-                                 a_.recvtype, comm_->get(), MPI_INFO_NULL, &request_));
-    persistent_ = true;
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIA_CHECK(MPIX_Alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
-                                  a_.recvtype, comm_->get(), MPI_INFO_NULL, &request_));
-    persistent_ = true;
-#endif
-  }
-
- protected:
-  int start_nonblocking() override {
-    return MPI_Ialltoall(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
-                         a_.recvtype, comm_->get(), &request_);
-  }
-
- private:
-  std::shared_ptr<PrivateComm> comm_;
-  AlltoallArgs a_;
-  TypeHandle recvtype_;
-  std::unique_ptr<TypeHandle> sendtype_;
-};
-
-class SystemAlltoallv : public SystemOperation {
- public:
-  SystemAlltoallv(const AlltoallvArgs& a, int P, std::shared_ptr<PrivateComm> comm)
-      : SystemOperation(Collective::Alltoallv),
-        comm_(std::move(comm)),
-        a_(a),
-        recvtype_(a.recvtype) {
-    // MPI may read the arrays at every start: keep our own copies.
-    rc_.assign(a.recvcounts, a.recvcounts + P);
-    rd_.assign(a.rdispls, a.rdispls + P);
-    a_.recvcounts = rc_.data();
-    a_.rdispls = rd_.data();
-    a_.recvtype = recvtype_.get();
-    if (!a.in_place()) {
-      sc_.assign(a.sendcounts, a.sendcounts + P);
-      sd_.assign(a.sdispls, a.sdispls + P);
-      a_.sendcounts = sc_.data();
-      a_.sdispls = sd_.data();
-      sendtype_ = std::make_unique<TypeHandle>(a.sendtype);
-      a_.sendtype = sendtype_->get();
-    }
-#if MPI_VERSION >= 4
-    MPIA_CHECK(MPI_Alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
-                                  a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(),
-                                  MPI_INFO_NULL, &request_));
-    persistent_ = true;
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-    MPIA_CHECK(MPIX_Alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
-                                   a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(),
-                                   MPI_INFO_NULL, &request_));
-    persistent_ = true;
-#endif
-  }
-
- protected:
-  int start_nonblocking() override {
-    return MPI_Ialltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
-                          a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(), &request_);
-  }
-
- private:
-  std::shared_ptr<PrivateComm> comm_;
-  AlltoallvArgs a_;
-  std::vector<int> sc_, sd_, rc_, rd_;
-  TypeHandle recvtype_;
-  std::unique_ptr<TypeHandle> sendtype_;
-};
-
-// The system's MPI_Neighbor_alltoallv on the private duplicate (which keeps the topology), or
-// MPI_Neighbor_alltoall for the regular form: the library's own answer for its own call (on
-// MPICH 4.0.2 they differ on periodic rings of 1 or 2 ranks, where only the regular one is
-// right).
-class SystemNeighbor : public SystemOperation {
- public:
-  SystemNeighbor(const AlltoallvArgs& a, int indeg, int outdeg, std::shared_ptr<PrivateComm> comm)
-      : SystemOperation(Collective::NeighborAlltoallv),
-        comm_(std::move(comm)),
-        a_(a),
-        recvtype_(a.recvtype),
-        sendtype_(a.sendtype) {
-    // One element at least, so that the arrays are never NULL for a zero degree.
-    rc_.assign(std::size_t(indeg) + 1, 0), rd_.assign(std::size_t(indeg) + 1, 0);
-    sc_.assign(std::size_t(outdeg) + 1, 0), sd_.assign(std::size_t(outdeg) + 1, 0);
-    std::copy(a.recvcounts, a.recvcounts + indeg, rc_.begin());
-    std::copy(a.rdispls, a.rdispls + indeg, rd_.begin());
-    std::copy(a.sendcounts, a.sendcounts + outdeg, sc_.begin());
-    std::copy(a.sdispls, a.sdispls + outdeg, sd_.begin());
-    a_.recvcounts = rc_.data(), a_.rdispls = rd_.data(), a_.recvtype = recvtype_.get();
-    a_.sendcounts = sc_.data(), a_.sdispls = sd_.data(), a_.sendtype = sendtype_.get();
-#if MPI_VERSION >= 4
-    if (a_.regular)
-      MPIA_CHECK(MPI_Neighbor_alltoall_init(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf,
-                                            a_.recvcount, a_.recvtype, comm_->get(), MPI_INFO_NULL,
-                                            &request_));
-    else
-      MPIA_CHECK(MPI_Neighbor_alltoallv_init(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype,
-                                             a_.recvbuf, a_.recvcounts, a_.rdispls, a_.recvtype,
-                                             comm_->get(), MPI_INFO_NULL, &request_));
-    persistent_ = true;
-#endif
-    // Not Open MPI 4's MPIX_Neighbor_alltoall(v)_init: it fails with MPI_ERR_ARG on a rank
-    // without neighbors. Without MPI-4, the nonblocking call at each start instead (Open MPI
-    // 4.1's swaps the two directions of periodic dimensions of size 1 and 2, where its blocking
-    // call is right: the System record is the library's own nonblocking answer there).
-  }
-
- protected:
-  int start_nonblocking() override {
-    if (a_.regular)
-      return MPI_Ineighbor_alltoall(a_.sendbuf, a_.sendcount, a_.sendtype, a_.recvbuf, a_.recvcount,
-                                    a_.recvtype, comm_->get(), &request_);
-    return MPI_Ineighbor_alltoallv(a_.sendbuf, a_.sendcounts, a_.sdispls, a_.sendtype, a_.recvbuf,
-                                   a_.recvcounts, a_.rdispls, a_.recvtype, comm_->get(), &request_);
-  }
-
- private:
-  std::shared_ptr<PrivateComm> comm_;
-  AlltoallvArgs a_;
-  std::vector<int> sc_, sd_, rc_, rd_;
-  TypeHandle recvtype_, sendtype_;
-};
-
 }  // namespace
-
-std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree,
-                                                std::shared_ptr<PrivateComm> comm) {
-  return std::make_unique<SystemNeighbor>(a, indegree, outdegree, std::move(comm));
-}
 
 std::unique_ptr<Operation> make_system_alltoall(const AlltoallArgs& a,
                                                 std::shared_ptr<PrivateComm> comm) {
-  return std::make_unique<SystemAlltoall>(a, std::move(comm));
+  return std::make_unique<SystemOperation>(Collective::Alltoall,
+                                           std::make_unique<SystemCall>(a, true), std::move(comm));
 }
 
-}  // namespace mpia
-
-namespace mpia {
 std::unique_ptr<Operation> make_system_alltoallv(const AlltoallvArgs& a, int nranks,
                                                  std::shared_ptr<PrivateComm> comm) {
-  return std::make_unique<SystemAlltoallv>(a, nranks, std::move(comm));
+  return std::make_unique<SystemOperation>(
+      Collective::Alltoallv, std::make_unique<SystemCall>(Call::Alltoallv, a, nranks, nranks, true),
+      std::move(comm));
 }
+
+// MPI_Neighbor_alltoall for the regular form, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw
+// for the others: the library's own answer for its own call (on MPICH 4.0.2 the first two differ
+// on periodic rings of 1 or 2 ranks, where only the regular one is right). Without MPI-4, the
+// nonblocking call at each start (Open MPI 4.1's swaps the two directions of periodic dimensions
+// of size 1 and 2, where its blocking call is right: the System record is the library's own
+// nonblocking answer there).
+std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree,
+                                                std::shared_ptr<PrivateComm> comm) {
+  return std::make_unique<SystemOperation>(
+      Collective::NeighborAlltoallv,
+      std::make_unique<SystemCall>(Call::Neighbor, a, outdegree, indegree, true), std::move(comm));
+}
+
+int system_alltoall(const AlltoallArgs& a, MPI_Comm comm) {
+  return SystemCall(a, false).blocking(comm);
+}
+
+int system_alltoallv(const AlltoallvArgs& a, int nranks, MPI_Comm comm) {
+  return SystemCall(Call::Alltoallv, a, nranks, nranks, false).blocking(comm);
+}
+
+int system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree, MPI_Comm comm) {
+  return SystemCall(Call::Neighbor, a, outdegree, indegree, false).blocking(comm);
+}
+
 }  // namespace mpia

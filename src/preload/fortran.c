@@ -1,10 +1,11 @@
 /* The drop-in library's Fortran entry points (see preload.hpp): what an unmodified Fortran
- * program's MPI_Alltoall, MPI_Alltoallv, MPI_Neighbor_alltoall and MPI_Neighbor_alltoallv
- * calls, in the spellings of the Fortran bindings of the MPI this file is compiled against.
- * Each converts the handles (MPI_Comm_f2c, MPI_Type_f2c), the Fortran MPI_IN_PLACE and
- * MPI_BOTTOM (addresses of Fortran variables) to the C ones, and the INTEGER arrays when
- * MPI_Fint is not int, then runs the dispatcher of preload.cpp and stores its return code in
- * ierror when there is one.
+ * program's MPI_Alltoall, MPI_Alltoallv, MPI_Neighbor_alltoall, MPI_Neighbor_alltoallv and
+ * MPI_Neighbor_alltoallw calls, in the spellings of the Fortran bindings of the MPI this file is
+ * compiled against. Each converts the handles (MPI_Comm_f2c, MPI_Type_f2c: alltoallw's type
+ * arrays element by element), the Fortran MPI_IN_PLACE and MPI_BOTTOM (addresses of Fortran
+ * variables) to the C ones, and the INTEGER arrays when MPI_Fint is not int (alltoallw's
+ * INTEGER(KIND=MPI_ADDRESS_KIND) displacements are MPI_Aint already), then runs the dispatcher
+ * of preload.cpp and stores its return code in ierror when there is one.
  *
  * Open MPI 4.1 (ompi/mpi/fortran/mpif-h/alltoall_f.c & co., use-mpi-f08/alltoall_f08.F90):
  *   - mpif.h and `use mpi` (ignore-TKR module) call mpi_alltoall_ (also exported as
@@ -41,6 +42,7 @@
  * The file is compiled against one MPI (OPEN_MPI or MPICH from mpi.h) and defines only the
  * symbols of that MPI's Fortran bindings; with any other MPI it defines nothing. */
 #include "preload/preload.hpp"
+#include "util/topo_degrees.h"
 
 #include <mpi.h>
 #include <stddef.h>
@@ -130,26 +132,7 @@ static int group_size(MPI_Comm comm) {
   return n;
 }
 
-/* Lengths of a neighbor array: sources (receive side) and destinations (send side). */
-static void topo_degrees(MPI_Comm comm, int* in, int* out) {
-  int topo = MPI_UNDEFINED;
-  *in = *out = -1;
-  if (comm == MPI_COMM_NULL || PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
-  if (topo == MPI_CART) {
-    int nd = 0;
-    if (PMPI_Cartdim_get(comm, &nd) == MPI_SUCCESS) *in = *out = 2 * nd;
-  } else if (topo == MPI_GRAPH) {
-    int rank = 0, n = 0;
-    if (PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS &&
-        PMPI_Graph_neighbors_count(comm, rank, &n) == MPI_SUCCESS)
-      *in = *out = n;
-  } else if (topo == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
-  }
-}
-
-/* --- the four collectives ------------------------------------------------------------------ */
+/* --- the collectives ------------------------------------------------------------------ */
 
 static void f_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
                        MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
@@ -193,7 +176,7 @@ static void f_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* 
   const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
   Arrays a = {{NULL}, 0};
   int in = 0, out = 0;
-  if (sizeof(MPI_Fint) != sizeof(int)) topo_degrees(c_comm, &in, &out);
+  if (sizeof(MPI_Fint) != sizeof(int)) mpia_topo_degrees(c_comm, &in, &out);
   const int* sc = c_ints(&a, sendcounts, out);
   const int* sd = c_ints(&a, sdispls, out);
   const int* rc = c_ints(&a, recvcounts, in);
@@ -201,6 +184,32 @@ static void f_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* 
   set_ierr(ierr, mpia_preload_neighbor_alltoallv(send_buffer(sendbuf), sc, sd,
                                                  MPI_Type_f2c(*sendtype), recv_buffer(recvbuf),
                                                  rc, rd, MPI_Type_f2c(*recvtype), c_comm));
+  free_arrays(&a);
+}
+
+static void f_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
+                                 MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
+                                 MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
+                                 MPI_Fint* ierr) {
+  const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
+  Arrays a = {{NULL}, 0};
+  int in = 0, out = 0;
+  mpia_topo_degrees(c_comm, &in, &out);
+  const int* sc = c_ints(&a, sendcounts, out);
+  const int* rc = c_ints(&a, recvcounts, in);
+  /* The datatype handles, always converted (n < 0: no topology, the library reports it). */
+  MPI_Datatype* st = malloc(sizeof(MPI_Datatype) * (size_t)(out > 0 ? out : 1));
+  MPI_Datatype* rt = malloc(sizeof(MPI_Datatype) * (size_t)(in > 0 ? in : 1));
+  int rc_ = MPI_ERR_NO_MEM;
+  if (st && rt) {
+    for (int i = 0; i < out; ++i) st[i] = MPI_Type_f2c(sendtypes[i]);
+    for (int i = 0; i < in; ++i) rt[i] = MPI_Type_f2c(recvtypes[i]);
+    rc_ = mpia_preload_neighbor_alltoallw(send_buffer(sendbuf), sc, sdispls, st,
+                                          recv_buffer(recvbuf), rc, rdispls, rt, c_comm);
+  }
+  set_ierr(ierr, rc_);
+  free(st);
+  free(rt);
   free_arrays(&a);
 }
 
@@ -217,6 +226,11 @@ static void f_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* 
    MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr)
 #define MPIA_A2AV_ARGS \
   (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
+#define MPIA_A2AW_PARAMS                                                                     \
+  (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+   MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* ierr)
+#define MPIA_A2AW_ARGS \
+  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr)
 
 /* params and args come parenthesized. */
 #define MPIA_FORTRAN_ENTRY(name, impl, params, args) \
@@ -236,6 +250,8 @@ MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, f_neighbor_
                        MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
 MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, f_neighbor_alltoallv,
                        MPIA_A2AV_PARAMS, MPIA_A2AV_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, f_neighbor_alltoallw,
+                       MPIA_A2AW_PARAMS, MPIA_A2AW_ARGS)
 
 #if defined(OPEN_MPI)
 /* `use mpi_f08`: the same arguments (see the top of the file); ierror may be NULL. */
@@ -245,6 +261,8 @@ MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoall_f08_, f_neighbor_alltoall, MPIA_A2A_PAR
                    MPIA_A2A_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallv_f08_, f_neighbor_alltoallv, MPIA_A2AV_PARAMS,
                    MPIA_A2AV_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallw_f08_, f_neighbor_alltoallw, MPIA_A2AW_PARAMS,
+                   MPIA_A2AW_ARGS)
 #endif
 
 #endif /* OPEN_MPI || MPICH */

@@ -1,8 +1,10 @@
 // The drop-in library's C entry points and dispatchers (see preload.hpp), and MPIX_REPORT.
 #include "preload/preload.hpp"
+#include "util/topo_degrees.h"
 
 #include "mpi_advance.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -20,23 +22,43 @@ extern "C" int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** a
 
 namespace {
 
-enum Coll { kAlltoall = 0, kAlltoallv = 1, kNeighbor = 2, kNeighborV = 3 };
-const char* const kNames[] = {"MPI_Alltoall", "MPI_Alltoallv", "MPI_Neighbor_alltoall",
-                              "MPI_Neighbor_alltoallv"};
-// The library's collective index of each (the regular neighbor call is its v form).
-const int kLibrary[] = {0, 1, 2, 2};
+// The calls intercepted; the _c forms (MPI-4's large counts) are reported on lines of their own.
+enum Coll {
+  kAlltoall,
+  kAlltoallv,
+  kNeighbor,
+  kNeighborV,
+  kNeighborW,
+  kAlltoallC,
+  kAlltoallvC,
+  kNeighborC,
+  kNeighborVC,
+  kNeighborWC,
+  kColls
+};
+const char* const kNames[kColls] = {"MPI_Alltoall",
+                                    "MPI_Alltoallv",
+                                    "MPI_Neighbor_alltoall",
+                                    "MPI_Neighbor_alltoallv",
+                                    "MPI_Neighbor_alltoallw",
+                                    "MPI_Alltoall_c",
+                                    "MPI_Alltoallv_c",
+                                    "MPI_Neighbor_alltoall_c",
+                                    "MPI_Neighbor_alltoallv_c",
+                                    "MPI_Neighbor_alltoallw_c"};
+// The library's collective index of each (0 alltoall, 1 alltoallv, 2 the neighbor calls).
+const int kLibrary[kColls] = {0, 1, 2, 2, 2, 0, 1, 2, 2, 2};
 
 // Read once. A setting that must be the same everywhere (the selection) is agreed by the
 // library itself; "system" is decided here, before the library sees the call, so it must be
 // set alike on every rank (as every MPIX_ setting).
 struct Env {
-  bool system[4] = {false, false, false, false};
+  bool system[kColls] = {};
   int report = 0;  // 0 off, 1 rank 0 of MPI_COMM_WORLD, 2 every rank
   Env() {
-    const char* vars[] = {"MPIX_ALLTOALL", "MPIX_ALLTOALLV", "MPIX_NEIGHBOR_ALLTOALLV",
-                          "MPIX_NEIGHBOR_ALLTOALLV"};
-    for (int c = 0; c < 4; ++c) {
-      const char* v = std::getenv(vars[c]);
+    const char* vars[3] = {"MPIX_ALLTOALL", "MPIX_ALLTOALLV", "MPIX_NEIGHBOR_ALLTOALLV"};
+    for (int c = 0; c < kColls; ++c) {
+      const char* v = std::getenv(vars[kLibrary[c]]);
       system[c] = v && std::strcmp(v, "system") == 0;
     }
     const char* r = std::getenv("MPIX_REPORT");
@@ -135,7 +157,7 @@ bool ours(Coll c, MPI_Comm comm) {
   }
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
-  if (c == kNeighbor || c == kNeighborV) {
+  if (kLibrary[c] == 2) {
     int topo = MPI_UNDEFINED;
     if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo == MPI_UNDEFINED) return false;
   }
@@ -173,24 +195,11 @@ int comm_size(MPI_Comm comm) {
   return n;
 }
 
-// The degrees of a topology communicator, in MPI's neighbor order.
+// The degrees of a topology communicator (0 without one).
 void degrees(MPI_Comm comm, int* in, int* out) {
-  int topo = MPI_UNDEFINED;
-  *in = *out = 0;
-  PMPI_Topo_test(comm, &topo);
-  if (topo == MPI_CART) {
-    int nd = 0;
-    PMPI_Cartdim_get(comm, &nd);
-    *in = *out = 2 * nd;
-  } else if (topo == MPI_GRAPH) {
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Graph_neighbors_count(comm, rank, in);
-    *out = *in;
-  } else if (topo == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
-  }
+  mpia_topo_degrees(comm, in, out);
+  *in = std::max(*in, 0);
+  *out = std::max(*out, 0);
 }
 
 }  // namespace
@@ -273,7 +282,136 @@ int mpia_preload_neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
       });
 }
 
-// The C bindings. (MPI-4's large-count _c forms are not intercepted: they go to MPI.)
+int mpia_preload_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                    void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                    const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return dispatch(
+      kNeighborW, comm,
+      [&] {
+        return MPIX_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                       rdispls, recvtypes, comm);
+      },
+      [&] {
+        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                       rdispls, recvtypes, comm);
+      },
+      [&] {
+        int in = 0, out = 0;
+        degrees(comm, &in, &out);
+        double n = 0;
+        for (int i = 0; i < in; ++i) n += recvcounts[i] * type_bytes(recvtypes[i]);
+        return n;
+      });
+}
+
+// The large-count forms, where the MPI declares them (MPI-4).
+#if MPI_VERSION >= 4
+static int preload_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  return dispatch(
+      kAlltoallC, comm,
+      [&] {
+        return MPIX_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      },
+      [&] {
+        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+      },
+      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
+}
+
+static int preload_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm) {
+  return dispatch(
+      kAlltoallvC, comm,
+      [&] {
+        return MPIX_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+      },
+      [&] {
+        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+static int preload_neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                       MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                       MPI_Datatype recvtype, MPI_Comm comm) {
+  return dispatch(
+      kNeighborC, comm,
+      [&] {
+        return MPIX_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                        comm);
+      },
+      [&] {
+        return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                        comm);
+      },
+      [&] {
+        int in = 0, out = 0;
+        degrees(comm, &in, &out);
+        return double(recvcount) * type_bytes(recvtype) * in;
+      });
+}
+
+static int preload_neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                        void* recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                        MPI_Comm comm) {
+  return dispatch(
+      kNeighborVC, comm,
+      [&] {
+        return MPIX_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm);
+      },
+      [&] {
+        return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm);
+      },
+      [&] {
+        int in = 0, out = 0;
+        degrees(comm, &in, &out);
+        double n = 0;
+        for (int i = 0; i < in; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+static int preload_neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void* recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm comm) {
+  return dispatch(
+      kNeighborWC, comm,
+      [&] {
+        return MPIX_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes, comm);
+      },
+      [&] {
+        return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes, comm);
+      },
+      [&] {
+        int in = 0, out = 0;
+        degrees(comm, &in, &out);
+        double n = 0;
+        for (int i = 0; i < in; ++i) n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
+        return n;
+      });
+}
+#endif
+
+// The C bindings (the _c forms where the MPI declares them).
 #define MPIA_PRELOAD_EXPORT __attribute__((visibility("default")))
 
 MPIA_PRELOAD_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -305,5 +443,58 @@ MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int se
   return mpia_preload_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                          recvcounts, rdispls, recvtype, comm);
 }
+
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                               const MPI_Aint sdispls[],
+                                               const MPI_Datatype sendtypes[], void* recvbuf,
+                                               const int recvcounts[], const MPI_Aint rdispls[],
+                                               const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return mpia_preload_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes, comm);
+}
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                       MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                       MPI_Datatype recvtype, MPI_Comm comm) {
+  return preload_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                        void* recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                        MPI_Comm comm) {
+  return preload_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                             recvtype, comm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                                MPI_Datatype sendtype, void* recvbuf,
+                                                MPI_Count recvcount, MPI_Datatype recvtype,
+                                                MPI_Comm comm) {
+  return preload_neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                                 const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                                 void* recvbuf, const MPI_Count recvcounts[],
+                                                 const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                                 MPI_Comm comm) {
+  return preload_neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                      rdispls, recvtype, comm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                                 const MPI_Aint sdispls[],
+                                                 const MPI_Datatype sendtypes[], void* recvbuf,
+                                                 const MPI_Count recvcounts[],
+                                                 const MPI_Aint rdispls[],
+                                                 const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return preload_neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                      rdispls, recvtypes, comm);
+}
+#endif
 
 }  // extern "C"

@@ -1,15 +1,17 @@
 // libmpi_advance_preload.so: the drop-in library. Loaded with LD_PRELOAD (or linked before
-// libmpi), it defines MPI_Alltoall, MPI_Alltoallv, MPI_Neighbor_alltoall and
-// MPI_Neighbor_alltoallv (preload.cpp) and their Fortran spellings (fortran.c), so an
-// unmodified application runs them on mpi-advance through the MPI profiling interface.
+// libmpi), it defines MPI_Alltoall, MPI_Alltoallv, MPI_Neighbor_alltoall,
+// MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw (preload.cpp; with an MPI-4 mpi.h also their
+// large-count _c forms) and their Fortran spellings (fortran.c), so an unmodified application
+// runs them on mpi-advance through the MPI profiling interface.
 //
-// Every entry point, C or Fortran, ends in one of the four dispatchers below (C handles, the C
+// Every entry point, C or Fortran, ends in one of the dispatchers below (C handles, the C
 // MPI_IN_PLACE and MPI_BOTTOM). A dispatcher calls PMPI_ (the MPI library's own collective)
 // when the library must not or cannot run the call: MPI not initialized, a call made from
 // inside mpi-advance itself (its "system" algorithm calls MPI_Alltoall & co.: no re-entry), an
 // intercommunicator, a neighbor call on a communicator without a topology, MPI_COMM_NULL, or
 // the environment's selection for the collective is "system". Otherwise it runs MPIX_ (the
-// algorithm MPIX_ALLTOALL / MPIX_ALLTOALLV / MPIX_NEIGHBOR_ALLTOALLV choose, default auto).
+// algorithm MPIX_ALLTOALL / MPIX_ALLTOALLV / MPIX_NEIGHBOR_ALLTOALLV choose, default auto; the
+// last for all three neighbor calls).
 // Errors are the MPI library's or mpi-advance's: the communicator's error handler has been
 // invoked, the return value is the error code.
 //
@@ -44,6 +46,10 @@ MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallv(const void* sendbuf, con
                                                         void* recvbuf, const int recvcounts[],
                                                         const int rdispls[], MPI_Datatype recvtype,
                                                         MPI_Comm comm);
+MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallw(
+    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm);
 
 #ifdef __cplusplus
 }

@@ -49,26 +49,10 @@ MPI_Datatype single_base(MPI_Datatype t, int& combiner) {
 // runs, not the headers we were compiled with.
 // Bytes travel as MPI_PACKED: a message sent with any type may be received as MPI_PACKED and
 // packed data may be received with any type of the same signature, so raw bytes on one side
-// and the user's datatype on the other is legal MPI. Beyond INT_MAX bytes, a derived type of
-// 1 GiB chunks keeps the count an int; the types it creates are appended to owned.
+// and the user's datatype on the other is legal MPI. Beyond INT_MAX bytes, count_type's type
+// keeps the count an int.
 MPI_Datatype packed_type(std::int64_t bytes, int& count, std::vector<MPI_Datatype>& owned) {
-  if (bytes <= INT_MAX) {
-    count = int(bytes);
-    return MPI_PACKED;
-  }
-  const std::int64_t chunk = std::int64_t(1) << 30;
-  MPI_Datatype gib, whole;
-  MPIA_CHECK(MPI_Type_contiguous(int(chunk), MPI_PACKED, &gib));
-  owned.push_back(gib);
-  const int n = int(bytes / chunk), rest = int(bytes % chunk);
-  int lens[2] = {n, rest};
-  MPI_Aint displs[2] = {0, MPI_Aint(n) * MPI_Aint(chunk)};
-  MPI_Datatype types[2] = {gib, MPI_PACKED};
-  MPIA_CHECK(MPI_Type_create_struct(rest > 0 ? 2 : 1, lens, displs, types, &whole));
-  owned.push_back(whole);
-  MPIA_CHECK(MPI_Type_commit(&whole));
-  count = 1;
-  return whole;
+  return count_type(bytes, MPI_PACKED, count, owned);
 }
 
 // Whether a send of `bytes` is posted with MPI_Isend at each start (engine.hpp). Not under
@@ -102,6 +86,33 @@ bool stage_derived_receives() {
 }
 
 }  // namespace
+
+MPI_Datatype count_type(std::int64_t count, MPI_Datatype type, int& n,
+                        std::vector<MPI_Datatype>& owned) {
+  if (count <= INT_MAX) {
+    n = int(count);
+    return type;
+  }
+  // Runs of 2^30 elements, then the rest.
+  const std::int64_t run = std::int64_t(1) << 30, runs = count / run, rest = count % run;
+  if (runs > INT_MAX) fail(MPI_ERR_COUNT, "mpi-advance: count " + std::to_string(count));
+  MPI_Aint lb, extent;
+  MPIA_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+  MPI_Datatype piece, whole, sized;
+  MPIA_CHECK(MPI_Type_contiguous(int(run), type, &piece));
+  owned.push_back(piece);
+  int lens[2] = {int(runs), int(rest)};
+  MPI_Aint displs[2] = {0, MPI_Aint(runs * run) * extent};
+  MPI_Datatype types[2] = {piece, type};
+  MPIA_CHECK(MPI_Type_create_struct(rest > 0 ? 2 : 1, lens, displs, types, &whole));
+  owned.push_back(whole);
+  // A struct's extent may be padded for alignment: set it to what count elements span.
+  MPIA_CHECK(MPI_Type_create_resized(whole, lb, MPI_Aint(count) * extent, &sized));
+  owned.push_back(sized);
+  MPIA_CHECK(MPI_Type_commit(&sized));
+  n = 1;
+  return sized;
+}
 
 bool is_dense(MPI_Datatype t) {
   const std::int64_t size = type_size(t);
@@ -211,13 +222,14 @@ LoweredSchedule::Region LoweredSchedule::resolve(const Piece& p) const {
     return r;
   }
   const BlockBuffer& b = p.slot == Slot::Send ? send_ : recv_;
+  const BlockType& t = b.type(std::size_t(p.block));
   r.addr = b.base + b.displacement[p.block];
-  r.dense = b.dense;
+  r.dense = t.dense;
   if (r.dense) {
-    r.addr += b.true_lb;
+    r.addr += t.true_lb;
   } else {
-    r.count = b.count[p.block];
-    r.type = b.type;
+    r.count = int(b.count[p.block]);  // an int for a type that is not dense (BlockBuffer)
+    r.type = t.type;
   }
   return r;
 }

@@ -29,16 +29,34 @@ namespace mpia {
 // Sends of at most this many bytes are posted with MPI_Isend at each start (see above).
 constexpr std::int64_t kIsendBytes = 256;
 
-// A user buffer as the engine sees it: block b is count[b] x type at base + displacement[b].
-struct BlockBuffer {
-  char* base = nullptr;
+// The element type of some of a buffer's blocks.
+struct BlockType {
   MPI_Datatype type = MPI_DATATYPE_NULL;  // not owned by the engine
   bool dense = false;  // one element's packed bytes are its memory, starting at true_lb
   MPI_Aint true_lb = 0;
-  std::vector<MPI_Aint> displacement;
-  std::vector<int> count;
-  std::vector<std::int64_t> bytes;  // packed size of each block
 };
+
+// A user buffer as the engine sees it: block b is count[b] elements of type(b) at base +
+// displacement[b] bytes. A block of a type that is not dense has an int count (a larger one is
+// bound as one element of a type made for it: count_type); a dense block moves as bytes.
+struct BlockBuffer {
+  char* base = nullptr;
+  std::vector<BlockType> types;
+  std::vector<int> type_of;  // index into types per block; empty: every block is types[0]
+  std::vector<MPI_Aint> displacement;
+  std::vector<std::int64_t> count;
+  std::vector<std::int64_t> bytes;  // packed size of each block
+  const BlockType& type(std::size_t b) const {
+    return type_of.empty() ? types[0] : types[std::size_t(type_of[b])];
+  }
+};
+
+// MPI's counts are ints: count x type as (n, the datatype to send n of). Up to INT_MAX, n =
+// count and type itself; above, n = 1 and a committed datatype of count x type (lower bound
+// type's, extent count x type's, so that consecutive ones are laid out as the elements are),
+// whose parts are appended to owned (the caller frees them).
+MPI_Datatype count_type(std::int64_t count, MPI_Datatype type, int& n,
+                        std::vector<MPI_Datatype>& owned);
 
 // True when count x t occupies exactly its packed bytes, in type-map order, from its true lower
 // bound: then it can be moved with memcpy. Conservative: false means "use the datatype engine".

@@ -3,7 +3,8 @@
  * algorithms (three cycles each, new data every cycle), the blocking call with the algorithm
  * chosen for the communicator (MPIX_Comm_set_algorithm), the environment's choice
  * (MPIX_ALLTOALL, which the c.api_env registration sets before the program starts: the library
- * reads it once), and the registry. Exit status 0 on every rank when every rank passed.
+ * reads it once), the registry, and MPIX_Neighbor_alltoallw(_init) with a datatype with a hole.
+ * Exit status 0 on every rank when every rank passed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,65 @@ static int reported_without_info(MPI_Comm comm, char name[MPIX_MAX_ALGORITHM_STR
   return rc != MPI_SUCCESS;
 }
 
+/* MPIX_Neighbor_alltoallw(_init) on a periodic ring: to the left two ints with a hole between
+ * them (a vector type), to the right one int; byte displacements; checked against the values
+ * the neighbors sent and, from 3 ranks (where a ring's two neighbors differ), against
+ * MPI_Neighbor_alltoallw. */
+static int neighbor_w(void) {
+  int np, me, left, right, errors = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  int dims[1] = {np}, periods[1] = {1};
+  MPI_Comm ring;
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+  MPI_Comm_rank(ring, &me);
+  MPI_Cart_shift(ring, 0, 1, &left, &right);
+  MPI_Datatype vec;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+  MPI_Type_commit(&vec);
+  const int sc[2] = {1, 1}, rc[2] = {1, 2};
+  const MPI_Aint sd[2] = {0, 4 * (MPI_Aint)sizeof(int)};
+  const MPI_Aint rd[2] = {5 * (MPI_Aint)sizeof(int), 1 * (MPI_Aint)sizeof(int)};
+  const MPI_Datatype st[2] = {vec, MPI_INT}, rt[2] = {MPI_INT, MPI_INT};
+  int s[6], r[6];
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  int rcode = MPIX_Neighbor_alltoallw_init(s, sc, sd, st, r, rc, rd, rt, ring, MPI_INFO_NULL, &req);
+  if (rcode != MPI_SUCCESS) {
+    fprintf(stderr, "[rank %d] MPIX_Neighbor_alltoallw_init failed (%d)\n", me, rcode);
+    ++errors;
+  }
+  for (int iter = 0; iter < 3 * (rcode == MPI_SUCCESS); ++iter) {
+    for (int x = 0; x < 6; ++x) s[x] = value(me, x, 0, iter);
+    /* From the left: its block 1 (s[4]); from the right: its block 0 (s[0], s[2]). */
+    const int want[6] = {-1, value(right, 0, 0, iter), value(right, 2, 0, iter), -1, -1,
+                         value(left, 4, 0, iter)};
+    for (int how = 0; how < 3; ++how) {
+      if (how == 2 && np < 3) break;
+      for (int x = 0; x < 6; ++x) r[x] = -1;
+      if (how == 0) {
+        rcode = MPIX_Start(&req);
+        if (rcode == MPI_SUCCESS) rcode = MPIX_Wait(&req, MPI_STATUS_IGNORE);
+      } else if (how == 1) {
+        rcode = MPIX_Neighbor_alltoallw(s, sc, sd, st, r, rc, rd, rt, ring);
+      } else {
+        rcode = MPI_Neighbor_alltoallw(s, sc, sd, st, r, rc, rd, rt, ring);
+      }
+      for (int x = 0; x < 6; ++x) {
+        if (rcode != MPI_SUCCESS || r[x] != want[x]) {
+          if (errors < 5)
+            fprintf(stderr, "[rank %d] %s alltoallw cycle %d: rbuf[%d] = %d, expected %d (rc %d)\n",
+                    me, how == 0 ? "persistent" : how == 1 ? "blocking" : "MPI's", iter, x, r[x],
+                    want[x], rcode);
+          ++errors;
+        }
+      }
+    }
+  }
+  if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
+  MPI_Type_free(&vec);
+  MPI_Comm_free(&ring);
+  return errors;
+}
+
 static int error_class_of(int code) {
   int cls = -1;
   MPI_Error_class(code, &cls);
@@ -126,6 +186,7 @@ int main(int argc, char **argv) {
   errors += run(MPI_COMM_WORLD, "pairwise", 0);
   errors += run(MPI_COMM_WORLD, "tra", 10);
   errors += run(MPI_COMM_WORLD, "bruck", 20);
+  errors += neighbor_w();
 
   /* Blocking, with the algorithm chosen for the communicator. */
   {

@@ -2,10 +2,11 @@
 ! element: persistent MPIX_Alltoall_init (with an info selection, and MPI_IN_PLACE under the
 ! communicator's selection), MPIX_Alltoallv_init (uneven counts with zeros, gaps),
 ! MPIX_Neighbor_alltoallv_init and MPIX_Neighbor_alltoall_init on a ring, each started 3 times
-! with changed data; the blocking calls; MPIX_Wait/Test/Waitall with statuses (empty: count 0)
-! and with MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE; the optional ierror present and absent; a
-! non-contiguous buffer (MPI_ERR_BUFFER); the query and locality functions. All ranks fail if
-! one does.
+! with changed data; the blocking calls; MPIX_Neighbor_alltoallw(_init) with a datatype with a
+! hole and byte displacements (against the neighbors' values too); MPIX_Wait/Test/Waitall with
+! statuses (empty: count 0) and with MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE; the optional ierror
+! present and absent; a non-contiguous buffer (MPI_ERR_BUFFER); the query and locality
+! functions. All ranks fail if one does.
 program test_module
   use mpi_f08
   use mpi_advance
@@ -25,6 +26,10 @@ program test_module
   integer(MPI_COUNT_KIND) :: msgs, bytes, imsgs, ibytes
   logical :: flag
   integer :: node, nnodes, lrank, lsize, node2, lrank2, pkg, numa
+  type(MPI_Datatype) :: vec, wst(2), wrt(2)
+  integer :: wsc(2), wrc(2), left, right, isz, nw
+  type(MPI_Comm) :: wcomm(2)
+  integer(MPI_ADDRESS_KIND) :: wsd(2), wrd(2)
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -170,8 +175,61 @@ program test_module
   call MPIX_Request_free(reqs(1))
   call MPIX_Request_free(reqs(2), ierr)
   call check(ierr == MPI_SUCCESS .and. reqs(2) == MPIX_REQUEST_NULL, "MPIX_Request_free")
-  call MPI_Comm_free(ring)
   deallocate (sbuf, rbuf, want, nr, nwant)
+
+  ! --- neighbor alltoallw on the same ring: to the left two integers with a hole between them
+  ! (a vector type), to the right one integer; byte displacements. Checked against the values
+  ! the neighbors sent (none from MPI_PROC_NULL); from 3 ranks also on a distributed graph of
+  ! the same ring, and there against MPI_Neighbor_alltoallw as well (not on the Cartesian ring:
+  ! MPICH 4.0's mpi_f08 MPI_Neighbor_alltoallw sizes its type arrays with
+  ! MPI_Dist_graph_neighbors_count, which aborts on a Cartesian communicator). ---
+  call MPI_Type_vector(2, 1, 2, MPI_INTEGER, vec)
+  call MPI_Type_commit(vec)
+  call MPI_Cart_shift(ring, 0, 1, left, right)
+  isz = storage_size(n) / 8
+  wsc = [1, 1]
+  wst = [vec, MPI_INTEGER]
+  wsd = [0, 4*isz]              ! sbuf(1) and sbuf(3); sbuf(5)
+  wrc = [1, 2]
+  wrt = [MPI_INTEGER, MPI_INTEGER]
+  wrd = [5*isz, 1*isz]          ! from the left: rbuf(6); from the right: rbuf(2:3)
+  wcomm(1) = ring
+  nw = 1
+  if (P >= 3) then
+    call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, [left, right], MPI_UNWEIGHTED, 2, &
+                                        [left, right], MPI_UNWEIGHTED, MPI_INFO_NULL, .false., &
+                                        wcomm(2))
+    nw = 2
+  end if
+  allocate (sbuf(6), rbuf(6), want(6))
+  do k = 1, nw
+    call MPIX_Neighbor_alltoallw_init(sbuf, wsc, wsd, wst, rbuf, wrc, wrd, wrt, wcomm(k), &
+                                      MPI_INFO_NULL, req, ierr)
+    call check(ierr == MPI_SUCCESS, "MPIX_Neighbor_alltoallw_init ierror")
+    do iter = 1, 3
+      call fill(sbuf, 1)
+      want = -7
+      if (left /= MPI_PROC_NULL) want(6) = value(left, 5, 1)
+      if (right /= MPI_PROC_NULL) want(2:3) = [value(right, 1, 1), value(right, 3, 1)]
+      rbuf = -7
+      call MPIX_Start(req)
+      call MPIX_Wait(req)
+      call check(all(rbuf == want), "persistent neighbor alltoallw")
+      rbuf = -7
+      call MPIX_Neighbor_alltoallw(sbuf, wsc, wsd, wst, rbuf, wrc, wrd, wrt, wcomm(k), ierr)
+      call check(ierr == MPI_SUCCESS .and. all(rbuf == want), "blocking neighbor alltoallw")
+      if (k == 2) then
+        rbuf = -7
+        call MPI_Neighbor_alltoallw(sbuf, wsc, wsd, wst, rbuf, wrc, wrd, wrt, wcomm(k))
+        call check(all(rbuf == want), "MPI_Neighbor_alltoallw agrees with the reference")
+      end if
+    end do
+    call MPIX_Request_free(req)
+  end do
+  if (nw == 2) call MPI_Comm_free(wcomm(2))
+  call MPI_Type_free(vec)
+  call MPI_Comm_free(ring)
+  deallocate (sbuf, rbuf, want)
 
   ! --- queries and an error class ---
   call MPIX_Algorithm_get("alltoall", 0, aname, adesc, ierr)
@@ -214,9 +272,15 @@ contains
     integer, intent(in) :: stride
     integer :: x
     do x = 1, size(buf)
-      buf(x) = rank*100003 + x*7 + iter*31 + stride
+      buf(x) = value(rank, x, stride)
     end do
   end subroutine
+
+  ! What fill writes at position x of rank r's buffer.
+  integer function value(r, x, stride)
+    integer, intent(in) :: r, x, stride
+    value = r*100003 + x*7 + iter*31 + stride
+  end function
 
   ! A status that an empty one cannot be mistaken for.
   subroutine poison(st)

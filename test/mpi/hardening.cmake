@@ -13,7 +13,8 @@
 #                          every rank for every call (MPIA_TEST_RANK0_ENV, see the program)
 #   mpi.settings_same      the same settings everywhere: everything works and they take effect
 #   mpi.finalize_cleanup   MPI_Finalize frees the library's state of communicators never freed
-#   mpi.large_types        a 2 GiB + 64 byte datatype with every algorithm (label "large"; not
+#   mpi.large_types        a 2 GiB + 64 byte datatype with every algorithm, and 2^31 + 64
+#                          elements through every large-count (_c) function (label "large"; not
 #                          in the sanitizer build; skipped when memory is short)
 #
 # Every list of rank counts is cut down to MPIA_TEST_NPROCS (e.g. the sanitizer build's).

@@ -31,7 +31,7 @@ mpia_add_mpi_test(NAME mpi.neighbor_errors TARGET mpia_test_neighbor_errors)
 # Emulated nodes (MPIX_LOCALITY): the node-aware algorithm and auto only, on the matrix, the
 # SpMV products, concurrent requests and the traffic comparison.
 set(_mpia_nb_locality_tests
-  "*NeighborMatrix.*:NeighborSpMV.*:NeighborEdge.ConcurrentRequests:NeighborTraffic.*")
+  "*NeighborMatrix.*:*NeighborWMatrix.*:NeighborSpMV.*:NeighborEdge.ConcurrentRequests:NeighborTraffic.*")
 set(_mpia_nb_locality_filter "--gtest_filter=${_mpia_nb_locality_tests}")
 mpia_test_nprocs(_np 4 5 8)
 if(_np)

@@ -2,7 +2,9 @@
 // 2^31 + 64 bytes must arrive intact with every algorithm (it used to "succeed" in no time and
 // move nothing). Alltoall at one rank (the block to itself), alltoallv at two ranks with only
 // the cross-rank block non-empty: each rank holds one 2 GiB + 64 send block and one receive
-// block. Sampled 8-byte words of the received block (the first and last MiB whole, one word per
+// block. And the large-count forms (issue 20): 2^31 + 64 elements (> INT_MAX) of MPI_BYTE, or of
+// a one-byte indexed type, through every MPIX_*_c and MPIX_*_init_c function at one rank.
+// Sampled 8-byte words of the received block (the first and last MiB whole, one word per
 // 4 KiB page between) are poisoned before each run and checked against a formula after it. Skipped
 // (on every rank alike) when /proc/meminfo's MemAvailable is too low; MPIA_LARGE_ALGORITHMS=a,b,...
 // restricts the algorithms.
@@ -162,6 +164,39 @@ void report(const std::string& what, double seconds) {
   }
 }
 
+// Runs init (persistent: `starts` starts) and blocking, with algorithm alg of collective (the
+// blocking call's set on comm), checking the receive buffer after each: the block rank src
+// sends to rank dst.
+template <class Init, class Blocking>
+void run_both(MPI_Comm comm, const char* collective, const std::string& alg,
+              const std::string& what, int src, int dst, int starts, Init&& init,
+              Blocking&& blocking) {
+  Big& recv = recv_buffer();
+  MPI_Info info = algorithm_info(alg);
+  MPIX_Request req = MPIX_REQUEST_NULL;
+  int rc = init(info, &req);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  EXPECT_EQ(rc, MPI_SUCCESS) << what << " init, " << alg << ": " << error_string(rc);
+  for (int it = 0; rc == MPI_SUCCESS && it < starts; ++it) {
+    recv.poison();
+    const double t0 = now();
+    EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS) << what << ", " << alg;
+    const int code = MPIX_Wait(&req, MPI_STATUS_IGNORE);
+    report(what + " persistent " + alg, now() - t0);
+    EXPECT_EQ(code, MPI_SUCCESS) << what << " persistent, " << alg << ": " << error_string(code);
+    recv.check(src, dst, what + " persistent, " + alg + ", start " + std::to_string(it));
+  }
+  if (req != MPIX_REQUEST_NULL) MPIX_Request_free(&req);
+  rc = MPIX_Comm_set_algorithm(comm, collective, alg.c_str());
+  EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
+  recv.poison();
+  const double t0 = now();
+  rc = blocking();
+  report(what + " blocking " + alg, now() - t0);
+  EXPECT_EQ(rc, MPI_SUCCESS) << what << " blocking, " << alg << ": " << error_string(rc);
+  recv.check(src, dst, what + " blocking, " + alg);
+}
+
 TEST(LargeType, TypeIsLargerThanIntMax) {
   MPI_Datatype t = big_type();
   MPI_Count size = 0;
@@ -182,34 +217,15 @@ TEST(LargeType, AlltoallOneRank) {
   MPI_Datatype t = big_type();
   Big &send = send_buffer(), &recv = recv_buffer();
   send.fill(0, 0);
+  void *sb = send.mem.get(), *rb = recv.mem.get();
   for (const std::string& alg : algorithms("alltoall")) {
     // Persistent, twice (the second start reuses everything).
-    MPI_Info info = algorithm_info(alg);
-    MPIX_Request req = MPIX_REQUEST_NULL;
-    int rc = MPIX_Alltoall_init(send.mem.get(), 1, t, recv.mem.get(), 1, t, comm, info, &req);
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
-    if (rc == MPI_SUCCESS) {
-      for (int it = 0; it < 2; ++it) {
-        recv.poison();
-        const double t0 = now();
-        EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS) << alg;
-        rc = MPIX_Wait(&req, MPI_STATUS_IGNORE);
-        report("alltoall P=1 persistent " + alg, now() - t0);
-        EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
-        recv.check(0, 0, "persistent alltoall, " + alg + ", start " + std::to_string(it));
-      }
-      MPIX_Request_free(&req);
-    }
-    // Blocking.
-    rc = MPIX_Comm_set_algorithm(comm, "alltoall", alg.c_str());
-    EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
-    recv.poison();
-    const double t0 = now();
-    rc = MPIX_Alltoall(send.mem.get(), 1, t, recv.mem.get(), 1, t, comm);
-    report("alltoall P=1 blocking " + alg, now() - t0);
-    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
-    recv.check(0, 0, "blocking alltoall, " + alg);
+    run_both(
+        comm, "alltoall", alg, "alltoall P=1", 0, 0, 2,
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Alltoall_init(sb, 1, t, rb, 1, t, comm, info, req);
+        },
+        [&] { return MPIX_Alltoall(sb, 1, t, rb, 1, t, comm); });
     if (::testing::Test::HasFailure()) break;
   }
   MPI_Type_free(&t);
@@ -234,36 +250,129 @@ TEST(LargeType, AlltoallvCrossRankBlock) {
   rc_[std::size_t(peer)] = 1;
   Big &send = send_buffer(), &recv = recv_buffer();
   send.fill(me, peer);
+  void *sb = send.mem.get(), *rb = recv.mem.get();
   for (const std::string& alg : algorithms("alltoallv")) {
-    MPI_Info info = algorithm_info(alg);
-    MPIX_Request req = MPIX_REQUEST_NULL;
-    int rc = MPIX_Alltoallv_init(send.mem.get(), sc.data(), d.data(), t, recv.mem.get(), rc_.data(),
-                                 d.data(), t, comm, info, &req);
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
-    if (rc == MPI_SUCCESS) {
-      recv.poison();
-      const double t0 = now();
-      EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS) << alg;
-      rc = MPIX_Wait(&req, MPI_STATUS_IGNORE);
-      report("alltoallv P=" + std::to_string(P) + " persistent " + alg, now() - t0);
-      EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
-      recv.check(peer, me, "persistent alltoallv, " + alg);
-      MPIX_Request_free(&req);
-    }
-    rc = MPIX_Comm_set_algorithm(comm, "alltoallv", alg.c_str());
-    EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
-    recv.poison();
-    const double t0 = now();
-    rc = MPIX_Alltoallv(send.mem.get(), sc.data(), d.data(), t, recv.mem.get(), rc_.data(),
-                        d.data(), t, comm);
-    report("alltoallv P=" + std::to_string(P) + " blocking " + alg, now() - t0);
-    EXPECT_EQ(rc, MPI_SUCCESS) << alg << ": " << error_string(rc);
-    recv.check(peer, me, "blocking alltoallv, " + alg);
+    run_both(
+        comm, "alltoallv", alg, "alltoallv P=" + std::to_string(P), peer, me, 1,
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Alltoallv_init(sb, sc.data(), d.data(), t, rb, rc_.data(), d.data(), t, comm,
+                                     info, req);
+        },
+        [&] {
+          return MPIX_Alltoallv(sb, sc.data(), d.data(), t, rb, rc_.data(), d.data(), t, comm);
+        });
     if (!all_true(comm, !::testing::Test::HasFailure())) break;
   }
   MPI_Type_free(&t);
   MPI_Comm_free(&comm);
+}
+
+// ------------------------------------------------------------------------------------------
+// The large-count forms (MPIX_*_c): one block of kBytes (2^31 + 64 > INT_MAX) elements of
+// MPI_BYTE, or of a one-byte type the library cannot treat as plain bytes (an indexed type:
+// it binds such a block as one element of a datatype of kBytes elements), from the only rank to
+// itself: every _c function, its persistent form once and its blocking form once per algorithm.
+// Neighbor calls on a distributed graph of one self edge.
+// ------------------------------------------------------------------------------------------
+MPI_Datatype indexed_byte() {
+  MPI_Datatype t;
+  const int at = 0;
+  MPI_Type_create_indexed_block(1, 1, &at, MPI_BYTE, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+TEST(LargeCount, AlltoallAndAlltoallv) {
+  if (comm_size(MPI_COMM_WORLD) != 1) GTEST_SKIP() << "runs at one rank";
+  std::string why;
+  if (!enough_memory(3 * kBytes, &why)) GTEST_SKIP() << why;
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  Big &send = send_buffer(), &recv = recv_buffer();
+  send.fill(0, 0);
+  void *sb = send.mem.get(), *rb = recv.mem.get();
+  const MPI_Count n = kBytes;
+  for (const std::string& alg : algorithms("alltoall")) {
+    run_both(
+        comm, "alltoall", alg, "MPIX_Alltoall_c", 0, 0, 1,
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Alltoall_init_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, comm, info, req);
+        },
+        [&] { return MPIX_Alltoall_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, comm); });
+    if (!all_true(comm, !::testing::Test::HasFailure())) break;
+  }
+  // Received as indexed bytes on even-numbered algorithms, as MPI_BYTE on the others.
+  MPI_Datatype bytes1 = indexed_byte();
+  const MPI_Count counts[1] = {n};
+  const MPI_Aint displs[1] = {0};
+  int k = 0;
+  for (const std::string& alg : algorithms("alltoallv")) {
+    const MPI_Datatype rt = k++ % 2 == 0 ? bytes1 : MPI_BYTE;
+    run_both(
+        comm, "alltoallv", alg,
+        std::string("MPIX_Alltoallv_c") + (rt == bytes1 ? " (indexed bytes)" : ""), 0, 0, 1,
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Alltoallv_init_c(sb, counts, displs, MPI_BYTE, rb, counts, displs, rt, comm,
+                                       info, req);
+        },
+        [&] {
+          return MPIX_Alltoallv_c(sb, counts, displs, MPI_BYTE, rb, counts, displs, rt, comm);
+        });
+    if (!all_true(comm, !::testing::Test::HasFailure())) break;
+  }
+  MPI_Type_free(&bytes1);
+  MPI_Comm_free(&comm);
+}
+
+TEST(LargeCount, Neighbor) {
+  if (comm_size(MPI_COMM_WORLD) != 1) GTEST_SKIP() << "runs at one rank";
+  std::string why;
+  if (!enough_memory(3 * kBytes, &why)) GTEST_SKIP() << why;
+  MPI_Comm graph;
+  const int self = 0;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &self, MPI_UNWEIGHTED, 1, &self, MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, &graph);
+  MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN);
+  Big &send = send_buffer(), &recv = recv_buffer();
+  send.fill(0, 0);
+  void *sb = send.mem.get(), *rb = recv.mem.get();
+  const MPI_Count n = kBytes, counts[1] = {n};
+  const MPI_Aint displs[1] = {0};
+  MPI_Datatype bytes1 = indexed_byte();
+  const MPI_Datatype stypes[1] = {MPI_BYTE}, rtypes[1] = {bytes1};
+  const char* coll = "neighbor_alltoallv";
+  for (const std::string& alg : algorithms(coll)) {
+    run_both(
+        graph, coll, alg, "MPIX_Neighbor_alltoall_c", 0, 0, 1,
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Neighbor_alltoall_init_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, graph, info, req);
+        },
+        [&] { return MPIX_Neighbor_alltoall_c(sb, n, MPI_BYTE, rb, n, MPI_BYTE, graph); });
+    run_both(
+        graph, coll, alg, "MPIX_Neighbor_alltoallv_c", 0, 0, 1,
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Neighbor_alltoallv_init_c(sb, counts, displs, MPI_BYTE, rb, counts, displs,
+                                                MPI_BYTE, graph, info, req);
+        },
+        [&] {
+          return MPIX_Neighbor_alltoallv_c(sb, counts, displs, MPI_BYTE, rb, counts, displs,
+                                           MPI_BYTE, graph);
+        });
+    run_both(
+        graph, coll, alg, "MPIX_Neighbor_alltoallw_c (indexed bytes)", 0, 0, 1,
+        [&](MPI_Info info, MPIX_Request* req) {
+          return MPIX_Neighbor_alltoallw_init_c(sb, counts, displs, stypes, rb, counts, displs,
+                                                rtypes, graph, info, req);
+        },
+        [&] {
+          return MPIX_Neighbor_alltoallw_c(sb, counts, displs, stypes, rb, counts, displs, rtypes,
+                                           graph);
+        });
+    if (!all_true(graph, !::testing::Test::HasFailure())) break;
+  }
+  MPI_Type_free(&bytes1);
+  MPI_Comm_free(&graph);
 }
 
 }  // namespace

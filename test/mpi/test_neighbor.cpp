@@ -853,8 +853,8 @@ const char* displ_name(Displ d) {
   return "?";
 }
 
-std::vector<int> make_displs(const std::vector<int>& counts, Displ mode, long salt) {
-  const int n = static_cast<int>(counts.size());
+// The order of n blocks in a buffer under `mode`.
+std::vector<int> block_order(int n, Displ mode, long salt) {
   std::vector<int> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   if (mode == Displ::ReverseGaps || mode == Displ::NegativeEnd) {
@@ -863,6 +863,12 @@ std::vector<int> make_displs(const std::vector<int>& counts, Displ mode, long sa
     std::stable_sort(order.begin(), order.end(),
                      [salt](int a, int b) { return mix(a, salt, 3) < mix(b, salt, 3); });
   }
+  return order;
+}
+
+std::vector<int> make_displs(const std::vector<int>& counts, Displ mode, long salt) {
+  const int n = static_cast<int>(counts.size());
+  const std::vector<int> order = block_order(n, mode, salt);
   std::vector<int> displs(static_cast<std::size_t>(n), 0);
   int pos = mode == Displ::Ascending ? 0 : 3;
   for (int b : order) {
@@ -878,6 +884,36 @@ std::vector<int> make_displs(const std::vector<int>& counts, Displ mode, long sa
   return displs;
 }
 
+// Byte displacements of blocks of counts[b] x *lays[b] (the w form): the blocks in `mode`'s
+// order, each placed right after the previous one's last byte (its type map's, whatever the
+// lower bound) plus a gap of 1 + b % 3 bytes (so most displacements are unaligned); with the
+// negative modes, relative to the end or the middle.
+std::vector<MPI_Aint> make_byte_displs(const std::vector<const Layout*>& lays,
+                                       const std::vector<int>& counts, Displ mode, long salt) {
+  const int n = static_cast<int>(counts.size());
+  std::vector<MPI_Aint> displs(static_cast<std::size_t>(n), 0);
+  MPI_Aint pos = mode == Displ::Ascending ? 0 : 5;
+  for (int b : block_order(n, mode, salt)) {
+    const std::size_t k = static_cast<std::size_t>(b);
+    const Layout& lay = *lays[k];
+    MPI_Aint lo = 0, hi = 0;
+    for (std::size_t i = 0; i < lay.map().size(); ++i) {
+      const PrimAt& pa = lay.map()[i];
+      const MPI_Aint end = pa.offset + static_cast<MPI_Aint>(prim_size(pa.kind));
+      lo = i == 0 ? pa.offset : std::min(lo, pa.offset);
+      hi = i == 0 ? end : std::max(hi, end);
+    }
+    displs[k] = pos - lo;
+    if (counts[k] > 0) pos += (counts[k] - 1) * lay.extent() + (hi - lo);
+    if (mode != Displ::Ascending) pos += 1 + b % 3;
+  }
+  if (mode == Displ::NegativeEnd || mode == Displ::NegativeMiddle) {
+    const MPI_Aint base = mode == Displ::NegativeEnd ? pos : pos / 2;
+    for (MPI_Aint& d : displs) d -= base;
+  }
+  return displs;
+}
+
 // ------------------------------------------------------------------------------------------
 // A guarded buffer of blocks with their own counts and displacements. Blocks that are not
 // live (receive blocks of MPI_PROC_NULL neighbors) are left out of the type map: their bytes
@@ -885,10 +921,35 @@ std::vector<int> make_displs(const std::vector<int>& counts, Displ mode, long sa
 // ------------------------------------------------------------------------------------------
 class NBuffer {
  public:
+  // Every block of layout `lay`, displacements in its extents (the v form).
   NBuffer(const Layout& lay, const std::vector<int>& counts, const std::vector<int>& displs,
           const std::vector<char>& live, unsigned char sentinel)
       : counts_(counts), displs_(displs), sentinel_(sentinel) {
-    const MPI_Aint ext = lay.extent();
+    std::vector<const Layout*> lays(counts.size(), &lay);
+    std::vector<MPI_Aint> bytes;
+    for (int d : displs) bytes.push_back(static_cast<MPI_Aint>(d) * lay.extent());
+    build(lays, bytes, live);
+  }
+  // Block b of layout *lays[b] at byte displacement byte_displs[b] (the w form).
+  NBuffer(const std::vector<const Layout*>& lays, const std::vector<int>& counts,
+          const std::vector<MPI_Aint>& byte_displs, const std::vector<char>& live,
+          unsigned char sentinel)
+      : counts_(counts), byte_displs_(byte_displs), sentinel_(sentinel) {
+    for (const Layout* l : lays) types_.push_back(l->type());
+    build(lays, byte_displs, live);
+  }
+
+  void* ptr() { return storage_.data() + origin_; }
+  const int* counts() const { return counts_.empty() ? &zero_ : counts_.data(); }
+  const int* displs() const { return displs_.empty() ? &zero_ : displs_.data(); }
+  const MPI_Aint* byte_displs() const {
+    return byte_displs_.empty() ? &azero_ : byte_displs_.data();
+  }
+  const MPI_Datatype* types() const { return types_.empty() ? &int_type_ : types_.data(); }
+
+ private:
+  void build(const std::vector<const Layout*>& lays, const std::vector<MPI_Aint>& at,
+             const std::vector<char>& live) {
     MPI_Aint lo = 0, hi = 0;
     struct Raw {
       MPI_Aint off;
@@ -897,12 +958,13 @@ class NBuffer {
       long elem;
     };
     std::vector<Raw> raw;
-    const long per = static_cast<long>(lay.map().size());
     for (std::size_t b = 0; b < counts_.size(); ++b) {
+      const Layout& lay = *lays[b];
+      const long per = static_cast<long>(lay.map().size());
       for (int e = 0; e < counts_[b]; ++e) {
         for (std::size_t k = 0; k < lay.map().size(); ++k) {
           const PrimAt& pa = lay.map()[k];
-          const MPI_Aint off = (static_cast<MPI_Aint>(displs_[b]) + e) * ext + pa.offset;
+          const MPI_Aint off = at[b] + static_cast<MPI_Aint>(e) * lay.extent() + pa.offset;
           lo = std::min(lo, off);
           hi = std::max(hi, off + static_cast<MPI_Aint>(prim_size(pa.kind)));
           if (live[b])
@@ -928,10 +990,7 @@ class NBuffer {
     }
   }
 
-  void* ptr() { return storage_.data() + origin_; }
-  const int* counts() const { return counts_.empty() ? &zero_ : counts_.data(); }
-  const int* displs() const { return displs_.empty() ? &zero_ : displs_.data(); }
-
+ public:
   // As a send buffer: block b of rank me.
   void fill(int me, int iter) {
     for (const Slot& s : slots_)
@@ -1002,12 +1061,16 @@ class NBuffer {
     return "";
   }
   std::vector<int> counts_, displs_;
+  std::vector<MPI_Aint> byte_displs_;
+  std::vector<MPI_Datatype> types_;
   std::vector<unsigned char> storage_;
   std::vector<unsigned char> covered_;
   std::vector<Slot> slots_;
   std::size_t origin_ = 0;
   unsigned char sentinel_;
   int zero_ = 0;
+  MPI_Aint azero_ = 0;
+  MPI_Datatype int_type_ = MPI_INT;
 };
 
 // ------------------------------------------------------------------------------------------
@@ -1024,18 +1087,33 @@ const TypeCase kTypes[] = {
 };
 enum { kInt, kVecToInt, kLbToContig2, kStructToPacked, kNegStride, kResizedLb, kDouble };
 
+constexpr int kNumTypes = static_cast<int>(sizeof(kTypes) / sizeof(kTypes[0]));
+
 struct Config {
-  const TypeCase* tc;
+  const TypeCase* tc;  // nullptr for the w form
   Pattern pattern;
   Displ sdispl, rdispl;
   bool uniform_call = false;  // MPIX_Neighbor_alltoall (one count for every block)
+  bool w = false;             // MPIX_Neighbor_alltoallw: a type pair per block (w_type_of)
+  int salt = 0;               // the w form: which pair each block gets
 };
+
+// The w form: the index in kTypes of the type pair of block `block` of rank `sender` (the
+// receiver computes it from the pair it receives).
+int w_type_of(int sender, int block, int salt) {
+  return static_cast<int>((mix(sender, block, 97) + static_cast<std::uint64_t>(salt)) %
+                          static_cast<std::uint64_t>(kNumTypes));
+}
 
 std::string describe(const char* mode, const std::string& spec, const Topo& t, const Config& c) {
   std::ostringstream os;
-  os << mode << (c.uniform_call ? " neighbor_alltoall" : " neighbor_alltoallv") << " on " << t.name
-     << ", algorithm '" << (spec.empty() ? "<none>" : spec) << "', " << c.tc->name << ", counts "
-     << pattern_name(c.pattern);
+  os << mode
+     << (c.w              ? " neighbor_alltoallw"
+         : c.uniform_call ? " neighbor_alltoall"
+                          : " neighbor_alltoallv")
+     << " on " << t.name << ", algorithm '" << (spec.empty() ? "<none>" : spec) << "', "
+     << (c.w ? "types per block, salt " + std::to_string(c.salt) : std::string(c.tc->name))
+     << ", counts " << pattern_name(c.pattern);
   if (!c.uniform_call)
     os << ", displacements " << displ_name(c.sdispl) << "/" << displ_name(c.rdispl);
   return os.str();
@@ -1043,11 +1121,53 @@ std::string describe(const char* mode, const std::string& spec, const Topo& t, c
 
 struct Buffers {
   Layout slay, rlay;
+  std::vector<Layout> wsend, wrecv;  // the w form: kTypes[i].send(), .recv()
   std::unique_ptr<NBuffer> sbuf, rbuf;
   int scount = 0, rcount = 0;  // uniform call
 };
 
+// The w form: block j to destination j is w_type_of(me, j) with units of the pattern; receive
+// block i is the pair of what its sender sends in it (any pair for MPI_PROC_NULL neighbors).
+void make_w_buffers(const Topo& t, const Config& c, Buffers* b) {
+  for (const TypeCase& tc : kTypes) {
+    b->wsend.push_back(tc.send());
+    b->wrecv.push_back(tc.recv());
+  }
+  // The pattern's large block, per pair: about 24000 primitives.
+  auto big = [&](int k) {
+    const int prims =
+        static_cast<int>(b->wsend[static_cast<std::size_t>(k)].map().size()) * kTypes[k].send_mult;
+    return std::max(1, 24000 / prims);
+  };
+  std::vector<const Layout*> sl, rl;
+  std::vector<int> sc, rc;
+  std::vector<char> slive, rlive;
+  for (int j = 0; j < t.outdegree(); ++j) {
+    const int k = w_type_of(t.me, j, c.salt);
+    sl.push_back(&b->wsend[static_cast<std::size_t>(k)]);
+    sc.push_back(units_of(t, c.pattern, t.me, j, big(k)) * kTypes[k].send_mult);
+    slive.push_back(1);
+  }
+  for (int i = 0; i < t.indegree(); ++i) {
+    const auto& f = t.from[static_cast<std::size_t>(i)];
+    if (f.first == MPI_PROC_NULL) {
+      const int k = i % kNumTypes;
+      rl.push_back(&b->wrecv[static_cast<std::size_t>(k)]);
+      rc.push_back((i % 3) * kTypes[k].recv_mult);  // any count: nothing may be written there
+      rlive.push_back(0);
+    } else {
+      const int k = w_type_of(f.first, f.second, c.salt);
+      rl.push_back(&b->wrecv[static_cast<std::size_t>(k)]);
+      rc.push_back(units_of(t, c.pattern, f.first, f.second, big(k)) * kTypes[k].recv_mult);
+      rlive.push_back(1);
+    }
+  }
+  b->sbuf.reset(new NBuffer(sl, sc, make_byte_displs(sl, sc, c.sdispl, t.me), slive, 0xC3));
+  b->rbuf.reset(new NBuffer(rl, rc, make_byte_displs(rl, rc, c.rdispl, t.me + 101), rlive, 0xA5));
+}
+
 void make_buffers(const Topo& t, const Config& c, Buffers* b) {
+  if (c.w) return make_w_buffers(t, c, b);
   const TypeCase& tc = *c.tc;
   b->slay = tc.send();
   b->rlay = tc.recv();
@@ -1160,11 +1280,27 @@ MPIX_Topo make_xtopo(const Topo& t, const std::string& spec) {
 
 int init_call(Buffers& b, const Config& c, const Topo& t, MPI_Info info, MPIX_Request* req,
               MPIX_Topo x = MPIX_TOPO_NULL) {
-  if (x != MPIX_TOPO_NULL) {
+  if (x != MPIX_TOPO_NULL && !c.w) {
     // The uniform configurations as the v form (an MPIX_Topo has no regular call).
     return MPIX_Neighbor_alltoallv_topo_init(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(),
                                              b.slay.type(), b.rbuf->ptr(), b.rbuf->counts(),
                                              b.rbuf->displs(), b.rlay.type(), x, info, req);
+  }
+  if (c.w) {
+    // The arrays are copies, destroyed right after init.
+    const std::size_t in = static_cast<std::size_t>(t.indegree()) + 1;
+    const std::size_t out = static_cast<std::size_t>(t.outdegree()) + 1;
+    std::vector<int> sc(b.sbuf->counts(), b.sbuf->counts() + out - 1);
+    std::vector<MPI_Aint> sd(b.sbuf->byte_displs(), b.sbuf->byte_displs() + out - 1);
+    std::vector<MPI_Datatype> st(b.sbuf->types(), b.sbuf->types() + out - 1);
+    std::vector<int> rc(b.rbuf->counts(), b.rbuf->counts() + in - 1);
+    std::vector<MPI_Aint> rd(b.rbuf->byte_displs(), b.rbuf->byte_displs() + in - 1);
+    std::vector<MPI_Datatype> rt(b.rbuf->types(), b.rbuf->types() + in - 1);
+    sc.push_back(0), sd.push_back(0), st.push_back(MPI_INT);
+    rc.push_back(0), rd.push_back(0), rt.push_back(MPI_INT);
+    return MPIX_Neighbor_alltoallw_init(b.sbuf->ptr(), sc.data(), sd.data(), st.data(),
+                                        b.rbuf->ptr(), rc.data(), rd.data(), rt.data(), t.comm,
+                                        info, req);
   }
   if (c.uniform_call) {
     return MPIX_Neighbor_alltoall_init(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(),
@@ -1185,10 +1321,15 @@ int init_call(Buffers& b, const Config& c, const Topo& t, MPI_Info info, MPIX_Re
 }
 
 int blocking_call(Buffers& b, const Config& c, const Topo& t, MPIX_Topo x = MPIX_TOPO_NULL) {
-  if (x != MPIX_TOPO_NULL) {
+  if (x != MPIX_TOPO_NULL && !c.w) {
     return MPIX_Neighbor_alltoallv_topo(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->displs(),
                                         b.slay.type(), b.rbuf->ptr(), b.rbuf->counts(),
                                         b.rbuf->displs(), b.rlay.type(), x);
+  }
+  if (c.w) {
+    return MPIX_Neighbor_alltoallw(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->byte_displs(),
+                                   b.sbuf->types(), b.rbuf->ptr(), b.rbuf->counts(),
+                                   b.rbuf->byte_displs(), b.rbuf->types(), t.comm);
   }
   if (c.uniform_call) {
     return MPIX_Neighbor_alltoall(b.sbuf->ptr(), b.scount, b.slay.type(), b.rbuf->ptr(), b.rcount,
@@ -1298,6 +1439,29 @@ bool runnable(const Topo& t, const std::string& spec) {
   return !(spec == "system" && (t.degenerate || duplicate_edges(t)));
 }
 
+bool mpich() {
+  static const bool is = [] {
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(v, &n);
+    return std::strncmp(v, "MPICH Version:", 14) == 0;
+  }();
+  return is;
+}
+
+// The same for the w form, where MPICH (4.0.2) has one bug more: its MPI_Neighbor_alltoallw
+// (and the persistent form) loses receive blocks on a distributed graph where a rank's in- and
+// out-degree differ (rank 0 of 5 receiving one int from each of the 4 others and sending to 2:
+// its receive block 2 never arrives; MPI_Neighbor_alltoallv gets the same graph right, and so
+// does Open MPI's alltoallw).
+bool runnable_w(const Topo& t, const std::string& spec) {
+  if (!runnable(t, spec)) return false;
+  if (spec != "system" || !mpich()) return true;
+  for (std::size_t r = 0; r < t.src.size(); ++r)
+    if (t.src[r].size() != t.dst[r].size()) return false;
+  return true;
+}
+
 // The algorithms an edge case runs: all of them, or, when the MPI is slow (the case's
 // `runs_each` runs per algorithm do not fit `budget` seconds), `keep` of them, rotating from
 // `start` so that the edge cases together still cover every algorithm.
@@ -1341,11 +1505,12 @@ int matrix_stride() {
 }
 
 // The first runnable algorithm from index a on (wrapping), or -1.
-long runnable_from(const Topo& t, const std::vector<std::string>& specs, long a) {
+long runnable_from(const Topo& t, const std::vector<std::string>& specs, long a,
+                   bool (*can)(const Topo&, const std::string&) = runnable) {
   const long n = static_cast<long>(specs.size());
   for (long k = 0; k < n; ++k) {
     const long i = (a + k) % n;
-    if (runnable(t, specs[static_cast<std::size_t>(i)])) return i;
+    if (can(t, specs[static_cast<std::size_t>(i)])) return i;
   }
   return -1;
 }
@@ -1390,6 +1555,72 @@ TEST_P(NeighborMatrix, EveryAlgorithm) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Topologies, NeighborMatrix, ::testing::ValuesIn(kKinds), kind_param_name);
+
+// ------------------------------------------------------------------------------------------
+// MPIX_Neighbor_alltoallw: a datatype pair per block (kTypes, drawn per sender and block: holes,
+// a lower bound that is not 0, a negative stride, different send and receive type maps), byte
+// displacements (mostly unaligned; blocks in ascending, reverse and shuffled order, the base at
+// the end or in the middle), every topology x algorithm, persistent and blocking. On topologies
+// where the MPI library's own MPI_Neighbor_alltoallw is right (see runnable), it is checked
+// against the same reference with the same buffers.
+// ------------------------------------------------------------------------------------------
+const Config kWConfigs[] = {
+    {nullptr, Pattern::Topology, Displ::ShuffledGaps, Displ::ReverseGaps, false, true, 0},
+    {nullptr, Pattern::Varied, Displ::NegativeEnd, Displ::NegativeMiddle, false, true, 3},
+    {nullptr, Pattern::OneBig, Displ::Ascending, Displ::ShuffledGaps, false, true, 5},
+    {nullptr, Pattern::Zeros, Displ::ReverseGaps, Displ::Ascending, false, true, 1},
+};
+constexpr int kNumWConfigs = static_cast<int>(sizeof(kWConfigs) / sizeof(kWConfigs[0]));
+
+// The MPI library's MPI_Neighbor_alltoallw on the same buffers, against the reference.
+void run_mpi_w(const Topo& t, const Config& c, int key) {
+  if (!t.member()) return;
+  SCOPED_TRACE(describe("MPI_Neighbor_alltoallw (the MPI library's)", "", t, c));
+  Buffers b;
+  make_buffers(t, c, &b);
+  b.sbuf->fill(t.me, key);
+  b.rbuf->poison(0x5A);
+  const int rc = MPI_Neighbor_alltoallw(b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->byte_displs(),
+                                        b.sbuf->types(), b.rbuf->ptr(), b.rbuf->counts(),
+                                        b.rbuf->byte_displs(), b.rbuf->types(), t.comm);
+  EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
+  b.rbuf->check(t.me, t.from, key, "receive buffer");
+}
+
+class NeighborWMatrix : public ::testing::TestWithParam<Kind> {};
+
+TEST_P(NeighborWMatrix, EveryAlgorithm) {
+  const Kind kind = GetParam();
+  const int kindex = static_cast<int>(kind);
+  const std::vector<std::string>& specs = specs_to_run();
+  const long nspecs = static_cast<long>(specs.size());
+  static const int stride = sample_stride(kNumKinds * nspecs * kNumWConfigs * 2, 4.0);
+  if (stride >= 20 && (kindex + comm_size(MPI_COMM_WORLD)) % 2 == 1) {
+    GTEST_SKIP()
+        << "slow MPI: this topology runs at every other rank count (MPIA_TEST_FULL=1 runs it)";
+  }
+  TopoPtr t = make_topology(kind);
+  ASSERT_TRUE(t);
+  // When sampling, every topology still runs one algorithm persistent and another blocking.
+  const long keep_pa = runnable_from(*t, specs, kindex % nspecs, runnable_w);
+  const long keep_ba = runnable_from(*t, specs, (kindex + 1) % nspecs, runnable_w);
+  for (long a = 0; a < nspecs; ++a) {
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
+    if (!runnable_w(*t, spec)) continue;
+    for (int c = 0; c < kNumWConfigs; ++c) {
+      const long combo = ((static_cast<long>(kindex) * nspecs + a) * kNumWConfigs + c) * 2 + 500000;
+      const int key = static_cast<int>(combo % 100000);
+      if (stride == 1 || (a == keep_pa && c == kindex % kNumWConfigs) || sampled(combo, stride))
+        run_persistent(*t, spec, kWConfigs[c], key);
+      if (stride == 1 || (a == keep_ba && c == (kindex + 1) % kNumWConfigs) ||
+          sampled(combo + 1, stride))
+        run_blocking(*t, spec, kWConfigs[c], key + 1);
+    }
+  }
+  if (runnable_w(*t, "system")) run_mpi_w(*t, kWConfigs[kindex % kNumWConfigs], 77000 + kindex);
+}
+
+INSTANTIATE_TEST_SUITE_P(Topologies, NeighborWMatrix, ::testing::ValuesIn(kKinds), kind_param_name);
 
 // ------------------------------------------------------------------------------------------
 // The registry and the selection.
@@ -1511,6 +1742,8 @@ TEST(NeighborEdge, ConcurrentRequests) {
   const Config c1{&kTypes[kInt], Pattern::Directional, Displ::ReverseGaps, Displ::ShuffledGaps,
                   false};
   const Config c2{&kTypes[kDouble], Pattern::Varied, Displ::ShuffledGaps, Displ::Ascending, false};
+  const Config c3{
+      nullptr, Pattern::Directional, Displ::ReverseGaps, Displ::ShuffledGaps, false, true, 4};
   struct Live {
     const Topo* t;
     const Config* c;
@@ -1519,12 +1752,12 @@ TEST(NeighborEdge, ConcurrentRequests) {
   };
   std::vector<std::unique_ptr<Live>> live;
   for (std::size_t a = 0; a < specs.size(); ++a) {
-    for (int which = 0; which < 3; ++which) {
-      const Topo* t = which == 2 ? t2.get() : t1.get();
-      if (!t->member() || !runnable(*t, specs[a])) continue;
+    for (int which = 0; which < 4; ++which) {
+      const Topo* t = which >= 2 ? t2.get() : t1.get();
+      if (!t->member() || !(which == 3 ? runnable_w : runnable)(*t, specs[a])) continue;
       std::unique_ptr<Live> l(new Live);
       l->t = t;
-      l->c = which == 1 ? &c2 : &c1;
+      l->c = which == 1 ? &c2 : which == 3 ? &c3 : &c1;
       make_buffers(*t, *l->c, &l->b);
       MPI_Info info = algorithm_info(specs[a]);
       const int rc = init_call(l->b, *l->c, *t, info, &l->req);
@@ -1712,6 +1945,43 @@ TEST(NeighborEdge, TypesFreedAfterInit) {
       b.rbuf->poison(0x77);
       complete(&req, i, "cycle " + std::to_string(i));
       b.rbuf->check(t->me, t->from, 300 + i, "cycle " + std::to_string(i));
+    }
+    EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
+  }
+}
+
+// The same for the w form, on an irregular graph: every block's datatype a duplicate, freed
+// right after init (and the type arrays with them).
+TEST(NeighborEdge, TypesFreedAfterInitW) {
+  const std::vector<std::string> specs = edge_specs(2, 2.0, 5, 1);
+  TopoPtr t = make_topology(Kind::SpmvRandom);
+  if (!t->member()) return;
+  const Config c{nullptr, Pattern::Varied, Displ::ShuffledGaps, Displ::ReverseGaps, false, true, 2};
+  for (const std::string& spec : specs) {
+    if (!runnable_w(*t, spec)) continue;
+    SCOPED_TRACE("algorithm '" + spec + "'");
+    Buffers b;
+    make_buffers(*t, c, &b);
+    std::vector<MPI_Datatype> st(static_cast<std::size_t>(t->outdegree()) + 1, MPI_INT);
+    std::vector<MPI_Datatype> rt(static_cast<std::size_t>(t->indegree()) + 1, MPI_INT);
+    for (int j = 0; j < t->outdegree(); ++j)
+      MPI_Type_dup(b.sbuf->types()[j], &st[static_cast<std::size_t>(j)]);
+    for (int i = 0; i < t->indegree(); ++i)
+      MPI_Type_dup(b.rbuf->types()[i], &rt[static_cast<std::size_t>(i)]);
+    MPI_Info info = algorithm_info(spec);
+    MPIX_Request req = MPIX_REQUEST_NULL;
+    const int rc = MPIX_Neighbor_alltoallw_init(
+        b.sbuf->ptr(), b.sbuf->counts(), b.sbuf->byte_displs(), st.data(), b.rbuf->ptr(),
+        b.rbuf->counts(), b.rbuf->byte_displs(), rt.data(), t->comm, info, &req);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    for (int j = 0; j < t->outdegree(); ++j) MPI_Type_free(&st[static_cast<std::size_t>(j)]);
+    for (int i = 0; i < t->indegree(); ++i) MPI_Type_free(&rt[static_cast<std::size_t>(i)]);
+    ASSERT_EQ(rc, MPI_SUCCESS) << error_string(rc);
+    for (int i = 0; i < 3; ++i) {
+      b.sbuf->fill(t->me, 400 + i);
+      b.rbuf->poison(0x78);
+      complete(&req, i, "cycle " + std::to_string(i));
+      b.rbuf->check(t->me, t->from, 400 + i, "cycle " + std::to_string(i));
     }
     EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
   }

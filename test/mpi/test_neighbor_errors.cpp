@@ -1,12 +1,13 @@
 // Invalid arguments of the neighborhood all-to-all (MPIX_Neighbor_alltoallv[_init],
-// MPIX_Neighbor_alltoall[_init]) under MPI_ERRORS_RETURN: the error class of each mistake
-// (MPI_Error_class), on every rank and without hanging; a communicator without a topology
-// (MPI_ERR_TOPOLOGY), MPI_COMM_NULL (MPI_ERR_COMM), bad selections in info
-// (MPI_ERR_INFO_VALUE), a null request pointer (MPI_ERR_ARG), a sender's block that does not
-// match the receiver's (MPI_ERR_TRUNCATE on every rank at init, which agrees sizes
-// collectively), mistakes on one rank only at init (every rank fails with the culprit's class),
-// a bad MPIX_NEIGHBOR_ALLTOALLV (NeighborErrorsEnv, run by environment.cmake), and the
-// communicator still usable afterwards.
+// MPIX_Neighbor_alltoall[_init], MPIX_Neighbor_alltoallw[_init]) under MPI_ERRORS_RETURN: the
+// error class of each mistake (MPI_Error_class), on every rank and without hanging; a
+// communicator without a topology (MPI_ERR_TOPOLOGY), MPI_COMM_NULL (MPI_ERR_COMM), bad
+// selections in info (MPI_ERR_INFO_VALUE), a null request pointer (MPI_ERR_ARG), a sender's
+// block that does not match the receiver's (MPI_ERR_TRUNCATE on every rank at init, which
+// agrees sizes collectively), mistakes on one rank only at init (every rank fails with the
+// culprit's class), one bad datatype among alltoallw's blocks (MPI_ERR_TYPE), a bad
+// MPIX_NEIGHBOR_ALLTOALLV (NeighborErrorsEnv, run by environment.cmake), and the communicator
+// still usable afterwards.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -87,10 +88,40 @@ struct Args {
     return MPIX_Neighbor_alltoall_init(send(), scount, stype, recv(), rcount, rtype, comm, info,
                                        req);
   }
+  // The w form: the v form's blocks, displacements in bytes, stype/rtype for every block but
+  // the one wsend_bad / wrecv_bad names (a type of its own there: wbad).
+  int wsend_bad = -1, wrecv_bad = -1;
+  MPI_Datatype wbad = MPI_DATATYPE_NULL;
+  struct W {
+    std::vector<MPI_Aint> sd, rd;
+    std::vector<MPI_Datatype> st, rt;
+  };
+  W w_arrays() const {
+    W w;
+    for (int b = 0; b < n; ++b) {
+      const std::size_t k = static_cast<std::size_t>(b);
+      w.sd.push_back(static_cast<MPI_Aint>(sd[k]) * static_cast<MPI_Aint>(sizeof(int)));
+      w.rd.push_back(static_cast<MPI_Aint>(rd[k]) * static_cast<MPI_Aint>(sizeof(int)));
+      w.st.push_back(b == wsend_bad ? wbad : stype);
+      w.rt.push_back(b == wrecv_bad ? wbad : rtype);
+    }
+    return w;
+  }
+  int blocking_w() {
+    const W w = w_arrays();
+    return MPIX_Neighbor_alltoallw(send(), sc.data(), w.sd.data(), w.st.data(), recv(), rc.data(),
+                                   w.rd.data(), w.rt.data(), comm);
+  }
+  int init_w(MPI_Info info, MPIX_Request* req) {
+    const W w = w_arrays();
+    return MPIX_Neighbor_alltoallw_init(send(), sc.data(), w.sd.data(), w.st.data(), recv(),
+                                        rc.data(), w.rd.data(), w.rt.data(), comm, info, req);
+  }
 };
 
-enum class Call { BlockingV, InitV, BlockingU, InitU };
-const Call kCalls[] = {Call::BlockingV, Call::InitV, Call::BlockingU, Call::InitU};
+enum class Call { BlockingV, InitV, BlockingU, InitU, BlockingW, InitW };
+const Call kCalls[] = {Call::BlockingV, Call::InitV,     Call::BlockingU,
+                       Call::InitU,     Call::BlockingW, Call::InitW};
 
 const char* call_name(Call c) {
   switch (c) {
@@ -102,6 +133,10 @@ const char* call_name(Call c) {
       return "MPIX_Neighbor_alltoall";
     case Call::InitU:
       return "MPIX_Neighbor_alltoall_init";
+    case Call::BlockingW:
+      return "MPIX_Neighbor_alltoallw";
+    case Call::InitW:
+      return "MPIX_Neighbor_alltoallw_init";
   }
   return "?";
 }
@@ -115,11 +150,16 @@ int do_call(Args& a, Call c, MPI_Info info = MPI_INFO_NULL) {
       return a.blocking_v();
     case Call::BlockingU:
       return a.blocking_u();
+    case Call::BlockingW:
+      return a.blocking_w();
     case Call::InitV:
       code = a.init_v(info, &req);
       break;
     case Call::InitU:
       code = a.init_u(info, &req);
+      break;
+    case Call::InitW:
+      code = a.init_w(info, &req);
       break;
   }
   if (code != MPI_SUCCESS) {
@@ -183,7 +223,7 @@ std::string mistake_name(const ::testing::TestParamInfo<Mistake>& info) {
 TEST_P(NeighborErrors, EveryRank) {
   const Mistake& m = GetParam();
   Comms comms;
-  const bool slow = sample_stride(48, 1.0) > 1;
+  const bool slow = sample_stride(72, 1.0) > 1;
   for (MPI_Comm comm : {comms.ring, comms.graph}) {
     if (slow && comm == comms.graph && std::string(m.name).size() % 2 == 0) continue;
     ScopedErrhandler eh(comm, MPI_ERRORS_RETURN);
@@ -208,8 +248,8 @@ TEST_P(NeighborErrors, OneRankInit) {
   const int P = comm_size(MPI_COMM_WORLD);
   Comms comms;
   ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
-  const bool slow = sample_stride(16, 1.0) > 1;
-  for (Call c : {Call::InitV, Call::InitU}) {
+  const bool slow = sample_stride(24, 1.0) > 1;
+  for (Call c : {Call::InitV, Call::InitU, Call::InitW}) {
     for (int culprit : {0, P - 1}) {
       if (slow && culprit == (c == Call::InitV ? 0 : P - 1) && P > 1) continue;
       SCOPED_TRACE(std::string(m.name) + " on rank " + std::to_string(culprit) + ", " +
@@ -227,6 +267,46 @@ TEST_P(NeighborErrors, OneRankInit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Mistakes, NeighborErrors, ::testing::ValuesIn(kMistakes), mistake_name);
+
+// The w form's own mistake: one block's datatype bad (MPI_DATATYPE_NULL, or a derived type never
+// committed), on the send or the receive side, on every rank or (init) on one rank only:
+// MPI_ERR_TYPE, on every rank for init, whatever the block's count (here 0 and 2).
+TEST(NeighborErrorsW, OneBadBlockType) {
+  Comms comms;
+  const int P = comm_size(MPI_COMM_WORLD);
+  MPI_Datatype uncommitted;
+  MPI_Type_contiguous(2, MPI_INT, &uncommitted);
+  for (MPI_Comm comm : {comms.ring, comms.graph}) {
+    ScopedErrhandler eh(comm, MPI_ERRORS_RETURN);
+    const int deg = comm == comms.ring ? 2 : 3;
+    for (MPI_Datatype bad : {MPI_DATATYPE_NULL, uncommitted}) {
+      for (int side = 0; side < 2; ++side) {
+        for (int culprit : {-1, P - 1}) {  // -1: every rank
+          for (Call c : {Call::BlockingW, Call::InitW}) {
+            if (culprit >= 0 && c == Call::BlockingW) continue;  // blocking checks locally
+            SCOPED_TRACE(
+                std::string(bad == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "uncommitted") +
+                (side ? " receive" : " send") + " type, " +
+                (culprit < 0 ? "every rank" : "rank " + std::to_string(culprit)) + ", " +
+                call_name(c) + (comm == comms.ring ? " on a ring" : " on a graph"));
+            Args a(comm, deg);
+            if (culprit < 0 || a.me == culprit) {
+              a.wbad = bad;
+              (side ? a.wrecv_bad : a.wsend_bad) = deg - 1;
+              // A count of 0 is no excuse.
+              if (bad == MPI_DATATYPE_NULL) (side ? a.rc : a.sc)[std::size_t(deg - 1)] = 0;
+            }
+            const int code = do_call(a, c);
+            EXPECT_EQ(error_class(code), MPI_ERR_TYPE) << error_string(code);
+          }
+        }
+      }
+    }
+  }
+  MPI_Type_free(&uncommitted);
+  ScopedErrhandler eh(comms.ring, MPI_ERRORS_RETURN);
+  expect_ring_works(comms.ring);
+}
 
 // A communicator without a topology: MPI_ERR_TOPOLOGY from all four calls (a duplicate of
 // MPI_COMM_WORLD, and MPI_COMM_SELF).
@@ -379,13 +459,13 @@ TEST(NeighborErrorsMismatch, TruncateEverywhere) {
         if (info != MPI_INFO_NULL) MPI_Info_free(&info);
         EXPECT_EQ(error_class(code), MPI_ERR_TRUNCATE) << error_string(code);
       }
-      {
-        SCOPED_TRACE(what + " (graph, alltoallv)");
+      for (Call c : {Call::InitV, Call::InitW}) {
+        SCOPED_TRACE(what + " (graph, " + call_name(c) + ")");
         ScopedErrhandler eh(comms.graph, MPI_ERRORS_RETURN);
         Args a(comms.graph, 3);
         if (me == 0) a.sc[2] += more;
         MPI_Info info = spec.empty() ? MPI_INFO_NULL : info_with(spec);
-        const int code = do_call(a, Call::InitV, info);
+        const int code = do_call(a, c, info);
         if (info != MPI_INFO_NULL) MPI_Info_free(&info);
         EXPECT_EQ(error_class(code), MPI_ERR_TRUNCATE) << error_string(code);
       }

@@ -1,5 +1,5 @@
 /* An unmodified MPI program (it knows nothing of mpi-advance): MPI_Alltoall, MPI_Alltoallv,
- * MPI_Neighbor_alltoall(v), run under libmpi_advance_preload.so by run_preload.sh, which also
+ * MPI_Neighbor_alltoall(v,w), with MPI-4 MPI_Alltoallv_c and MPI_Neighbor_alltoallw_c, run under libmpi_advance_preload.so by run_preload.sh, which also
  * checks the preload's MPIX_REPORT lines. Every received element and every gap is checked on
  * every rank against a formula; all ranks fail if one does.
  *
@@ -152,6 +152,9 @@ static void test_neighbor(void) {
   MPI_Comm_rank(ring, &me);
   MPI_Cart_shift(ring, 0, 1, &left, &right);
   const int nb[2] = {left, right};
+  MPI_Datatype vec;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+  MPI_Type_commit(&vec);
   for (int iter = 0; iter < 6; ++iter) {
     int s[8], r[8];
     for (int d = 0; d < 2; ++d)
@@ -172,9 +175,65 @@ static void test_neighbor(void) {
     expect(r[5], value(left, 1, 1, iter), "neighbor_alltoallv", iter, 5);
     expect(r[0], value(right, 0, 0, iter), "neighbor_alltoallv", iter, 0);
     expect(r[1], SENTINEL, "neighbor_alltoallv gap", iter, 1);
+    /* w form: to the left two ints with a hole between them (a vector type), to the right one
+     * int; byte displacements; received as ints. */
+    const int wsc[2] = {1, 1}, wrc[2] = {1, 2};
+    const MPI_Aint wsd[2] = {0, 4 * (MPI_Aint)sizeof(int)};
+    const MPI_Aint wrd[2] = {6 * (MPI_Aint)sizeof(int), 1 * (MPI_Aint)sizeof(int)};
+    const MPI_Datatype wst[2] = {vec, MPI_INT}, wrt[2] = {MPI_INT, MPI_INT};
+    for (int x = 0; x < 8; ++x) r[x] = SENTINEL;
+    s[0] = value(me, 0, 0, iter), s[1] = SENTINEL, s[2] = value(me, 0, 1, iter);
+    s[4] = value(me, 1, 0, iter);
+    MPI_Neighbor_alltoallw(s, wsc, wsd, wst, r, wrc, wrd, wrt, ring);
+    for (int x = 0; x < 8; ++x) {
+      const int want = x == 6   ? value(left, 1, 0, iter)
+                       : x == 1 ? value(right, 0, 0, iter)
+                       : x == 2 ? value(right, 0, 1, iter)
+                                : SENTINEL;
+      expect(r[x], want, "neighbor_alltoallw", iter, x);
+    }
   }
+  MPI_Type_free(&vec);
   MPI_Comm_free(&ring);
 }
+
+#if MPI_VERSION >= 4
+/* The large-count forms (MPI-4), with small counts: MPI_Alltoallv_c (blocks in reverse order)
+ * and MPI_Neighbor_alltoallw_c on a periodic ring (to the left one int, to the right two). */
+static void test_large_count_forms(void) {
+  MPI_Count* sc = malloc(sizeof(MPI_Count) * P);
+  MPI_Count* rc = malloc(sizeof(MPI_Count) * P);
+  MPI_Aint* sd = malloc(sizeof(MPI_Aint) * P);
+  MPI_Aint* rd = malloc(sizeof(MPI_Aint) * P);
+  int* s = malloc(sizeof(int) * 2 * P);
+  int* r = malloc(sizeof(int) * 2 * P);
+  for (int i = 0; i < P; ++i) sc[i] = rc[i] = 2, sd[i] = 2 * (P - 1 - i), rd[i] = 2 * i;
+  MPI_Comm ring;
+  int dims[1] = {P}, periods[1] = {1}, left, right;
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+  MPI_Cart_shift(ring, 0, 1, &left, &right);
+  for (int iter = 0; iter < 3; ++iter) {
+    for (int i = 0; i < P; ++i)
+      for (int k = 0; k < 2; ++k) s[sd[i] + k] = value(rank, i, k, iter), r[2 * i + k] = SENTINEL;
+    MPI_Alltoallv_c(s, sc, sd, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < P; ++i)
+      for (int k = 0; k < 2; ++k)
+        expect(r[2 * i + k], value(i, rank, k, iter), "alltoallv_c", iter, 2 * i + k);
+    const MPI_Count wsc[2] = {1, 2}, wrc[2] = {2, 1};
+    const MPI_Aint wsd[2] = {0, sizeof(int)}, wrd[2] = {sizeof(int), 4 * sizeof(int)};
+    const MPI_Datatype t[2] = {MPI_INT, MPI_INT};
+    int ws[3] = {value(rank, 0, 0, iter), value(rank, 1, 0, iter), value(rank, 1, 1, iter)};
+    int wr[5] = {SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL};
+    MPI_Neighbor_alltoallw_c(ws, wsc, wsd, t, wr, wrc, wrd, t, ring);
+    /* From the left: its two ints sent right; from the right: its one int sent left. */
+    const int want[5] = {SENTINEL, value(left, 1, 0, iter), value(left, 1, 1, iter), SENTINEL,
+                         value(right, 0, 0, iter)};
+    for (int x = 0; x < 5; ++x) expect(wr[x], want[x], "neighbor_alltoallw_c", iter, x);
+  }
+  MPI_Comm_free(&ring);
+  free(sc), free(rc), free(sd), free(rd), free(s), free(r);
+}
+#endif
 
 /* An intercommunicator: the preload hands it to the MPI library. */
 static void test_intercomm(void) {
@@ -207,6 +266,9 @@ int main(int argc, char** argv) {
   test_alltoall();
   test_alltoallv();
   test_neighbor();
+#if MPI_VERSION >= 4
+  test_large_count_forms();
+#endif
   test_intercomm();
   int total = 0;
   MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

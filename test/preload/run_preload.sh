@@ -36,6 +36,6 @@ rc=$?
 printf '%s\n' "$out"
 [ "$rc" -eq 0 ] || { echo "FAIL: the program exited with $rc" >&2; exit 1; }
 for e in "${expects[@]}"; do
-  printf '%s\n' "$out" | grep -Eq -- "$e" || { echo "FAIL: no output line matches: $e" >&2; exit 1; }
+  grep -Eq -- "$e" <<<"$out" || { echo "FAIL: no output line matches: $e" >&2; exit 1; }
 done
 echo "run_preload.sh: PASS"

@@ -34,7 +34,7 @@ out="$(timeout "${PRELOAD_TIMEOUT:-280}" "$mpiexec" -n "$np" "${flags[@]}" "$pro
 rc=$?
 printf '%s\n' "$out"
 [ "$rc" -eq 0 ] || { echo "FAIL: the program exited with $rc" >&2; exit 1; }
-printf '%s\n' "$out" | grep -q '^PASS$' || { echo "FAIL: no PASS line" >&2; exit 1; }
+grep -q '^PASS$' <<<"$out" || { echo "FAIL: no PASS line" >&2; exit 1; }
 
 status=0
 for want in "$@"; do
