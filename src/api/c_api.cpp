@@ -702,8 +702,8 @@ MPIA_API int MPIA_Neighbor_alltoallv_topo(const void* sendbuf, const int sendcou
                                           const int recvcounts[], const int rdispls[],
                                           MPI_Datatype recvtype, MPIX_Topo topo) {
   return guard(topo_error_comm(topo), [&] {
-    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
-    neighbor_blocking(topo_state(topo), a);
+    neighbor_blocking(topo_state(topo), v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                                recvcounts, rdispls, recvtype));
   });
 }
 
@@ -716,8 +716,9 @@ MPIA_API int MPIA_Neighbor_alltoallv_topo_init(const void* sendbuf, const int se
   return guard(topo_error_comm(topo), [&] {
     if (request) *request = MPIX_REQUEST_NULL;
     CommState& st = topo_state(topo);
-    AlltoallvArgs a{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype};
-    std::unique_ptr<Operation> op = neighbor_init(st, a, info, request != nullptr);
+    std::unique_ptr<Operation> op =
+        neighbor_init(st, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+                      info, request != nullptr);
     *request = make_request(topo->user, st, std::move(op));
     // Errors go where the object's go: the user's communicator while it lives.
     (*request)->library_comm = topo->user_private;
