@@ -54,7 +54,10 @@ def rows(pts):
 
 
 def kind_of(plat):
-    return plat.split("/")[0] + (" alltoallv" if "/" in plat else "")
+    """"kind", "kind/pattern" (alltoallv) or "kind/neighbor-pattern" -> the table's group."""
+    if "/" not in plat:
+        return plat
+    return plat.split("/")[0] + (" neighbor" if "/neighbor" in plat else " alltoallv")
 
 
 def main():
