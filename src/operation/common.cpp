@@ -231,6 +231,9 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
                 const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower) {
   CommState::PlanCache& pc = st.plans;
   CommState::PlanCache::Entry* hit = nullptr;
+  // The choice in force (MPIX_Comm_set_algorithm, the environment) is part of the pattern: a
+  // plan built under another choice is not this call's, even for the same arguments.
+  for (char ch : st.default_algorithm(c)) pc.key.push_back(ch);
   if (local_ok)
     for (auto& e : pc.entries)
       if (e.collective == int(c) && e.key == pc.key) {
