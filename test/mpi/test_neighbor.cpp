@@ -1524,7 +1524,7 @@ TEST_P(NeighborWMatrix, EveryAlgorithm) {
   const int kindex = static_cast<int>(kind);
   const std::vector<std::string>& specs = specs_to_run();
   const long nspecs = static_cast<long>(specs.size());
-  static const int stride = sample_stride(kNumKinds * nspecs * kNumWConfigs * 2, 4.0);
+  static const int stride = sample_stride(kNumKinds * nspecs * kNumWConfigs * 2, 2.0);
   if (stride >= 20 && (kindex + comm_size(MPI_COMM_WORLD)) % 2 == 1) {
     GTEST_SKIP()
         << "slow MPI: this topology runs at every other rank count (MPIA_TEST_FULL=1 runs it)";
