@@ -1,7 +1,8 @@
 // Correctness of the neighborhood all-to-all (MPIX_Neighbor_alltoallv[_init],
-// MPIX_Neighbor_alltoall[_init]) against a reference computed here, independently of the
-// system MPI (whose own neighborhood collectives are wrong on Cartesian periodic dimensions of
-// size 1 and 2 in some versions).
+// MPIX_Neighbor_alltoall[_init], MPIX_Neighbor_alltoallw[_init]) against a reference computed
+// here, independently of the system MPI (whose own neighborhood collectives are wrong on
+// Cartesian periodic dimensions of size 1 and 2 in some versions; NeighborWMatrix also checks
+// MPI_Neighbor_alltoallw itself against the reference where it is right).
 //
 // The reference (MPI-4.1 section 7.6): every rank knows the neighbor lists of every rank of
 // the topology. Cartesian: for each dimension d the -1 neighbor (source of MPI_Cart_shift(d,1))
