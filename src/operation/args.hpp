@@ -31,8 +31,6 @@ class Int64Array {
     return v;
   }
   bool null() const { return p_ == nullptr; }
-  // Whether the caller's elements are 64-bit.
-  bool wide() const { return wide_; }
 
  private:
   const void* p_ = nullptr;

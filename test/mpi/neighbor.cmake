@@ -1,8 +1,9 @@
 # Neighborhood all-to-all tests (issue 5), included by test/mpi/CMakeLists.txt.
 #
-#   mpi.neighbor            every topology x algorithm x configuration, selection, edge cases,
-#                           SpMV halo products, traffic (MPIA_TEST_NPROCS, plus 6 and 12 for
-#                           more Cartesian 2D/3D shapes when the full default list is in use)
+#   mpi.neighbor            every topology x algorithm x configuration (v, regular and w forms),
+#                           selection, edge cases, SpMV halo products, traffic (MPIA_TEST_NPROCS,
+#                           plus 6 and 12 for more Cartesian 2D/3D shapes when the full default
+#                           list is in use)
 #   mpi.neighbor_errors     argument errors, MPI_ERR_TOPOLOGY/COMM/INFO_VALUE/TRUNCATE
 #   mpi.neighbor_ppn2       the node-aware algorithms under emulated nodes of 2 ranks
 #   mpi.neighbor_ppn3       ... of 3 ranks (uneven: the last node is smaller)
