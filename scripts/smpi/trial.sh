@@ -17,7 +17,7 @@
 # default "2 4 8 16 32", those <= the ranks per node), TRIAL_RADICES (tra's, default "2,3,4,8,16,32"), TRIAL_OUT (default
 # build/smpi/trial/<env name>), TRIAL_TUNING (a tuning file for both autos, e.g. a calibration's),
 # TRIAL_AUTO_ONLY=1 (only the two autos: with TRIAL_TUNING, a calibration judged on points whose
-# candidates an earlier run measured), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
+# candidates an earlier run measured), TRIAL_CANDIDATES_ONLY=1 (only the candidates), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
 # default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, bruck at TRIAL_RADICES, on the
 # count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks),
 # TRIAL_COLLECTIVE=neighbor (direct and locality on mpia_bench's neighbor patterns,
@@ -78,7 +78,7 @@ sim() {
   (cd "$out" && env TMPDIR="$out/tmp" MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout "${TRIAL_TIMEOUT:-1800}" \
     smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
-      "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" --sizes "$size" \
+      "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" "${sweep[@]}" --sizes "$size" \
       --iters 2 --warmup "$warmup" --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
     >"$log.log" 2>&1 || { tail -n 20 "$log.log"; echo "trial.sh: simulation $log failed" >&2; exit 1; }
   if grep -qE 'FATAL|WRONG RESULT' "$log.log"; then grep -E 'FATAL|WRONG' "$log.log" >&2; exit 1; fi
@@ -98,7 +98,15 @@ PY
 }
 
 coll=()
+sweep=()
 pattern=""
+# auto_sims P SIZE: the two autos, unless TRIAL_CANDIDATES_ONLY (the candidates' times do not
+# depend on the selection code: a change to auto reruns only these, TRIAL_AUTO_ONLY=1).
+auto_sims() {
+  [ -z "${TRIAL_CANDIDATES_ONLY:-}" ] || return 0
+  sim auto_measured "$1" "$2" 17 auto
+  sim auto_model "$1" "$2" 0 auto MPIX_AUTO=model
+}
 if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
   for P in ${TRIAL_NP:-64}; do
     for pattern in ${TRIAL_PATTERNS:-random}; do
@@ -106,8 +114,7 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
       for size in ${TRIAL_SIZES:-8 512}; do
         echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
         sim flat "$P" "$size" 0 'direct,locality'
-        sim auto_measured "$P" "$size" 17 auto
-        sim auto_model "$P" "$size" 0 auto MPIX_AUTO=model
+        auto_sims "$P" "$size"
       done
     done
   done
@@ -123,8 +130,7 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
       for size in ${TRIAL_SIZES:-8 64 512 4096}; do
         echo "trial.sh: $name alltoallv $pattern P=$P mean ${size} B"
         sim flat "$P" "$size" 0 'linear,pairwise,multipair_waitany,bruck:radix=*,locality'
-        sim auto_measured "$P" "$size" 17 auto
-        sim auto_model "$P" "$size" 0 auto MPIX_AUTO=model
+        auto_sims "$P" "$size"
       done
     done
   done
@@ -134,19 +140,17 @@ for P in ${TRIAL_NP-64}; do
   N=$((P / Q))
   for size in ${TRIAL_SIZES:-8 64 512 4096}; do
     echo "trial.sh: $name P=$P ($N x $Q) ${size} B"
-    [ -z "${TRIAL_AUTO_ONLY:-}" ] || intra=""
+    # Every candidate in one simulation (each simulation of P = 1024 ranks spends ~40 s starting):
+    # the flat ones and tra2's grid of (radix_intra <= ranks per node, radix_inter <= nodes),
+    # persistent, through mpia_bench's parameter sweep.
+    ri="" re=""
+    for r1 in $intra; do [ "$r1" -le "$Q" ] && ri="$ri${ri:+,}$r1"; done
+    for r2 in 2 4 8 16 32 64; do [ "$r2" -le "$N" ] && re="$re${re:+,}$r2"; done
+    sweep=(--sweep "radix_intra=$ri" --sweep "radix_inter=$re")
     [ -n "${TRIAL_AUTO_ONLY:-}" ] ||
-      sim flat "$P" "$size" 0 "${TRIAL_FLAT:-linear,pairwise,bruck,modified_bruck,tra:radix=*}"
-    for r1 in $intra; do
-      [ "$r1" -le "$Q" ] || continue
-      for r2 in 2 4 8 16 32 64; do
-        [ "$r2" -le "$N" ] || continue
-        sim "tra2:radix_intra=$r1,radix_inter=$r2" "$P" "$size" 0 MPIX_Alltoall \
-          MPIX_ALLTOALL="tra2:radix_intra=$r1,radix_inter=$r2"
-      done
-    done
-    sim auto_measured "$P" "$size" 17 auto
-    sim auto_model "$P" "$size" 0 auto MPIX_AUTO=model
+      sim flat "$P" "$size" 0 "${TRIAL_FLAT:-linear,pairwise,bruck,modified_bruck,tra:radix=*},tra2:*"
+    sweep=()
+    auto_sims "$P" "$size"
   done
 done
 
