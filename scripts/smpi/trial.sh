@@ -3,7 +3,7 @@
 # per (P, block size), the time of every alltoall candidate we can name (linear, pairwise, the
 # Bruck family (not zero_copy_bruck: SMPI 3.32 delivers wrong bytes with its per-round derived
 # datatypes, on the commit before issue #18's work too), tra at a ladder of radices, tra2 at a grid of radix pairs), of the persistent
-# auto request after its trial (mpia_bench --warmup 17: the trial's at most 16 starts are over
+# auto request after its trial (mpia_bench --warmup 20: the trial's at most 18 starts are over
 # before timing), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
 # byte by mpia_bench. Writes $TRIAL_OUT/trial.csv (platform, P, ppn, bytes, selection, time_us:
 # what scripts/calibrate.py reads; auto rows are ignored by its fit) and
@@ -17,7 +17,7 @@
 # default "2 4 8 16 32", those <= the ranks per node), TRIAL_RADICES (tra's, default "2,3,4,8,16,32"), TRIAL_OUT (default
 # build/smpi/trial/<env name>), TRIAL_TUNING (a tuning file for both autos, e.g. a calibration's),
 # TRIAL_AUTO_ONLY=1 (only the two autos: with TRIAL_TUNING, a calibration judged on points whose
-# candidates an earlier run measured), TRIAL_CANDIDATES_ONLY=1 (only the candidates), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
+# candidates an earlier run measured), TRIAL_CANDIDATES_ONLY=1 (only the candidates), TRIAL_AUTOS (default "measured model": which autos), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
 # default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, bruck at TRIAL_RADICES, on the
 # count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks),
 # TRIAL_COLLECTIVE=neighbor (direct and locality on mpia_bench's neighbor patterns,
@@ -104,8 +104,8 @@ pattern=""
 # depend on the selection code: a change to auto reruns only these, TRIAL_AUTO_ONLY=1).
 auto_sims() {
   [ -z "${TRIAL_CANDIDATES_ONLY:-}" ] || return 0
-  sim auto_measured "$1" "$2" 17 auto
-  sim auto_model "$1" "$2" 0 auto MPIX_AUTO=model
+  case " ${TRIAL_AUTOS:-measured model} " in *" measured "*) sim auto_measured "$1" "$2" 20 auto ;; esac
+  case " ${TRIAL_AUTOS:-measured model} " in *" model "*) sim auto_model "$1" "$2" 0 auto MPIX_AUTO=model ;; esac
 }
 if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
   for P in ${TRIAL_NP:-64}; do

@@ -53,7 +53,7 @@ Selection choose(CommState& st, std::int64_t block_bytes) {
 // The shortlist a persistent auto request measures (trial.hpp), or the one selection it runs:
 // a tuning rule's, or the model's pick when it does not measure (or nothing is worth measuring:
 // one rank, empty blocks).
-std::vector<Selection> choose_list(CommState& st, std::int64_t block_bytes, bool measure) {
+Shortlist choose_list(CommState& st, std::int64_t block_bytes, bool measure) {
   const Machine m = machine_of(comm_locality(st).map);
   return auto_list(Collective::Alltoall, m, block_bytes, measure && m.nranks > 1 && block_bytes > 0,
                    [&](const CostModel& model) { return rank_alltoall(model, m, block_bytes); });
@@ -120,7 +120,7 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
   comm_locality(st);
   Proposal p;
   bool threaded = false;
-  std::vector<Selection> list;
+  Shortlist list;
   checked(p, [&] {
     if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     threaded = wants_progress_thread(info);
@@ -128,9 +128,9 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
     const Selection sel = select_algorithm(
         Collective::Alltoall, info, st.default_algorithm(Collective::Alltoall), extent_of(st));
     list = sel.algorithm->kind == AlgorithmKind::Auto ? choose_list(st, p.same, wants_trial(info))
-                                                      : std::vector<Selection>{sel};
+                                                      : only(sel);
     // Whether a trial runs, and over what, is agreed with the choice.
-    for (const Selection& s : list) p.choice += s.to_string() + ";";
+    p.choice = list.to_string();
   });
   p.tag = true;
   const Agreement ag = agree(st, p);
@@ -178,8 +178,8 @@ CommState::BlockingTrial* find_trial(CommState& st, std::int64_t bytes) {
 // shortlist has several entries, the size's trial.
 Selection choose_blocking(CommState& st, const AlltoallArgs& a, std::int64_t bytes) {
   if (settings().debug || !wants_trial(MPI_INFO_NULL)) return choose(st, bytes);
-  const std::vector<Selection> list = choose_list(st, bytes, true);
-  if (list.size() > 1 && !find_trial(st, bytes)) {
+  const Shortlist list = choose_list(st, bytes, true);
+  if (list.entries.size() > 1 && !find_trial(st, bytes)) {
     auto plan = std::make_shared<AgreedPlan>();
     set_entries(
         *plan, list, [&](const Selection& s, bool) { return alltoall_schedule(a, s, st); },
@@ -188,7 +188,7 @@ Selection choose_blocking(CommState& st, const AlltoallArgs& a, std::int64_t byt
     if (st.trials.size() == CommState::kBlockingTrials) st.trials.erase(st.trials.begin());
     st.trials.push_back({bytes, st.default_algorithm(Collective::Alltoall), std::move(plan)});
   }
-  return list.front();
+  return list.entries.front();
 }
 
 void alltoall_blocking(CommState& st, const AlltoallArgs& a) {

@@ -177,7 +177,7 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
   p.maxima[2] = sizes.local.rank_messages;
   p.tag = threaded != nullptr;  // a blocking call's plan runs on tag 0, as every blocking call
   const Agreement ag = agree(st, p);
-  std::vector<Selection> list{sel};
+  Shortlist list = only(sel);
   const Machine m = machine_of(comm_locality(st).map);
   const AlltoallvStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
   if (sel.algorithm->kind == AlgorithmKind::Auto)

@@ -198,12 +198,14 @@ struct AgreedPlan {
 // consumed), traffic(schedule) counts it. The first entry is the plan's selection; a list of one
 // runs no trial.
 template <class BuildSchedule, class TrafficOf>
-void set_entries(AgreedPlan& plan, const std::vector<Selection>& list, BuildSchedule&& schedule,
+void set_entries(AgreedPlan& plan, const Shortlist& list, BuildSchedule&& schedule,
                  TrafficOf&& traffic) {
-  for (std::size_t i = 0; i < list.size(); ++i) {
+  const std::vector<Selection>& sel = list.entries;
+  for (std::size_t i = 0; i < sel.size(); ++i) {
     TrialEntry e;
-    e.selection = list[i];
-    e.schedule = schedule(list[i], i + 1 == list.size());
+    e.selection = sel[i];
+    e.refines = list.refines[i];
+    e.schedule = schedule(sel[i], i + 1 == sel.size());
     e.traffic = traffic(e.schedule.get());
     plan.trial.push_back(std::move(e));
   }
@@ -230,17 +232,16 @@ std::unique_ptr<Operation> plan_operation(const AgreedPlan& p, std::shared_ptr<P
 // The shortlist auto runs for collective c: a tuning rule's selection, or (measure) the
 // shortlist of the model's ranking, or its pick. rank() is the model's ranking.
 template <class Rank>
-std::vector<Selection> auto_list(Collective c, const Machine& m, std::int64_t bytes, bool measure,
-                                 Rank&& rank) {
+Shortlist auto_list(Collective c, const Machine& m, std::int64_t bytes, bool measure, Rank&& rank) {
   const Tuning& t = settings_tuning();
-  std::vector<Selection> list;
+  Shortlist list;
   const Selection s = resolve_auto(t, c, m, bytes, [&] {
     std::vector<Ranked> ranked = rank(t.model);
     if (!measure) return ranked.front().selection;
     list = shortlist(ranked);
-    return list.front();
+    return list.entries.front();
   });
-  if (list.empty()) list.push_back(s);
+  if (list.entries.empty()) list = only(s);
   return list;
 }
 

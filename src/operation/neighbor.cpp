@@ -278,7 +278,7 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
   }
   p.tag = threaded_out != nullptr;  // a blocking call's plan runs on tag 0
   const Agreement ag = agree(st, p);
-  std::vector<Selection> list{sel};
+  Shortlist list = only(sel);
   const Machine m = machine_of(comm_locality(st).map);
   const NeighborStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
   if (sel.algorithm->kind == AlgorithmKind::Auto)

@@ -86,7 +86,7 @@ TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
   if (state_->fastest.empty()) {
     state_->fastest.assign(entries_.size(), std::numeric_limits<double>::infinity());
     state_->shown = "trying";
-    for (const TrialEntry& e : entries_) state_->shown += " " + e.selection.to_string();
+    for (int i : round()) state_->shown += " " + entries_[std::size_t(i)].selection.to_string();
   }
   algorithm_ = entries_[0].selection.to_string();
   traffic_ = entries_[0].traffic;
@@ -136,6 +136,25 @@ double TrialOperation::measured(int entry, double seconds) const {
   return fake_time(spec, entries_[std::size_t(entry)].selection.to_string(), rank_, seconds);
 }
 
+std::vector<int> TrialOperation::round() const {
+  std::vector<int> out;
+  if (state_->refining >= 0) {
+    out.push_back(state_->refining);
+    out.insert(out.end(), state_->second.begin(), state_->second.end());
+    return out;
+  }
+  for (int i = 0; i < int(entries_.size()); ++i)
+    if (entries_[std::size_t(i)].refines < 0) out.push_back(i);
+  return out;
+}
+
+int TrialOperation::entry_for(int n) const {
+  int first = 0;
+  for (const TrialEntry& e : entries_) first += e.refines < 0;
+  if (n < first * kTrialStarts) return n / kTrialStarts;
+  return state_->second[std::size_t((n - first * kTrialStarts) / kRefineStarts)];
+}
+
 bool TrialOperation::do_start() {
   // Settled: the entry's own start, nothing timed (a settled request costs what its entry does).
   timing_ = state_->winner < 0;
@@ -143,7 +162,7 @@ bool TrialOperation::do_start() {
     use(state_->winner);
     return start_part(*exec_);
   }
-  use(state_->starts / kTrialStarts);
+  use(entry_for(state_->starts));
   t0_ = MPI_Wtime();
   return start_part(*exec_) && data_done();
 }
@@ -154,7 +173,10 @@ bool TrialOperation::data_done() {
   const int n = s.starts++;
   double& f = s.fastest[std::size_t(current_)];
   f = std::min(f, measured(current_, t));
-  if (n + 1 < int(entries_.size()) * kTrialStarts) return true;
+  int last = 0;  // the starts of the trial up to the end of this round
+  for (const TrialEntry& e : entries_) last += e.refines < 0;
+  last = last * kTrialStarts + int(s.second.size()) * kRefineStarts;
+  if (n + 1 < last) return true;
   agreed_ = s.fastest;
   if (size_ == 1) {
     settle();
@@ -201,14 +223,42 @@ bool TrialOperation::reduce(bool block) {
 }
 
 void TrialOperation::settle() {
-  int best = 0;
-  for (int i = 1; i < int(agreed_.size()); ++i)
+  // The round's entries, the one to beat first (the model's pick, or the first round's winner).
+  const std::vector<int> r = round();
+  int best = r[0];
+  for (int i : r)
     if (agreed_[std::size_t(i)] < agreed_[std::size_t(best)]) best = i;
-  if (agreed_[std::size_t(best)] > (1 - kKeepMargin) * agreed_[0]) best = 0;
-  state_->winner = best;
-  std::string text = "chose " + entries_[std::size_t(best)].selection.to_string() + " after";
+  if (agreed_[std::size_t(best)] > (1 - kKeepMargin) * agreed_[std::size_t(r[0])]) best = r[0];
+  std::string times;
   for (std::size_t i = 0; i < entries_.size(); ++i)
-    text += (i ? ", " : " ") + entries_[i].selection.to_string() + "=" + micros(agreed_[i]) + "us";
+    if (agreed_[i] < std::numeric_limits<double>::infinity())
+      times += (times.empty() ? " " : ", ") + entries_[i].selection.to_string() + "=" +
+               micros(agreed_[i]) + "us";
+  if (state_->refining < 0) {
+    // A second round: best's refinements, and the runner-up's when it came within the margin.
+    int runner = -1;
+    for (int i : r)
+      if (i != best && (runner < 0 || agreed_[std::size_t(i)] < agreed_[std::size_t(runner)]))
+        runner = i;
+    const bool close = runner >= 0 && agreed_[std::size_t(runner)] <=
+                                          (1 + kRefineMargin) * agreed_[std::size_t(best)];
+    std::vector<int> second;
+    for (int i = 0; i < int(entries_.size()); ++i) {
+      const int of = entries_[std::size_t(i)].refines;
+      if (of >= 0 && (of == best || (close && of == runner))) second.push_back(i);
+    }
+    if (!second.empty()) {
+      std::string text = "refining " + entries_[std::size_t(best)].selection.to_string() + " with";
+      for (int i : second) text += " " + entries_[std::size_t(i)].selection.to_string();
+      std::lock_guard<std::mutex> lock(shown_mutex_);
+      state_->refining = best;
+      state_->second = std::move(second);
+      state_->shown = text + " after" + times;
+      return;
+    }
+  }
+  state_->winner = best;
+  const std::string text = "chose " + entries_[std::size_t(best)].selection.to_string() + " after" + times;
   const bool report = settings().report && rank_ == 0;
   {
     std::lock_guard<std::mutex> lock(shown_mutex_);

@@ -4,18 +4,23 @@
 // own calls) and ADCL (Gabriel et al.: runtime selection among implementations of a persistent
 // operation).
 //
-// The trial is a fixed sequence, the same on every rank: starts 0..R-1 run the model's pick,
-// R..2R-1 the second entry, and so on (R = kTrialStarts; at most 4 entries, so it ends within 16
-// starts). Every start is a complete, correct execution of the collective: only the schedule
-// differs. Each rank keeps, per entry, its fastest start (start to observed completion: noise
-// only ever adds). When the last trial start's data exchange is complete, the request agrees
-// on the result before it completes: a max-reduction of those times over the ranks (the slowest
-// rank sets the pace), log2(P) rounds of one message each way on the request's own tag (its
-// messages cannot meet another request's, and come after all of this start's data on every
-// pair: no reordering with the data of the next start). Every rank then holds the same vector
-// and settles on the same entry: the fastest, unless it is less than kKeepMargin faster than
-// the model's pick (noise must not flip a good pick). From the next start on, only that entry
-// runs.
+// The trial is a fixed sequence, the same on every rank, in two rounds. First round: starts
+// 0..R-1 run the model's pick, R..2R-1 the second first-round entry, and so on (R =
+// kTrialStarts; at most 4 such entries). Every start is a complete, correct execution of the
+// collective: only the schedule differs. Each rank keeps, per entry, its fastest start (start to
+// observed completion: noise only ever adds). When the round's last start's data exchange is
+// complete, the request agrees on the result before it completes: a max-reduction of those
+// times over the ranks (the slowest rank sets the pace), log2(P) rounds of one message each way
+// on the request's own tag (its messages cannot meet another request's, and come after all of
+// this start's data on every pair: no reordering with the data of the next start). Every rank
+// then holds the same vector and takes the same round winner: the fastest, unless it is less
+// than kKeepMargin faster than the model's pick (noise must not flip a good pick). Second round,
+// when there is something to refine: the winner's refinements (its parameter neighbours,
+// shortlist.hpp), and the runner-up's when the runner-up was within kRefineMargin of the winner
+// (a family that came close may hide a better parameter: issue 18's tra radix 4, behind tra2
+// where tra radix 8 came second), kRefineStarts starts each, another agreement, and the
+// fastest of the winner and the refinements (the winner kept unless beaten by kKeepMargin).
+// At most 4 x 3 + 4 x 2 = 20 starts. From the next start on, only the settled entry runs.
 //
 // Bounded: one lowered plan at a time (the entries share the request's bound buffers and are
 // lowered in turn, at the first start of each; schedules are built at init, where the entries'
@@ -36,11 +41,14 @@
 
 namespace mpia {
 
-constexpr int kTrialStarts = 4;       // starts per shortlist entry
-constexpr double kKeepMargin = 0.05;  // the model's pick stays unless beaten by more
+constexpr int kTrialStarts = 3;        // starts per first-round entry
+constexpr int kRefineStarts = 2;       // starts per second-round entry
+constexpr double kRefineMargin = 0.15;  // a runner-up this close is refined too
+constexpr double kKeepMargin = 0.05;   // the model's pick stays unless beaten by more
 
 struct TrialEntry {
   Selection selection;
+  int refines = -1;  // -1: a first-round entry; else the first-round entry it refines
   std::shared_ptr<const Schedule> schedule;
   Traffic traffic;
 };
@@ -59,6 +67,8 @@ struct TrialPoint {
 struct TrialState {
   int starts = 0;               // completed starts
   int winner = -1;              // settled entry, -1 while trying
+  int refining = -1;            // the first round's winner, once the second round begins
+  std::vector<int> second;      // the second round's entries
   std::vector<double> fastest;  // this rank's fastest start per entry (s)
   std::string shown;            // what MPIX_Request_get_trial says (guarded by the op's mutex)
 };
@@ -90,6 +100,9 @@ class TrialOperation : public Operation {
   void post_round();
   bool reduce(bool block);
   void settle();
+  // The entry start number n of the trial runs; the entries of the round under way.
+  int entry_for(int n) const;
+  std::vector<int> round() const;
   void use(int entry);
   double measured(int entry, double seconds) const;
 

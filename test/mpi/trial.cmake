@@ -2,7 +2,8 @@
 #   mpi.trial          every start right, agreement, many requests in any completion order, off
 #                      where it must be: the real measured times
 #   mpi.env.trial_*    injected times (MPIX_TRIAL_TIMES, read once per process) and what the trial
-#                      must settle on (MPIA_TEST_TRIAL_WINNER, see test_trial.cpp); MPIX_AUTO=model
+#                      must settle on (MPIA_TEST_TRIAL_WINNER, see test_trial.cpp; a second round:
+#                      trial_refined); MPIX_AUTO=model
 add_executable(mpia_test_trial test_trial.cpp)
 target_link_libraries(mpia_test_trial PRIVATE mpia_mpi_test_support)
 mpia_add_mpi_test(NAME mpi.trial TARGET mpia_test_trial)
@@ -13,6 +14,11 @@ _mpia_env_test(trial_cheapest trial FILTER "TrialAgreement.*" NPROCS 2 3 4 ENVIR
 # Ranks measure differently: rank 1 finds bruck slow, so nobody takes it.
 _mpia_env_test(trial_ranks_differ trial FILTER "TrialAgreement.*" NPROCS 3 4 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" "MPIA_TEST_TRIAL_WINNER=!bruck")
+# The first round's winner (tra) is refined: a radix the model ranked lower wins the second round
+# (on these ranks the first round holds tra:radix=2, whose refinement is radix 4: doubled).
+_mpia_env_test(trial_refined trial FILTER "TrialAgreement.Settles*" NPROCS 4 5 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,tra=50,tra:radix=4=10" MPIA_TEST_TRIAL_WINNER=tra:radix=4
+  MPIA_TEST_TRIAL_REFINED=1)
 # Less than 5 % faster: the model's pick stays.
 _mpia_env_test(trial_margin trial FILTER "TrialAgreement.*" NPROCS 3 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,bruck=96" MPIA_TEST_TRIAL_WINNER=pick)
