@@ -32,8 +32,8 @@
  * built-in defaults (src/collective/tuning.hpp has the file's syntax; scripts/calibrate.py and
  * scripts/calibrate_cluster.sh write one from measurements). A persistent "auto" request then
  * measures the model's shortlist during its first starts and keeps the fastest
- * (MPIX_Request_get_trial), and so do blocking calls under "auto" (alltoall: the first 16 calls
- * of each block size; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model or info "mpix_auto"="model" turns that off, and
+ * (MPIX_Request_get_trial), and so do blocking calls under "auto" (alltoall: at most the first
+ * 20 calls of each block size; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model or info "mpix_auto"="model" turns that off, and
  * MPIX_TUNING_OUT=<file> writes what was settled as tuning rules at MPI_Finalize.
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,

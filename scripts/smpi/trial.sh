@@ -82,7 +82,7 @@ sim() {
       --iters 2 --warmup "$warmup" --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
     >"$log.log" 2>&1 || { tail -n 20 "$log.log"; echo "trial.sh: simulation $log failed" >&2; exit 1; }
   if grep -qE 'FATAL|WRONG RESULT' "$log.log"; then grep -E 'FATAL|WRONG' "$log.log" >&2; exit 1; fi
-  /usr/bin/python3 - "$log.csv" "$csv" "$name${pattern:+/$pattern}" "$P" "$tag" "$Q" <<'PY'
+  /usr/bin/python3 - "$log.csv" "$csv" "$name${plabel:+/$plabel}" "$P" "$tag" "$Q" <<'PY'
 import csv, sys
 src, dst, plat, P, tag, Q = sys.argv[1:7]
 with open(dst, "a", newline="") as out:
@@ -100,6 +100,7 @@ PY
 coll=()
 sweep=()
 pattern=""
+plabel=""
 # auto_sims P SIZE: the two autos, unless TRIAL_CANDIDATES_ONLY (the candidates' times do not
 # depend on the selection code: a change to auto reruns only these, TRIAL_AUTO_ONLY=1).
 auto_sims() {
@@ -111,6 +112,7 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
   for P in ${TRIAL_NP:-64}; do
     for pattern in ${TRIAL_PATTERNS:-random}; do
       coll=(--collective neighbor --patterns "$pattern" --degree "${TRIAL_DEGREE:-16}")
+      plabel="neighbor-$pattern"  # the rows' platform: <kind>/neighbor-<pattern>
       for size in ${TRIAL_SIZES:-8 512}; do
         echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
         sim flat "$P" "$size" 0 'direct,locality'
@@ -124,6 +126,7 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
   for P in ${TRIAL_NP:-64}; do
     for pattern in ${TRIAL_PATTERNS:-uniform skewed sparse}; do
       coll=(--collective alltoallv --patterns "$pattern")
+      plabel="$pattern"  # the rows' platform: <kind>/<pattern>
       # SMPI 3.32's default MPI_Alltoallv (the bench's baseline) crashes at P = 64, 512 B under
       # simgrid_net: its ompi selection instead.
       cfg+=(--cfg=smpi/alltoallv:ompi)

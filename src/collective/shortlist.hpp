@@ -29,7 +29,7 @@ namespace mpia {
 struct ShortlistPolicy {
   double margin = 3.0;     // candidates predicted at most margin x the best
   std::size_t max = 4;     // first-round entries, the model's pick included
-  std::size_t refine = 2;  // refinements per first-round entry
+  std::size_t refine = 4;  // refinements per first-round entry
 };
 
 // entries[0] is the model's pick; refines[i] is -1 for a first-round entry, else the index of

@@ -228,7 +228,9 @@ void TrialOperation::settle() {
   int best = r[0];
   for (int i : r)
     if (agreed_[std::size_t(i)] < agreed_[std::size_t(best)]) best = i;
-  if (agreed_[std::size_t(best)] > (1 - kKeepMargin) * agreed_[std::size_t(r[0])]) best = r[0];
+  // The model's pick stays unless beaten by the margin (in the second round too, when it won
+  // the first); a measured winner is no better than what beats it by a little.
+  if (r[0] == 0 && agreed_[std::size_t(best)] > (1 - kKeepMargin) * agreed_[0]) best = 0;
   std::string times;
   for (std::size_t i = 0; i < entries_.size(); ++i)
     if (agreed_[i] < std::numeric_limits<double>::infinity())
@@ -243,10 +245,10 @@ void TrialOperation::settle() {
     const bool close = runner >= 0 && agreed_[std::size_t(runner)] <=
                                           (1 + kRefineMargin) * agreed_[std::size_t(best)];
     std::vector<int> second;
-    for (int i = 0; i < int(entries_.size()); ++i) {
-      const int of = entries_[std::size_t(i)].refines;
-      if (of >= 0 && (of == best || (close && of == runner))) second.push_back(i);
-    }
+    for (int of : {best, close ? runner : -1})
+      for (int i = 0; i < int(entries_.size()) && of >= 0; ++i)
+        if (entries_[std::size_t(i)].refines == of && int(second.size()) < kRefineEntries)
+          second.push_back(i);
     if (!second.empty()) {
       std::string text = "refining " + entries_[std::size_t(best)].selection.to_string() + " with";
       for (int i : second) text += " " + entries_[std::size_t(i)].selection.to_string();

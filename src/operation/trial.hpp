@@ -16,11 +16,12 @@
 // then holds the same vector and takes the same round winner: the fastest, unless it is less
 // than kKeepMargin faster than the model's pick (noise must not flip a good pick). Second round,
 // when there is something to refine: the winner's refinements (its parameter neighbours,
-// shortlist.hpp), and the runner-up's when the runner-up was within kRefineMargin of the winner
+// shortlist.hpp), then the runner-up's when the runner-up was within kRefineMargin of the winner
 // (a family that came close may hide a better parameter: issue 18's tra radix 4, behind tra2
-// where tra radix 8 came second), kRefineStarts starts each, another agreement, and the
-// fastest of the winner and the refinements (the winner kept unless beaten by kKeepMargin).
-// At most 4 x 3 + 4 x 2 = 20 starts. From the next start on, only the settled entry runs.
+// where tra radix 8 came second), at most kRefineEntries, kRefineStarts starts each; another
+// agreement, and the fastest of the winner and the refinements (the model's pick, when it won
+// the first round, again kept unless beaten by kKeepMargin; a measured winner has no such
+// claim). At most 4 x 2 + 6 x 2 = 20 starts. From the next start on, only the settled entry runs.
 //
 // Bounded: one lowered plan at a time (the entries share the request's bound buffers and are
 // lowered in turn, at the first start of each; schedules are built at init, where the entries'
@@ -41,8 +42,9 @@
 
 namespace mpia {
 
-constexpr int kTrialStarts = 3;        // starts per first-round entry
-constexpr int kRefineStarts = 2;       // starts per second-round entry
+constexpr int kTrialStarts = 2;         // starts per first-round entry
+constexpr int kRefineStarts = 2;        // starts per second-round entry
+constexpr int kRefineEntries = 6;       // second-round entries at most
 constexpr double kRefineMargin = 0.15;  // a runner-up this close is refined too
 constexpr double kKeepMargin = 0.05;   // the model's pick stays unless beaten by more
 
