@@ -48,7 +48,6 @@ std::vector<Ranked> rank_alltoall(const CostModel& model, const Machine& m,
                                   std::int64_t block_bytes);
 
 // The shortlist of a ranking (best first); ranked[0] is always its first entry.
-Shortlist shortlist(const std::vector<Ranked>& ranked,
-                                 const ShortlistPolicy& policy = {});
+Shortlist shortlist(const std::vector<Ranked>& ranked, const ShortlistPolicy& policy = {});
 
 }  // namespace mpia

@@ -159,8 +159,8 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
 }
 
 // Blocking alltoall under auto measures too, per block size: the model's shortlist for the size
-// is tried over the calls of that size (kTrialStarts each, trial.hpp), then the winner runs.
-// Nothing needs agreeing to begin: the shortlist's inputs (P, node map, block size, settings)
+// is tried over the calls of that size (two rounds, at most 20 calls: trial.hpp), then the winner
+// runs. Nothing needs agreeing to begin: the shortlist's inputs (P, node map, block size, settings)
 // are the same on every rank, and every rank makes the same calls in the same order, so call n
 // of a size runs the same entry everywhere whatever each rank's plan cache did -- the trial's
 // state belongs to the size, not to a plan, so a plan lowered anew for moved buffers goes on
@@ -225,10 +225,9 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   const bool cacheable = predefined(a.recvtype) && (a.in_place() || predefined(a.sendtype));
   st.call_words.clear();
   if (cacheable) {
-    for (std::int64_t w :
-         {std::int64_t(-1), trial ? word(trial) : word(sel->algorithm), word(a.sendbuf),
-          std::int64_t(a.sendcount),
-          word(a.sendtype), word(a.recvbuf), std::int64_t(a.recvcount), word(a.recvtype)})
+    for (std::int64_t w : {std::int64_t(-1), trial ? word(trial) : word(sel->algorithm),
+                           word(a.sendbuf), std::int64_t(a.sendcount), word(a.sendtype),
+                           word(a.recvbuf), std::int64_t(a.recvcount), word(a.recvtype)})
       st.call_words.push_back(w);
     for (std::int64_t v : sel->values) st.call_words.push_back(v);
   }
@@ -238,7 +237,9 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
     if (!trial) return make_alltoall(a, *sel, st, 0);
     return plan_operation(
         *trial, st.comm,
-        [&] { return lower_alltoall(a, trial->algorithm, *trial->schedule, trial->traffic, st, 0); },
+        [&] {
+          return lower_alltoall(a, trial->algorithm, *trial->schedule, trial->traffic, st, 0);
+        },
         []() -> std::unique_ptr<Operation> { return nullptr; });
   });
   note_call(st, Collective::Alltoall, *sel, hit);

@@ -260,7 +260,8 @@ void TrialOperation::settle() {
     }
   }
   state_->winner = best;
-  const std::string text = "chose " + entries_[std::size_t(best)].selection.to_string() + " after" + times;
+  const std::string text =
+      "chose " + entries_[std::size_t(best)].selection.to_string() + " after" + times;
   const bool report = settings().report && rank_ == 0;
   {
     std::lock_guard<std::mutex> lock(shown_mutex_);

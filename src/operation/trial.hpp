@@ -46,7 +46,7 @@ constexpr int kTrialStarts = 2;         // starts per first-round entry
 constexpr int kRefineStarts = 2;        // starts per second-round entry
 constexpr int kRefineEntries = 6;       // second-round entries at most
 constexpr double kRefineMargin = 0.15;  // a runner-up this close is refined too
-constexpr double kKeepMargin = 0.05;   // the model's pick stays unless beaten by more
+constexpr double kKeepMargin = 0.05;    // the model's pick stays unless beaten by more
 
 struct TrialEntry {
   Selection selection;

@@ -26,7 +26,7 @@ namespace {
 
 constexpr int kTrialStarts = 2;   // starts per first-round entry (trial.hpp)
 constexpr int kRefineStarts = 2;  // starts per second-round entry
-constexpr int kTrialBound = 20;  // the trial ends within this many starts (issue 18)
+constexpr int kTrialBound = 20;   // the trial ends within this many starts (issue 18)
 
 std::string trial_text(MPIX_Request r) {
   char buf[MPIX_MAX_TRIAL_STRING];
@@ -380,9 +380,9 @@ TEST(TrialBlocking, AlltoallSettles) {
       if (it % 5 == 0) {
         osend.fill(me, it, true);
         orecv.poison(0xEE);
-        ASSERT_EQ(MPIX_Alltoall(osend.ptr(), other, MPI_INT, orecv.ptr(), other, MPI_INT,
-                                MPI_COMM_WORLD),
-                  MPI_SUCCESS);
+        ASSERT_EQ(
+            MPIX_Alltoall(osend.ptr(), other, MPI_INT, orecv.ptr(), other, MPI_INT, MPI_COMM_WORLD),
+            MPI_SUCCESS);
         EXPECT_EQ(orecv.check(me, it, false, "other call " + std::to_string(it)), 0);
       }
     }
@@ -402,13 +402,15 @@ TEST(TrialNeighbor, EveryStartIsRight) {
   const int n = 64;
   std::vector<int> send(2 * n), recv(2 * n), counts{n, n}, displs{0, n};
   MPIX_Request r = MPIX_REQUEST_NULL;
-  ASSERT_EQ(MPIX_Neighbor_alltoallv_init(send.data(), counts.data(), displs.data(), MPI_INT,
-                                         recv.data(), counts.data(), displs.data(), MPI_INT, ring,
-                                         MPI_INFO_NULL, &r),
-            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPIX_Neighbor_alltoallv_init(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                                   counts.data(), displs.data(), MPI_INT, ring, MPI_INFO_NULL, &r),
+      MPI_SUCCESS);
   const int left = (me + P - 1) % P, right = (me + 1) % P;
   // Block 0 goes to (comes from) the -1 neighbour, block 1 to (from) the +1 neighbour.
-  auto value = [](int src, int block, int it, int j) { return src * 100000 + block * 10000 + it * 100 + j; };
+  auto value = [](int src, int block, int it, int j) {
+    return src * 100000 + block * 10000 + it * 100 + j;
+  };
   for (int it = 0; it < kTrialBound + 4; ++it) {
     for (int b = 0; b < 2; ++b)
       for (int j = 0; j < n; ++j) send[std::size_t(b * n + j)] = value(me, b, it, j);
