@@ -148,9 +148,14 @@ std::vector<int> TrialOperation::round() const {
   return out;
 }
 
+int TrialOperation::first_round() const {
+  int n = 0;
+  for (const TrialEntry& e : entries_) n += e.refines < 0;
+  return n;
+}
+
 int TrialOperation::entry_for(int n) const {
-  int first = 0;
-  for (const TrialEntry& e : entries_) first += e.refines < 0;
+  const int first = first_round();
   if (n < first * kTrialStarts) return n / kTrialStarts;
   return state_->second[std::size_t((n - first * kTrialStarts) / kRefineStarts)];
 }
@@ -173,9 +178,8 @@ bool TrialOperation::data_done() {
   const int n = s.starts++;
   double& f = s.fastest[std::size_t(current_)];
   f = std::min(f, measured(current_, t));
-  int last = 0;  // the starts of the trial up to the end of this round
-  for (const TrialEntry& e : entries_) last += e.refines < 0;
-  last = last * kTrialStarts + int(s.second.size()) * kRefineStarts;
+  // The starts of the trial up to the end of this round.
+  const int last = first_round() * kTrialStarts + int(s.second.size()) * kRefineStarts;
   if (n + 1 < last) return true;
   agreed_ = s.fastest;
   if (size_ == 1) {

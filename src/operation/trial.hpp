@@ -104,6 +104,7 @@ class TrialOperation : public Operation {
   void settle();
   // The entry start number n of the trial runs; the entries of the round under way.
   int entry_for(int n) const;
+  int first_round() const;  // the first round's entries (entries_[0, first_round()))
   std::vector<int> round() const;
   void use(int entry);
   double measured(int entry, double seconds) const;
