@@ -405,7 +405,7 @@ MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** 
       fail(MPI_ERR_ARG, std::string("mpi-advance: unknown collective '") + collective + "'");
     const AlgorithmSpec* a = algorithm_at(c, index);
     *name = a->name;
-    if (description) *description = a->description;
+    if (description) *description = a->summary.c_str();
   });
 }
 
@@ -703,7 +703,7 @@ MPIA_API int MPIA_Neighbor_alltoallv_topo(const void* sendbuf, const int sendcou
                                           MPI_Datatype recvtype, MPIX_Topo topo) {
   return guard(topo_error_comm(topo), [&] {
     neighbor_blocking(topo_state(topo), v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                                recvcounts, rdispls, recvtype));
+                                               recvcounts, rdispls, recvtype));
   });
 }
 
@@ -716,9 +716,9 @@ MPIA_API int MPIA_Neighbor_alltoallv_topo_init(const void* sendbuf, const int se
   return guard(topo_error_comm(topo), [&] {
     if (request) *request = MPIX_REQUEST_NULL;
     CommState& st = topo_state(topo);
-    std::unique_ptr<Operation> op =
-        neighbor_init(st, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
-                      info, request != nullptr);
+    std::unique_ptr<Operation> op = neighbor_init(
+        st, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+        info, request != nullptr);
     *request = make_request(topo->user, st, std::move(op));
     // Errors go where the object's go: the user's communicator while it lives.
     (*request)->library_comm = topo->user_private;

@@ -19,10 +19,6 @@ inline std::int64_t isqrt_ceil(std::int64_t n) {
   return r;
 }
 
-// A radix: 2..P (2 for P < 2).
-inline std::int64_t radix_min(const Extent&) { return 2; }
-inline std::int64_t radix_max(const Extent& e) { return e.nranks < 2 ? 2 : e.nranks; }
-
 inline Schedule with(Schedule s, Policy policy, Lowering lowering) {
   s.policy = policy;
   s.lowering = lowering;

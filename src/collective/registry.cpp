@@ -1,10 +1,12 @@
 #include "collective/registry.hpp"
 
+#include "collective/record.hpp"
 #include "util/error.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace mpia {
@@ -36,6 +38,14 @@ void check_records(const std::vector<AlgorithmSpec>& table) {
                             : false;
     if (a.needs_peer_sizes != learns) bad(a, "needs_peer_sizes exactly when it learns them");
     if (a.candidates && !a.cost) bad(a, "a candidate has a cost");
+    // Every default within its range, on communicators of every shape the tests run and more.
+    for (const ParamSpec& p : a.params)
+      for (const Extent e : {Extent(1), Extent(2), Extent(7), Extent(64, 4, 16), Extent(9, 3, 4),
+                             Extent(1 << 20, 1 << 14, 64)}) {
+        const std::int64_t lo = p.min_value.at(e), hi = p.max_value.at(e);
+        const std::int64_t d = p.default_value.at(e);
+        if (lo > hi || d < lo || d > hi) bad(a, "a parameter's default lies in its range");
+      }
     for (std::size_t j = 0; j < i; ++j) {
       const AlgorithmSpec& b = table[j];
       if (b.collective != a.collective) continue;
@@ -60,6 +70,11 @@ std::vector<AlgorithmSpec> assemble() {
     return a.collective != b.collective ? a.collective < b.collective : a.listing < b.listing;
   });
   check_records(table);
+  for (AlgorithmSpec& a : table) {
+    a.summary = a.description;
+    for (const ParamSpec& p : a.params)
+      a.summary += std::string("; ") + p.name + ": " + p.description + ", " + p.range_text();
+  }
   return table;
 }
 
@@ -119,6 +134,79 @@ const AlgorithmSpec* blocking_auto_algorithm(Collective c) {
   for (const AlgorithmSpec& a : registry())
     if (a.collective == c && a.blocking_auto) return &a;
   return nullptr;
+}
+
+std::int64_t Bound::at(const Extent& e) const {
+  if (of == Of::Constant) return value;
+  const std::int64_t x = of == Of::Ranks ? e.nranks : of == Of::Nodes ? e.nnodes : e.max_local;
+  return std::max(value, sqrt ? detail::isqrt_ceil(x) : x);
+}
+
+std::string Bound::to_string() const {
+  if (of == Of::Constant) {
+    // 2^k for the large powers of two that mean "no limit" (a window of 2^30 messages).
+    for (int k = 20; k < 63; ++k)
+      if (value == std::int64_t(1) << k) return "2^" + std::to_string(k);
+    return std::to_string(value);
+  }
+  const char* x = of == Of::Ranks ? "P" : of == Of::Nodes ? "N" : "Q";
+  return sqrt ? std::string("ceil(sqrt(") + x + "))" : std::string(x);
+}
+
+std::string ParamSpec::range_text() const {
+  return min_value.to_string() + ".." + max_value.to_string() + ", default " +
+         default_value.to_string();
+}
+
+std::vector<std::int64_t> param_values(const ParamSpec& p, const Extent& e, std::size_t at_most) {
+  at_most = std::max<std::size_t>(at_most, 3);
+  const std::int64_t lo = p.min_value.at(e), hi = p.max_value.at(e), def = p.default_value.at(e);
+  std::vector<std::int64_t> v;
+  if (std::uint64_t(hi - lo) < at_most) {
+    for (std::int64_t x = lo; x <= hi; ++x) v.push_back(x);
+    return v;
+  }
+  for (std::int64_t x = lo; x <= lo + 3; ++x) v.push_back(x);
+  for (std::int64_t x = 1; x<hi; x = x> hi / 2 ? hi : 2 * x)
+    if (x > lo + 3) v.push_back(x);
+  v.push_back(def);
+  v.push_back(hi);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  if (v.size() <= at_most) return v;
+  // Too many: the ends and the default, then the low end (where the edge cases are: radix 2
+  // and 3, a window of 1), then powers of two evenly spaced among the rest.
+  std::vector<std::int64_t> kept{lo, hi};
+  auto keep = [&kept](std::int64_t x) {
+    if (std::find(kept.begin(), kept.end(), x) == kept.end()) kept.push_back(x);
+  };
+  for (std::int64_t x : {def, lo + 1, lo + 2, lo + 3})
+    if (kept.size() < at_most) keep(x);
+  std::vector<std::int64_t> rest;
+  for (std::int64_t x : v)
+    if (std::find(kept.begin(), kept.end(), x) == kept.end()) rest.push_back(x);
+  const std::size_t more = at_most - kept.size();
+  for (std::size_t k = 0; k < more && !rest.empty(); ++k)
+    keep(rest[(2 * k + 1) * rest.size() / (2 * more)]);
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+std::vector<ParamValues> param_grid(const AlgorithmSpec& a, const Extent& e, std::size_t at_most) {
+  std::vector<ParamValues> grid{ParamValues{}};
+  if (a.params.empty()) return grid;
+  const std::size_t share = std::size_t(std::floor(
+      std::pow(double(std::max<std::size_t>(at_most, 1)), 1.0 / double(a.params.size()))));
+  for (const ParamSpec& p : a.params) {
+    std::vector<ParamValues> next;
+    for (const ParamValues& head : grid)
+      for (std::int64_t x : param_values(p, e, share)) {
+        next.push_back(head);
+        next.back().push_back(x);
+      }
+    grid = std::move(next);
+  }
+  return grid;
 }
 
 std::string Selection::to_string() const {

@@ -46,17 +46,45 @@ struct Extent {
   Extent(int p, int n, int q) : nranks(p), nnodes(n), max_local(q) {}
 };
 
+// A parameter's default or bound, as data (MPICH's coll_algorithms.txt keeps its restrictions
+// the same way): a constant, or max(at_least, X) where X is the communicator's ranks P, its
+// nodes N, the most ranks on one node Q, or ceil(sqrt()) of one of them. The listing prints it
+// (to_string), selection checks against it (at), tests walk the range it spans.
+struct Bound {
+  enum class Of : std::uint8_t { Constant, Ranks, Nodes, MaxLocal };
+  Of of = Of::Constant;
+  std::int64_t value = 0;  // the constant; for the others, the least it may be (at_least)
+  bool sqrt = false;       // ceil(sqrt(X)) instead of X
+
+  static constexpr Bound constant(std::int64_t v) { return {Of::Constant, v, false}; }
+  // max(at_least, X) and max(at_least, ceil(sqrt(X))).
+  static constexpr Bound of_size(Of x, std::int64_t at_least) { return {x, at_least, false}; }
+  static constexpr Bound sqrt_of(Of x, std::int64_t at_least) { return {x, at_least, true}; }
+
+  std::int64_t at(const Extent& e) const;
+  std::string to_string() const;  // "2", "P", "ceil(sqrt(Q))", "2^30"
+};
+
+// A radix: 2..P by default; tra and the two-level ones bound it by Q or N instead.
+constexpr Bound kRadixMin = Bound::constant(2);
+constexpr Bound kRadixMax = Bound::of_size(Bound::Of::Ranks, 2);
+
 struct ParamSpec {
   const char* name;
-  const char* description;
-  // Default and allowed range for a communicator of this extent.
-  std::int64_t (*default_value)(const Extent& e);
-  std::int64_t (*min_value)(const Extent& e);
-  std::int64_t (*max_value)(const Extent& e);
+  const char* description;  // what it means; its range and default are printed from the data
+  Bound default_value, min_value, max_value;
+  // "2..P, default ceil(sqrt(P))": the range and default for any communicator.
+  std::string range_text() const;
 };
 
 // Resolved parameter values, one per ParamSpec, in the spec's order.
 using ParamValues = std::vector<std::int64_t>;
+
+// Values of one parameter that span its range on a communicator of extent e, ascending, at most
+// at_most (>= 3) of them: every value when there are no more; else the ends, the default, the
+// three values above the low end and then powers of two spread evenly between, as many as fit.
+// What the test matrix walks.
+std::vector<std::int64_t> param_values(const ParamSpec& p, const Extent& e, std::size_t at_most);
 
 using AlltoallBuilder = Schedule (*)(const AlltoallShape& shape, const ParamValues& values);
 
@@ -96,6 +124,9 @@ struct AlgorithmSpec {
   Collective collective = Collective::Alltoall;
   const char* name = "";
   const char* description = "";
+  // The description followed by every parameter's meaning, range and default (set by the
+  // table from the records: what MPIX_Algorithm_get and the listings show).
+  std::string summary;
   AlgorithmKind kind = AlgorithmKind::Scheduled;
   // Where the algorithm stands in its collective's listing (MPIX_Algorithm_get's index, the
   // order of every listing and test matrix): ascending, unique within a collective.
@@ -137,6 +168,10 @@ const AlgorithmSpec* algorithm_at(Collective c, int index);
 const AlgorithmSpec* find_kind(Collective c, AlgorithmKind kind);
 // The algorithm a blocking auto call of c runs without agreement (blocking_auto), or nullptr.
 const AlgorithmSpec* blocking_auto_algorithm(Collective c);
+
+// Every combination of the param_values of an algorithm's parameters, at most about at_most in
+// all (each parameter gets an equal share); one empty ParamValues for an algorithm without any.
+std::vector<ParamValues> param_grid(const AlgorithmSpec& a, const Extent& e, std::size_t at_most);
 
 // An algorithm with every parameter resolved.
 struct Selection {

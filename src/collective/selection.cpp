@@ -97,10 +97,10 @@ Selection parse_selection(Collective c, std::string_view text, const ExtentOf& e
   const int nranks = extent.nranks;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!given[i]) {
-      sel.values[i] = specs[i].default_value(extent);
+      sel.values[i] = specs[i].default_value.at(extent);
       continue;
     }
-    const std::int64_t lo = specs[i].min_value(extent), hi = specs[i].max_value(extent);
+    const std::int64_t lo = specs[i].min_value.at(extent), hi = specs[i].max_value.at(extent);
     if (sel.values[i] >= lo && sel.values[i] <= hi) continue;
     const std::string range = std::string(specs[i].name) + "=" + std::to_string(sel.values[i]) +
                               " outside " + std::to_string(lo) + ".." + std::to_string(hi) +

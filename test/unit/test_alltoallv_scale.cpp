@@ -234,32 +234,11 @@ std::vector<NodeLayout> machines(int P) {
   return out;
 }
 
-std::vector<std::string> specs(const AlgorithmSpec& a, int P, int N) {
-  const std::string name = a.name;
-  std::vector<std::string> out;
-  auto radices = [](int n, std::initializer_list<int> at_scale) {
-    std::vector<int> rs;
-    if (n <= 8) {
-      for (int r = 2; r <= std::max(2, n); ++r) rs.push_back(r);
-    } else {
-      for (int r : at_scale) rs.push_back(std::min(r, n));
-      rs.push_back(n);
-    }
-    return rs;
-  };
-  if (name == "bruck") {
-    for (int r : radices(P, {2, 3, 8})) out.push_back("bruck:radix=" + std::to_string(r));
-  } else if (name == "hybrid") {
-    for (int r : radices(P, {2, 5, 16}))
-      for (int t : {0, 3, 20, 1 << 30})
-        out.push_back("hybrid:radix=" + std::to_string(r) + ",threshold=" + std::to_string(t));
-  } else if (name == "locality_radix") {
-    for (int r : radices(N, {2, 3, 4})) out.push_back("locality_radix:radix=" + std::to_string(r));
-  } else if (!a.params.empty()) {
-    out.push_back(name + ":window=3");
-  } else {
-    out.push_back(name);
-  }
+// The algorithm at values spanning its parameters' ranges on this machine (a radix: every
+// value up to 16 ranks or nodes, 2..5, the default, P and one between at scale).
+std::vector<Selection> selections(const AlgorithmSpec& a, const Extent& e) {
+  std::vector<Selection> out;
+  for (ParamValues& v : param_grid(a, e, 16)) out.push_back(Selection{&a, std::move(v)});
   return out;
 }
 
@@ -273,8 +252,7 @@ TEST(AlltoallvScale, LearntSizesDeliverEveryByte) {
         for (const NodeLayout& mach : ms) {
           if (!a->needs_locality && &mach != &ms.front()) continue;
           const Extent e(P, mach.map.nnodes(), mach.map.max_local());
-          for (const std::string& text : specs(*a, P, mach.map.nnodes())) {
-            const Selection sel = parse_selection(Collective::Alltoallv, text, e, true);
+          for (const Selection& sel : selections(*a, e)) {
             const std::string where = sel.to_string() + " P=" + std::to_string(P) + " " +
                                       dist.name + (a->needs_locality ? " " + mach.name : "");
             std::string error;

@@ -13,18 +13,13 @@
 namespace mpia {
 namespace {
 
+// Every scheduled algorithm at every value of its parameters (a radix: 2..P) up to 64 of them.
 std::vector<Selection> selections(int P) {
   std::vector<Selection> out;
   for (int i = 0; const AlgorithmSpec* a = algorithm_at(Collective::Alltoall, i); ++i) {
     // The locality-aware ones need a node map: test_two_level.cpp.
     if (a->kind != AlgorithmKind::Scheduled || a->needs_locality) continue;
-    if (std::string(a->name) == "tra") {
-      for (int r = 2; r <= std::max(2, P); ++r)
-        out.push_back(
-            parse_selection(Collective::Alltoall, "tra:radix=" + std::to_string(r), P, true));
-    } else {
-      out.push_back(parse_selection(Collective::Alltoall, a->name, P, true));
-    }
+    for (ParamValues& v : param_grid(*a, P, 64)) out.push_back(Selection{a, std::move(v)});
   }
   return out;
 }

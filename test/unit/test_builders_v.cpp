@@ -64,24 +64,7 @@ std::vector<Selection> selections(int P) {
   for (int i = 0; const AlgorithmSpec* a = algorithm_at(Collective::Alltoallv, i); ++i) {
     // The locality-aware ones need a node map: test_two_level.cpp.
     if (a->kind != AlgorithmKind::Scheduled || a->needs_locality) continue;
-    const std::string name = a->name;
-    if (name == "bruck") {
-      for (int r = 2; r <= std::max(2, P); ++r)
-        out.push_back(
-            parse_selection(Collective::Alltoallv, "bruck:radix=" + std::to_string(r), P, true));
-    } else if (name == "hybrid") {
-      for (int r = 2; r <= std::max(2, P); ++r)
-        for (int t : {0, 2, 5})
-          out.push_back(parse_selection(
-              Collective::Alltoallv,
-              "hybrid:radix=" + std::to_string(r) + ",threshold=" + std::to_string(t), P, true));
-    } else if (!a->params.empty()) {
-      for (int w : {1, 2, 8, 100})
-        out.push_back(
-            parse_selection(Collective::Alltoallv, name + ":window=" + std::to_string(w), P, true));
-    } else {
-      out.push_back(parse_selection(Collective::Alltoallv, name, P, true));
-    }
+    for (ParamValues& v : param_grid(*a, P, 36)) out.push_back(Selection{a, std::move(v)});
   }
   return out;
 }

@@ -57,6 +57,8 @@ std::vector<std::vector<int>> node_shapes() {
           {7, 5},       {3, 3, 3, 3, 3, 3, 1}};
 }
 
+// Every locality-aware alltoall algorithm of the registry (tra2) at every value of its
+// parameters (up to 64 combinations: every radix pair on these machines).
 TEST(TwoLevel, Tra2DeliversEveryByteForEveryPlacementAndRadix) {
   std::mt19937 rng(7);
   for (const auto& sizes : node_shapes()) {
@@ -64,14 +66,12 @@ TEST(TwoLevel, Tra2DeliversEveryByteForEveryPlacementAndRadix) {
     const int N = int(sizes.size());
     for (const Placement& pl : placements(sizes, rng)) {
       const int P = pl.map.size();
-      for (int r1 = 2; r1 <= std::max(2, Q); ++r1)
-        for (int r2 = 2; r2 <= std::max(2, N); ++r2)
+      const Extent e(P, N, Q);
+      for (int i = 0; const AlgorithmSpec* a = algorithm_at(Collective::Alltoall, i); ++i) {
+        if (a->kind != AlgorithmKind::Scheduled || !a->needs_locality) continue;
+        for (const ParamValues& values : param_grid(*a, e, 64))
           for (std::int64_t B : {std::int64_t(1), std::int64_t(3)}) {
-            const Extent e(P, N, Q);
-            const Selection sel = parse_selection(
-                Collective::Alltoall,
-                "tra2:radix_intra=" + std::to_string(r1) + ",radix_inter=" + std::to_string(r2), e,
-                true);
+            const Selection sel{a, values};
             SimResult res = simulate_alltoall(P, B, [&](int rank) {
               AlltoallShape shape{rank, P, B, &pl.map};
               return sel.algorithm->build_alltoall(shape, sel.values);
@@ -79,6 +79,7 @@ TEST(TwoLevel, Tra2DeliversEveryByteForEveryPlacementAndRadix) {
             ASSERT_TRUE(res.ok) << sel.to_string() << " " << describe(sizes) << " " << pl.name
                                 << " B=" << B << ": " << res.error;
           }
+      }
     }
   }
 }

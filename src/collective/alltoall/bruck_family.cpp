@@ -286,10 +286,7 @@ namespace {
 using namespace detail;
 
 // seed 003, section III-B: r = sqrt(P) balances rounds against volume.
-std::int64_t radix_default(const Extent& e) {
-  const std::int64_t r = isqrt_ceil(e.nranks);
-  return r < 2 ? 2 : r;
-}
+constexpr Bound kRadixDefault = Bound::sqrt_of(Bound::Of::Ranks, 2);
 
 Schedule bruck(const AlltoallShape& s, const ParamValues&) {
   return with(build_radix_bruck(s, 2, BruckVariant::Basic), kRoundByRound, Lowering::Pack);
@@ -349,8 +346,8 @@ MPIA_ALGORITHMS(alltoall_bruck_family) {
   AlgorithmSpec t = detail::record(
       Collective::Alltoall, "tra", 300,
       "tunable radix (seed 003): K=w(r-1)-floor((r^w-P)/r^(w-1)) rounds, zero-copy placement");
-  t.params = {{"radix", "base of the exchange, 2..P (2 = Bruck, P = direct)", radix_default,
-               detail::radix_min, detail::radix_max}};
+  t.params = {
+      {"radix", "base of the exchange (2: Bruck, P: direct)", kRadixDefault, kRadixMin, kRadixMax}};
   t.build_alltoall = tra;
   t.cost = [](const Machine& m, const Stats& st, const ParamValues& v) {
     return radix_cost(m, st, v[0], Copies::Tra);

@@ -274,12 +274,9 @@ namespace {
 using namespace detail;
 
 // TRA2 (seed 003, section V-C): r1 = sqrt(Q) within a node, r2 = N across nodes.
-std::int64_t intra_default(const Extent& e) {
-  const std::int64_t r = isqrt_ceil(e.max_local);
-  return r < 2 ? 2 : r;
-}
-std::int64_t intra_max(const Extent& e) { return e.max_local < 2 ? 2 : e.max_local; }
-std::int64_t inter_default(const Extent& e) { return e.nnodes < 2 ? 2 : e.nnodes; }
+constexpr Bound kIntraDefault = Bound::sqrt_of(Bound::Of::MaxLocal, 2);
+constexpr Bound kIntraMax = Bound::of_size(Bound::Of::MaxLocal, 2);
+constexpr Bound kInterMax = Bound::of_size(Bound::Of::Nodes, 2);
 
 Schedule tra2(const AlltoallShape& s, const ParamValues& v) {
   const std::int64_t B = s.block_bytes;
@@ -319,12 +316,10 @@ MPIA_ALGORITHMS(alltoall_two_level) {
       Collective::Alltoall, "tra2", 400,
       "two-level tunable radix (seed 003 IV): radix_intra rounds within each node, then "
       "radix_inter rounds between nodes, all ranks of a node acting as ports; any placement");
-  a.params = {{"radix_intra",
-               "base of the intra-node exchange, 2..Q (Q: most ranks on a node); "
-               "default ceil(sqrt(Q))",
-               intra_default, detail::radix_min, intra_max},
-              {"radix_inter", "base of the inter-node exchange, 2..N (N: nodes); default N",
-               inter_default, detail::radix_min, inter_default}};
+  a.params = {{"radix_intra", "base of the intra-node exchange (Q: most ranks on a node)",
+               kIntraDefault, kRadixMin, kIntraMax},
+              {"radix_inter", "base of the inter-node exchange (N: nodes)", kInterMax, kRadixMin,
+               kInterMax}};
   a.build_alltoall = tra2;
   a.needs_locality = true;
   a.cost = tra2_cost;

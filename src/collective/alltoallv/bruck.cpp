@@ -52,8 +52,7 @@ MPIA_ALGORITHMS(alltoallv_bruck) {
       Collective::Alltoallv, "bruck", 200,
       "zero-copy radix-r exchange for near-uniform small blocks; the sizes of the blocks a "
       "rank forwards are learnt at init by running the same rounds on the sizes");
-  a.params = {{"radix", "base of the exchange, 2..P (default 2: Bruck)", detail::radix_min,
-               detail::radix_min, detail::radix_max}};
+  a.params = {{"radix", "base of the exchange (2: Bruck)", kRadixMin, kRadixMin, kRadixMax}};
   a.build_alltoallv = bruck;
   a.needs_peer_sizes = true;
   a.learn_alltoallv = learn;

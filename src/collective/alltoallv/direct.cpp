@@ -19,9 +19,6 @@ namespace {
 using namespace detail;
 
 constexpr std::int64_t kWindowDefault = 8;
-std::int64_t window_default(const Extent&) { return kWindowDefault; }
-std::int64_t window_min(const Extent&) { return 1; }
-std::int64_t window_max(const Extent&) { return std::int64_t(1) << 30; }
 
 Schedule direct_v(const AlltoallvShape& s, Policy policy) {
   return with(build_direct_v(s.rank, s.send_bytes, s.recv_bytes), policy, Lowering::Pack);
@@ -64,9 +61,9 @@ std::vector<ParamValues> window_when_many(const Machine&, const Stats& st) {
   return {};
 }
 
-const ParamSpec kWindow{"window",
-                        "exchanges in flight at once (the paper's stride), >= 1; default 8",
-                        window_default, window_min, window_max};
+const ParamSpec kWindow{"window", "exchanges in flight at once (the paper's stride)",
+                        Bound::constant(kWindowDefault), Bound::constant(1),
+                        Bound::constant(std::int64_t(1) << 30)};
 
 AlgorithmSpec direct(const char* name, int listing, const char* description, AlltoallvBuilder build,
                      bool windowed) {

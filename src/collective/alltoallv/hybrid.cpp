@@ -53,9 +53,6 @@ namespace {
 using namespace detail;
 
 constexpr std::int64_t kThresholdDefault = 256;
-std::int64_t threshold_default(const Extent&) { return kThresholdDefault; }
-std::int64_t threshold_min(const Extent&) { return 0; }
-std::int64_t threshold_max(const Extent&) { return std::int64_t(1) << 62; }
 
 Schedule hybrid(const AlltoallvShape& s, const ParamValues& v) {
   return with(build_hybrid_v(s.rank, s.size, int(v[0]), v[1], s.pair_bytes), kRoundByRound,
@@ -117,10 +114,10 @@ MPIA_ALGORITHMS(alltoallv_hybrid) {
       "radix-r exchange of the blocks up to `threshold` bytes (their sizes learnt at init), "
       "each larger block sent directly in one message; scratch only for what a rank forwards");
   a.params = {
-      {"radix", "base of the exchange of the small blocks, 2..P (default 2)", detail::radix_min,
-       detail::radix_min, detail::radix_max},
-      {"threshold", "bytes: larger blocks are sent directly, never forwarded (0: all); default 256",
-       threshold_default, threshold_min, threshold_max}};
+      {"radix", "base of the exchange of the small blocks", kRadixMin, kRadixMin, kRadixMax},
+      {"threshold", "bytes: larger blocks are sent directly, never forwarded (0: all)",
+       Bound::constant(kThresholdDefault), Bound::constant(0),
+       Bound::constant(std::int64_t(1) << 62)}};
   a.build_alltoallv = hybrid;
   a.needs_peer_sizes = true;
   a.learn_alltoallv = learn;

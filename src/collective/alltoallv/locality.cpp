@@ -166,11 +166,6 @@ std::vector<ParamValues> radix_candidates(const Machine& m, const Stats& st) {
   return out;
 }
 
-std::int64_t inter_default(const Extent& e) {
-  return std::max<std::int64_t>(2, isqrt_ceil(e.nnodes));
-}
-std::int64_t inter_max(const Extent& e) { return std::max(2, e.nnodes); }
-
 }  // namespace
 
 MPIA_ALGORITHMS(alltoallv_locality) {
@@ -190,9 +185,9 @@ MPIA_ALGORITHMS(alltoallv_locality) {
       "node-aware for many nodes: blocks gathered in the node as in locality, then a radix-r "
       "exchange among each lane's ports between nodes (ceil(log_r N) steps of r-1 messages); "
       "the sizes of the bundles a port forwards are learnt at init");
-  r.params = {{"radix",
-               "base of the exchange between nodes, 2..N (N: nodes); default ceil(sqrt(N))",
-               inter_default, detail::radix_min, inter_max}};
+  r.params = {{"radix", "base of the exchange between nodes (N: nodes)",
+               Bound::sqrt_of(Bound::Of::Nodes, 2), kRadixMin,
+               Bound::of_size(Bound::Of::Nodes, 2)}};
   r.build_alltoallv = locality_radix;
   r.needs_peer_sizes = true;
   r.learn_alltoallv = learn_radix;
