@@ -245,9 +245,11 @@ int MPIA_Request_get_algorithm(MPIX_Request request, char *name, int *resultlen)
 /*
  * What a persistent "auto" request measured. When the cost model's shortlist has several
  * entries (candidates predicted within a margin of its pick), the request's first starts try
- * them in turn, 4 starts each, every start a complete and correct collective; the ranks then
- * agree on the times (the slowest rank's) and every later start runs the fastest entry (the
- * model's pick unless another is at least 5 % faster). MPIX_Request_get_algorithm reports the
+ * them in turn (at most 4, 2 starts each), every start a complete and correct collective; the
+ * ranks agree on the times (the slowest rank's), then try the winner's parameter neighbours
+ * (and a close runner-up's: at most 6, 2 starts each) and agree again; every later start runs
+ * the fastest entry (the model's pick unless another is at least 5 % faster): at most 20
+ * starts of trial. MPIX_Request_get_algorithm reports the
  * entry the next start runs (the settled one once the trial is over). The text is
  * "trying <entry> <entry>..." during the trial, "chose <entry> after <entry>=<us>us, ..." once
  * it settled, and empty for a request that runs no trial (a fixed algorithm, a tuning-file rule,
@@ -260,7 +262,12 @@ int MPIA_Request_get_trial(MPIX_Request request, char *text, int *resultlen);
  * The registry: the index-th algorithm of a collective ("alltoall", "alltoallv" or
  * "neighbor_alltoallv"). *name and *description
  * point to static strings. Returns MPI_ERR_ARG when index is out of range, so a caller can
- * iterate from 0 until it fails.
+ * iterate from 0 until it fails. The description ends with one entry per parameter, in the
+ * order MPIX_Request_get_algorithm prints them, each "; <key>: <meaning>, <min>..<max>, default
+ * <value>", where min, max and value are integers, 2^k, P (ranks of the communicator), N (its
+ * nodes), Q (the most ranks on one node), ceil(sqrt(X)) or max(a,X) of those: for example
+ * "; radix: base of the exchange (2: Bruck, P: direct), 2..max(2,P), default
+ * max(2,ceil(sqrt(P)))".
  */
 int MPIA_Algorithm_get(const char *collective, int index, const char **name,
                        const char **description);

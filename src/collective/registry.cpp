@@ -150,7 +150,8 @@ std::string Bound::to_string() const {
     return std::to_string(value);
   }
   const char* x = of == Of::Ranks ? "P" : of == Of::Nodes ? "N" : "Q";
-  return sqrt ? std::string("ceil(sqrt(") + x + "))" : std::string(x);
+  const std::string f = sqrt ? std::string("ceil(sqrt(") + x + "))" : std::string(x);
+  return value > 0 ? "max(" + std::to_string(value) + "," + f + ")" : f;
 }
 
 std::string ParamSpec::range_text() const {

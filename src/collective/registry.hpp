@@ -62,7 +62,7 @@ struct Bound {
   static constexpr Bound sqrt_of(Of x, std::int64_t at_least) { return {x, at_least, true}; }
 
   std::int64_t at(const Extent& e) const;
-  std::string to_string() const;  // "2", "P", "ceil(sqrt(Q))", "2^30"
+  std::string to_string() const;  // "2", "max(2,P)", "max(2,ceil(sqrt(Q)))", "2^30"
 };
 
 // A radix: 2..P by default; tra and the two-level ones bound it by Q or N instead.
@@ -73,7 +73,7 @@ struct ParamSpec {
   const char* name;
   const char* description;  // what it means; its range and default are printed from the data
   Bound default_value, min_value, max_value;
-  // "2..P, default ceil(sqrt(P))": the range and default for any communicator.
+  // "2..max(2,P), default max(2,ceil(sqrt(P)))": the range and default for any communicator.
   std::string range_text() const;
 };
 

@@ -400,3 +400,37 @@ TEST(AlltoallEdge, DatatypeFreedAfterInit) {
 }
 
 }  // namespace
+
+// Every algorithm at the values spanning its parameters' listed ranges (tra's radices, tra2's
+// pairs on the nodes this run has: test_support's param_specs), persistent and blocking, with
+// derived types with gaps on one side, in place for some; sampled to about 3 s, each
+// algorithm's first and last always.
+TEST(AlltoallParams, EveryRadix) {
+  int P = 0, N = 0, Q = 0;
+  comm_extent(MPI_COMM_WORLD, &P, &N, &Q);
+  const std::vector<std::string> specs = param_specs("alltoall", P, N, Q);
+  // tra's radix spans 2..P: the listing's parameters are read, and walked.
+  if (P >= 3) ASSERT_GT(specs.size(), registered_algorithms().size());
+  const long n = static_cast<long>(specs.size());
+  const int stride = sample_stride(n * 2, 3.0);
+  auto algorithm_of = [&](long a) {
+    const std::string& s = specs[static_cast<std::size_t>(a)];
+    return s.substr(0, s.find(':'));
+  };
+  for (long a = 0; a < n; ++a) {
+    const std::string& spec = specs[static_cast<std::size_t>(a)];
+    const bool end = a == 0 || a == n - 1 || algorithm_of(a - 1) != algorithm_of(a) ||
+                     algorithm_of(a + 1) != algorithm_of(a);
+    const TypeCase& tc = kCases[a % 2 ? kVectorToInt : kStruct];
+    RunOptions opt;
+    opt.in_place = a % 3 == 0 && tc.send_mult == tc.recv_mult;
+    if (stride == 1 || end || sampled(a * 2, stride)) {
+      run_persistent(MPI_COMM_WORLD, spec, tc.send(), 3 * tc.send_mult, tc.recv(), 3 * tc.recv_mult,
+                     opt);
+    }
+    if (sampled(a * 2 + 1, stride)) {
+      run_blocking(MPI_COMM_WORLD, spec, tc.send(), 3 * tc.send_mult, tc.recv(), 3 * tc.recv_mult,
+                   opt.in_place);
+    }
+  }
+}

@@ -318,31 +318,6 @@ std::vector<std::string> base_specs() {
   return specs;
 }
 
-// Every parameter value worth testing at P ranks.
-std::vector<std::string> param_specs(int P) {
-  std::vector<std::string> specs;
-  for (const std::string& name : registry_v()) {
-    if (is_multipair(name)) {
-      for (int w : {1, 2, 3, 8, P + 5}) specs.push_back(name + ":window=" + std::to_string(w));
-    } else if (name == "bruck") {
-      for (int r = 2; r <= std::max(2, P); ++r)
-        specs.push_back(name + ":radix=" + std::to_string(r));
-    } else if (name == "hybrid") {
-      // Thresholds in bytes: every block direct, blocks of up to 3 ints forwarded, none direct.
-      std::vector<int> radices = {2};
-      if (P >= 3) radices.push_back(3);
-      if (P > 3) radices.push_back(P);
-      for (int r : radices) {
-        for (int t : {0, 12, 1 << 20})
-          specs.push_back(name + ":radix=" + std::to_string(r) + ",threshold=" + std::to_string(t));
-      }
-    } else if (name == "locality_radix") {
-      specs.push_back(name + ":radix=2");  // one node here: test_tra2 runs it on several
-    }
-  }
-  return specs;
-}
-
 int next_iter() {
   static int it = 0;
   return it += 8;
@@ -675,12 +650,13 @@ TEST_P(AlltoallvMatrix, EveryAlgorithm) {
 
 INSTANTIATE_TEST_SUITE_P(Patterns, AlltoallvMatrix, ::testing::ValuesIn(all_params()), param_name);
 
-// Every window (1, 2, 3, 8 and more than P) of the multi-pair algorithms, every radix 2..P of
-// bruck, hybrid's radices and thresholds, on random counts in reverse order with gaps, sparse
+// Every algorithm at the values spanning its parameters' listed ranges (windows, radices,
+// thresholds: test_support's param_specs), on random counts in reverse order with gaps, sparse
 // ones and power-law ones.
 TEST(AlltoallvParams, EveryWindowAndRadix) {
-  const int P = comm_size(MPI_COMM_WORLD);
-  const std::vector<std::string> specs = param_specs(P);
+  int P = 0, N = 0, Q = 0;
+  comm_extent(MPI_COMM_WORLD, &P, &N, &Q);
+  const std::vector<std::string> specs = param_specs("alltoallv", P, N, Q);
   ASSERT_FALSE(specs.empty());
   const Config configs[] = {
       {&kTypes[kInt], Pattern::Random, Displ::ReverseGaps, false},
@@ -689,15 +665,17 @@ TEST(AlltoallvParams, EveryWindowAndRadix) {
   };
   const long n = static_cast<long>(specs.size());
   const int stride = sample_stride(n * 6, 3.0);
-  // When sampling, these always run (the extremes), with the first configuration.
-  const std::vector<std::string> always = {
-      "multipair_waitall:window=1",  "multipair_waitany:window=" + std::to_string(P + 5),
-      "multipair_testany:window=2",  "bruck:radix=3",
-      "hybrid:radix=3,threshold=12", "bruck:radix=" + std::to_string(std::max(2, P))};
+  // When sampling, each algorithm's first and last (the ends of its ranges) always run, with
+  // the first configuration.
+  auto algorithm_of = [&](long a) {
+    const std::string& s = specs[static_cast<std::size_t>(a)];
+    return s.substr(0, s.find(':'));
+  };
   for (long a = 0; a < n; ++a) {
     const std::string& spec = specs[static_cast<std::size_t>(a)];
-    if (stride == 1 || std::find(always.begin(), always.end(), spec) != always.end() ||
-        sampled(a * 8 + 6, stride)) {
+    const bool end = a == 0 || a == n - 1 || algorithm_of(a - 1) != algorithm_of(a) ||
+                     algorithm_of(a + 1) != algorithm_of(a);
+    if (stride == 1 || end || sampled(a * 8 + 6, stride)) {
       run_v_persistent(MPI_COMM_WORLD, spec, configs[0]);
     }
     for (long c = 1; c < 3; ++c) {

@@ -386,6 +386,106 @@ std::vector<std::string> registered_algorithms(const char* collective) {
   return names;
 }
 
+namespace {
+
+// One bound of the listing: an integer, 2^k, P, N, Q, ceil(sqrt(X)) or max(a,X).
+long long listed_bound(const std::string& t, int P, int N, int Q, bool* ok) {
+  if (t == "P") return P;
+  if (t == "N") return N;
+  if (t == "Q") return Q;
+  if (t.rfind("2^", 0) == 0) return 1LL << std::stoi(t.substr(2));
+  if (t.rfind("ceil(sqrt(", 0) == 0 && t.size() > 12 && t.compare(t.size() - 2, 2, "))") == 0) {
+    const long long x = listed_bound(t.substr(10, t.size() - 12), P, N, Q, ok);
+    long long r = 0;
+    while (r * r < x) ++r;
+    return r;
+  }
+  if (t.rfind("max(", 0) == 0 && t.back() == ')') {
+    const std::size_t comma = t.find(',');
+    if (comma == std::string::npos) return *ok = false, 0;
+    return std::max(listed_bound(t.substr(4, comma - 4), P, N, Q, ok),
+                    listed_bound(t.substr(comma + 1, t.size() - comma - 2), P, N, Q, ok));
+  }
+  char* end = nullptr;
+  const long long v = std::strtoll(t.c_str(), &end, 10);
+  if (t.empty() || *end != '\0') *ok = false;
+  return v;
+}
+
+}  // namespace
+
+std::vector<ListedParam> listed_params(const char* collective, const std::string& name, int P,
+                                       int N, int Q) {
+  ScopedErrhandler eh(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  std::string summary;
+  for (int i = 0;; ++i) {
+    const char* n = nullptr;
+    const char* d = nullptr;
+    if (MPIX_Algorithm_get(collective, i, &n, &d) != MPI_SUCCESS) break;
+    if (n && name == n && d) summary = d;
+  }
+  std::vector<ListedParam> out;
+  // Entries are "; key: ..., min..max, default value"; other "; " pieces belong to the
+  // description (they have no ", default ").
+  std::size_t at = 0;
+  while ((at = summary.find("; ", at)) != std::string::npos) {
+    at += 2;
+    const std::size_t next = std::min(summary.find("; ", at), summary.size());
+    const std::string entry = summary.substr(at, next - at);
+    const std::size_t colon = entry.find(": "), def = entry.rfind(", default ");
+    if (colon == std::string::npos || def == std::string::npos) continue;
+    const std::size_t range = entry.rfind(", ", def - 1), dots = entry.find("..", range);
+    bool ok = range != std::string::npos && dots != std::string::npos && dots < def;
+    ListedParam p;
+    p.key = entry.substr(0, colon);
+    if (ok) {
+      p.min = listed_bound(entry.substr(range + 2, dots - range - 2), P, N, Q, &ok);
+      p.max = listed_bound(entry.substr(dots + 2, def - dots - 2), P, N, Q, &ok);
+      p.default_value = listed_bound(entry.substr(def + 10), P, N, Q, &ok);
+    }
+    EXPECT_TRUE(ok && p.min <= p.default_value && p.default_value <= p.max)
+        << collective << " " << name << ": cannot read the listed parameter '" << entry << "'";
+    if (ok) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<std::string> param_specs(const char* collective, int P, int N, int Q) {
+  std::vector<std::string> out;
+  for (const std::string& name : registered_algorithms(collective)) {
+    std::vector<std::string> specs{name};
+    for (const ListedParam& p : listed_params(collective, name, P, N, Q)) {
+      std::vector<long long> values;
+      if (p.max - p.min < 5) {
+        for (long long v = p.min; v <= p.max; ++v) values.push_back(v);
+      } else {
+        // One more between the low end and the default (or the top, if the default is low),
+        // geometrically: a window of 4 under a default of 8, a 16-byte threshold under 256.
+        const long long top = p.default_value > p.min + 2 ? p.default_value : p.max;
+        const long long mid =
+            static_cast<long long>(std::llround(std::sqrt(double(p.min + 1) * double(top))));
+        values = {p.min, p.min + 1, mid, p.default_value, p.max};
+      }
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      std::vector<std::string> next;
+      for (const std::string& s : specs)
+        for (long long v : values)
+          next.push_back(s + (s == name ? ":" : ",") + p.key + "=" + std::to_string(v));
+      specs = std::move(next);
+    }
+    out.insert(out.end(), specs.begin(), specs.end());
+  }
+  return out;
+}
+
+void comm_extent(MPI_Comm comm, int* P, int* N, int* Q) {
+  int node = 0, local_rank = 0, local_size = 0;
+  MPI_Comm_size(comm, P);
+  ASSERT_EQ(MPIX_Comm_locality(comm, &node, N, &local_rank, &local_size), MPI_SUCCESS);
+  MPI_Allreduce(&local_size, Q, 1, MPI_INT, MPI_MAX, comm);
+}
+
 bool parse_spec(const std::string& text, Spec* out) {
   Spec s;
   const std::size_t colon = text.find(':');

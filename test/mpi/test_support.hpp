@@ -131,6 +131,23 @@ class Buffer {
 // fails (MPI_COMM_SELF's error handler is MPI_ERRORS_RETURN meanwhile).
 std::vector<std::string> registered_algorithms(const char* collective = "alltoall");
 
+// The parameters MPIX_Algorithm_get lists for an algorithm (its description's
+// "; key: meaning, min..max, default value" entries), evaluated for P ranks on N nodes of at most
+// Q ranks. A listing this cannot read fails the test.
+struct ListedParam {
+  std::string key;
+  long long min = 0, max = 0, default_value = 0;
+};
+std::vector<ListedParam> listed_params(const char* collective, const std::string& name, int P,
+                                       int N, int Q);
+// Every algorithm of the registry at values spanning each parameter's listed range: its ends,
+// its default, the value above the low end and one geometrically between (every value when the
+// range holds no more than 5), all combinations, grouped by algorithm; algorithms without
+// parameters by name alone.
+std::vector<std::string> param_specs(const char* collective, int P, int N, int Q);
+// comm's size, its nodes (MPIX_Comm_locality) and the most ranks on one of them; collective.
+void comm_extent(MPI_Comm comm, int* P, int* N, int* Q);
+
 struct Spec {
   std::string name;
   std::map<std::string, std::string> params;

@@ -51,11 +51,12 @@ TEST(Selection, BoundsAreData) {
   EXPECT_EQ(Bound::of_size(Bound::Of::Ranks, 2).at(Extent(1)), 2);
   EXPECT_EQ(Bound::sqrt_of(Bound::Of::MaxLocal, 2).at(Extent(60, 4, 15)), 4);
   EXPECT_EQ(Bound::of_size(Bound::Of::Nodes, 2).at(e), 4);
-  EXPECT_EQ(Bound::sqrt_of(Bound::Of::Ranks, 2).to_string(), "ceil(sqrt(P))");
+  EXPECT_EQ(Bound::sqrt_of(Bound::Of::Ranks, 2).to_string(), "max(2,ceil(sqrt(P)))");
+  EXPECT_EQ(Bound::of_size(Bound::Of::Nodes, 0).to_string(), "N");
   EXPECT_EQ(Bound::constant(std::int64_t(1) << 30).to_string(), "2^30");
   EXPECT_EQ(Bound::constant(256).to_string(), "256");
   const ParamSpec radix{"radix", "", Bound::sqrt_of(Bound::Of::Ranks, 2), kRadixMin, kRadixMax};
-  EXPECT_EQ(radix.range_text(), "2..P, default ceil(sqrt(P))");
+  EXPECT_EQ(radix.range_text(), "2..max(2,P), default max(2,ceil(sqrt(P)))");
 }
 
 TEST(Selection, ParamValuesSpanTheRange) {
