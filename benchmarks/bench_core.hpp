@@ -169,6 +169,10 @@ struct Options {
   int settle = -1;  // --settle N; -1: max(50, 2 * warmup)
   int rounds = 1;
   bool iters_given = false, warmup_given = false;
+  // --warmup-until-settled: a request of ours that runs a trial ends its warm-up at the start
+  // after the trial settled (at most --warmup starts): a simulation then times the settled plan
+  // without simulating --warmup starts of it.
+  bool warmup_until_settled = false;
   std::vector<std::string> variant_patterns;             // empty: the default set
   std::map<std::string, std::vector<long long>> sweeps;  // parameter -> values
   std::string csv;

@@ -64,6 +64,9 @@ const char* const kUsage =
     "  --iters N        timed iterations per variant and configuration (default: 100 when a\n"
     "                   rank sends <= 64 KiB in all, 50 up to 1 MiB, 20 above)\n"
     "  --warmup N       untimed iterations before timing, per round (default 10)\n"
+    "  --warmup-until-settled  a persistent request of ours that runs a measured trial\n"
+    "                   (auto) ends its warm-up once the trial has settled (at most N starts;\n"
+    "                   without a trial: no warm-up)\n"
     "  --settle N       calls of MPI_<Call> at each size before the first variant (default\n"
     "                   max(50, 2 x warmup); 0 in a simulation, where nothing needs settling)\n"
     "  --rounds R       split the timed iterations into R rounds; each round sets up, checks,\n"
@@ -113,6 +116,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.iters = int(a.count(1, 100000000)), o.iters_given = true;
     else if (a.is("--warmup"))
       o.warmup = int(a.count(0, 100000000)), o.warmup_given = true;
+    else if (a.is("--warmup-until-settled"))
+      o.warmup_until_settled = true;
     else if (a.is("--settle"))
       o.settle = int(a.count(0, 100000000));
     else if (a.is("--rounds"))
@@ -496,8 +501,17 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   op();
   g_watchdog.poke();
   check("first run");
-  // 2. Warm-up (no imbalance).
+  // 2. Warm-up (no imbalance). Until settled: every rank reads its request's trial text after
+  // each start; the trial's decisions are agreed, but the loop's length is agreed here too.
   for (int i = 0; i < r.o.warmup; ++i) {
+    if (r.o.warmup_until_settled && ours != MPIX_REQUEST_NULL) {
+      char text[MPIX_MAX_TRIAL_STRING];
+      int len = 0;
+      check_rc(c, MPIX_Request_get_trial(ours, text, &len), "MPIX_Request_get_trial", where);
+      int settled = len == 0 || std::strncmp(text, "chose", 5) == 0, all = 0;
+      MPI_Allreduce(&settled, &all, 1, MPI_INT, MPI_MIN, c.comm);
+      if (all) break;
+    }
     op();
     g_watchdog.poke();
   }

@@ -3,8 +3,8 @@
 # per (P, block size), the time of every alltoall candidate we can name (linear, pairwise, the
 # Bruck family (not zero_copy_bruck: SMPI 3.32 delivers wrong bytes with its per-round derived
 # datatypes, on the commit before issue #18's work too), tra at a ladder of radices, tra2 at a grid of radix pairs), of the persistent
-# auto request after its trial (mpia_bench --warmup 20: the trial's at most 18 starts are over
-# before timing), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
+# auto request after its trial (mpia_bench --warmup 20 --warmup-until-settled: timing starts at
+# the start after the trial settled, at most 20 starts in), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
 # byte by mpia_bench. Writes $TRIAL_OUT/trial.csv (platform, P, ppn, bytes, selection, time_us:
 # what scripts/calibrate.py reads; auto rows are ignored by its fit) and
 # prints, per point, the best candidate, auto measured and auto model, each / best.
@@ -79,7 +79,7 @@ sim() {
     smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
       "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" "${sweep[@]}" --sizes "$size" \
-      --iters 2 --warmup "$warmup" --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
+      --iters 2 --warmup "$warmup" --warmup-until-settled --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
     >"$log.log" 2>&1 || { tail -n 20 "$log.log"; echo "trial.sh: simulation $log failed" >&2; exit 1; }
   if grep -qE 'FATAL|WRONG RESULT' "$log.log"; then grep -E 'FATAL|WRONG' "$log.log" >&2; exit 1; fi
   /usr/bin/python3 - "$log.csv" "$csv" "$name${plabel:+/$plabel}" "$P" "$tag" "$Q" <<'PY'
