@@ -38,7 +38,7 @@ t1=$SECONDS
     --cfg=smpi/alltoall:basic_linear --cfg=surf/precision:1e-8 \
     "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
     "$build/benchmarks/mpia_bench" --variants 'linear,pairwise,bruck,tra,tra2,auto,tra:radix=*' \
-    --radices 3,8 --sizes 8,1024 --iters 2 --warmup 0 --settle 0 --watchdog 0 --csv "$out/ci.csv") \
+    --radices 3,8 --sizes 8,1024 --iters 2 --warmup 20 --warmup-until-settled --settle 0 --watchdog 0 --csv "$out/ci.csv") \
   >"$out/ci.log" 2>&1 || { tail -n 30 "$out/ci.log"; echo "ci.sh: the simulation failed" >&2; exit 1; }
 grep -v '^\[' "$out/ci.log" | sed -n '/^    size/,/^$/p'
 if grep -qE 'FATAL|WRONG RESULT' "$out/ci.log"; then
@@ -88,7 +88,7 @@ grep 'mpi-advance: auto alltoall' "$out/ci_trial.log" | sed 's/^/ci.sh: /'
   smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
     --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
     "$build/benchmarks/mpia_bench" --collective neighbor --patterns stencil3d,random \
-    --sizes 8,32 --degree 16 --variants direct,locality,auto --iters 2 --warmup 0 --settle 0 \
+    --sizes 8,32 --degree 16 --variants direct,locality,auto --iters 2 --warmup 20 --warmup-until-settled --settle 0 \
     --watchdog 0 --csv "$out/ci_neighbor.csv") >"$out/ci_neighbor.log" 2>&1 ||
   { tail -n 30 "$out/ci_neighbor.log"; echo "ci.sh: the neighbor simulation failed" >&2; exit 1; }
 if grep -qE 'FATAL|WRONG RESULT' "$out/ci_neighbor.log"; then
