@@ -413,14 +413,9 @@ TEST(AlltoallParams, EveryRadix) {
   if (P >= 3) ASSERT_GT(specs.size(), registered_algorithms().size());
   const long n = static_cast<long>(specs.size());
   const int stride = sample_stride(n * 2, 3.0);
-  auto algorithm_of = [&](long a) {
-    const std::string& s = specs[static_cast<std::size_t>(a)];
-    return s.substr(0, s.find(':'));
-  };
   for (long a = 0; a < n; ++a) {
     const std::string& spec = specs[static_cast<std::size_t>(a)];
-    const bool end = a == 0 || a == n - 1 || algorithm_of(a - 1) != algorithm_of(a) ||
-                     algorithm_of(a + 1) != algorithm_of(a);
+    const bool end = at_range_end(specs, static_cast<std::size_t>(a));
     const TypeCase& tc = kCases[a % 2 ? kVectorToInt : kStruct];
     RunOptions opt;
     opt.in_place = a % 3 == 0 && tc.send_mult == tc.recv_mult;

@@ -667,14 +667,9 @@ TEST(AlltoallvParams, EveryWindowAndRadix) {
   const int stride = sample_stride(n * 6, 3.0);
   // When sampling, each algorithm's first and last (the ends of its ranges) always run, with
   // the first configuration.
-  auto algorithm_of = [&](long a) {
-    const std::string& s = specs[static_cast<std::size_t>(a)];
-    return s.substr(0, s.find(':'));
-  };
   for (long a = 0; a < n; ++a) {
     const std::string& spec = specs[static_cast<std::size_t>(a)];
-    const bool end = a == 0 || a == n - 1 || algorithm_of(a - 1) != algorithm_of(a) ||
-                     algorithm_of(a + 1) != algorithm_of(a);
+    const bool end = at_range_end(specs, static_cast<std::size_t>(a));
     if (stride == 1 || end || sampled(a * 8 + 6, stride)) {
       run_v_persistent(MPI_COMM_WORLD, spec, configs[0]);
     }

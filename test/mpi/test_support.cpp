@@ -479,6 +479,12 @@ std::vector<std::string> param_specs(const char* collective, int P, int N, int Q
   return out;
 }
 
+bool at_range_end(const std::vector<std::string>& specs, std::size_t i) {
+  auto algorithm_of = [&](std::size_t k) { return specs[k].substr(0, specs[k].find(':')); };
+  return i == 0 || i + 1 == specs.size() || algorithm_of(i - 1) != algorithm_of(i) ||
+         algorithm_of(i + 1) != algorithm_of(i);
+}
+
 void comm_extent(MPI_Comm comm, int* P, int* N, int* Q) {
   int node = 0, local_rank = 0, local_size = 0;
   MPI_Comm_size(comm, P);

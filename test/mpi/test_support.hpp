@@ -145,6 +145,8 @@ std::vector<ListedParam> listed_params(const char* collective, const std::string
 // range holds no more than 5), all combinations, grouped by algorithm; algorithms without
 // parameters by name alone.
 std::vector<std::string> param_specs(const char* collective, int P, int N, int Q);
+// Whether specs[i] (a param_specs list) is its algorithm's first or last: the ends of its ranges.
+bool at_range_end(const std::vector<std::string>& specs, std::size_t i);
 // comm's size, its nodes (MPIX_Comm_locality) and the most ranks on one of them; collective.
 void comm_extent(MPI_Comm comm, int* P, int* N, int* Q);
 
