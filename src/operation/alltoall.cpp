@@ -74,6 +74,27 @@ Traffic alltoall_traffic(const Schedule& schedule, const CommState& state) {
   return traffic_of(schedule, state.rank, loc ? &loc->map : nullptr);
 }
 
+// For a trial of several entries: what builds a second-round entry when it runs, with its own
+// copy of what alltoall_schedule reads (the request may outlive the communicator's state).
+std::function<LaterBuild(const Selection&)> alltoall_later(const Shortlist& list,
+                                                           const AlltoallArgs& a,
+                                                           CommState& state) {
+  if (list.entries.size() < 2) return nullptr;
+  const int rank = state.rank, size = state.size;
+  const std::int64_t bytes = a.recvcount * type_size(a.recvtype);
+  auto nodes = std::make_shared<const NodeMap>(comm_locality(state).map);
+  return [=](const Selection& sel) -> LaterBuild {
+    if (sel.algorithm->kind != AlgorithmKind::Scheduled) return nullptr;
+    return [=](Traffic& traffic) {
+      AlltoallShape shape{rank, size, bytes};
+      if (sel.algorithm->needs_locality) shape.nodes = nodes.get();
+      auto s = std::make_shared<const Schedule>(sel.algorithm->build_alltoall(shape, sel.values));
+      traffic = traffic_of(*s, rank, nodes.get());
+      return s;
+    };
+  };
+}
+
 // The schedule lowered over a's buffers: local.
 std::unique_ptr<ScheduledOperation> lower_alltoall(const AlltoallArgs& a, const std::string& name,
                                                    const Schedule& schedule, const Traffic& traffic,
@@ -144,7 +165,8 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
         if (s.algorithm->kind == AlgorithmKind::System) return nullptr;
         return alltoall_schedule(a, s, st);
       },
-      [&](const Schedule* s) { return s ? alltoall_traffic(*s, st) : Traffic{}; });
+      [&](const Schedule* s) { return s ? alltoall_traffic(*s, st) : Traffic{}; },
+      alltoall_later(list, a, st));
   plan.point = TrialPoint{Collective::Alltoall, st.size, comm_locality(st).map.nnodes(), p.same};
   std::unique_ptr<Operation> op = plan_operation(
       plan, st.comm,
@@ -183,7 +205,7 @@ Selection choose_blocking(CommState& st, const AlltoallArgs& a, std::int64_t byt
     auto plan = std::make_shared<AgreedPlan>();
     set_entries(
         *plan, list, [&](const Selection& s, bool) { return alltoall_schedule(a, s, st); },
-        [&](const Schedule* s) { return alltoall_traffic(*s, st); });
+        [&](const Schedule* s) { return alltoall_traffic(*s, st); }, alltoall_later(list, a, st));
     plan->point = TrialPoint{Collective::Alltoall, st.size, comm_locality(st).map.nnodes(), bytes};
     if (st.trials.size() == CommState::kBlockingTrials) st.trials.erase(st.trials.begin());
     st.trials.push_back({bytes, st.default_algorithm(Collective::Alltoall), std::move(plan)});

@@ -199,7 +199,7 @@ namespace {
 bool direct_plan(const AgreedPlan& p) {
   if (!p.trial.empty()) {
     const int w = p.trial_state->winner;
-    return w >= 0 && p.trial[std::size_t(w)].schedule &&
+    return w >= 0 && p.trial[std::size_t(w)].scheduled() &&
            !p.trial[std::size_t(w)].selection.algorithm->needs_peer_sizes;
   }
   return p.schedule && !p.selection.algorithm->needs_peer_sizes;

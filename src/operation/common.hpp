@@ -196,17 +196,23 @@ struct AgreedPlan {
 // Fills plan's entries from list, in its order on every rank: schedule(selection, last) builds
 // one (collective for an entry that learns its peers' sizes at init; last: the arguments may be
 // consumed), traffic(schedule) counts it. The first entry is the plan's selection; a list of one
-// runs no trial.
+// runs no trial. later(selection), when given, returns what builds a second-round entry when it
+// runs (TrialEntry::build: it must own what it needs), or nothing to build it now.
+using LaterBuild = std::function<std::shared_ptr<const Schedule>(Traffic&)>;
 template <class BuildSchedule, class TrafficOf>
 void set_entries(AgreedPlan& plan, const Shortlist& list, BuildSchedule&& schedule,
-                 TrafficOf&& traffic) {
+                 TrafficOf&& traffic,
+                 const std::function<LaterBuild(const Selection&)>& later = nullptr) {
   const std::vector<Selection>& sel = list.entries;
   for (std::size_t i = 0; i < sel.size(); ++i) {
     TrialEntry e;
     e.selection = sel[i];
     e.refines = list.refines[i];
-    e.schedule = schedule(sel[i], i + 1 == sel.size());
-    e.traffic = traffic(e.schedule.get());
+    if (later && e.refines >= 0 && sel.size() > 1) e.build = later(sel[i]);
+    if (!e.build) {
+      e.schedule = schedule(sel[i], i + 1 == sel.size());
+      e.traffic = traffic(e.schedule.get());
+    }
     plan.trial.push_back(std::move(e));
   }
   plan.schedule = plan.trial[0].schedule;

@@ -122,8 +122,12 @@ std::unique_ptr<Operation> TrialOperation::settled_part() {
 
 void TrialOperation::use(int entry) {
   if (entry == current_) return;
-  const TrialEntry& e = entries_[std::size_t(entry)];
-  exec_->relower(*e.schedule, e.selection.to_string(), e.traffic);
+  TrialEntry& e = entries_[std::size_t(entry)];
+  std::shared_ptr<const Schedule> schedule = e.schedule;
+  if (!schedule) {
+    schedule = e.build(e.traffic);  // the lowered plan keeps what it needs: it goes after
+  }
+  exec_->relower(*schedule, e.selection.to_string(), e.traffic);
   current_ = entry;
   std::lock_guard<std::mutex> lock(shown_mutex_);
   shown_algorithm_ = e.selection.to_string();

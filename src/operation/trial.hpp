@@ -25,8 +25,9 @@
 //
 // Bounded: one lowered plan at a time (the entries share the request's bound buffers and are
 // lowered in turn, at the first start of each; schedules are built at init, where the entries'
-// sizes are learnt); no trial for a shortlist of one, a tuning-file rule, an explicit
-// algorithm, MPIX_AUTO=model or info mpix_auto=model.
+// sizes are learnt, except the second round's of a collective whose schedules are local to build:
+// those at the start that lowers them); no trial for a shortlist of one, a tuning-file rule, an
+// explicit algorithm, MPIX_AUTO=model or info mpix_auto=model.
 #pragma once
 
 #include "collective/registry.hpp"
@@ -35,6 +36,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,6 +55,12 @@ struct TrialEntry {
   int refines = -1;  // -1: a first-round entry; else the first-round entry it refines
   std::shared_ptr<const Schedule> schedule;
   Traffic traffic;
+  // Set instead of schedule for an entry whose schedule is local to build (an alltoall's) and
+  // that may never run (the second round's): built when it is lowered and dropped after, so a
+  // trial holds the first round's schedules and one more, not up to 20 (P = 4096: 0.4-2.3 MB
+  // each); it fills traffic.
+  std::function<std::shared_ptr<const Schedule>(Traffic& traffic)> build;
+  bool scheduled() const { return schedule || build; }  // not the system's own collective
 };
 
 // Where a settled trial is recorded (MPIX_TUNING_OUT): the point a tuning rule would match.
