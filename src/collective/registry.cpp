@@ -168,8 +168,11 @@ std::vector<std::int64_t> param_values(const ParamSpec& p, const Extent& e, std:
     return v;
   }
   for (std::int64_t x = lo; x <= lo + 3; ++x) v.push_back(x);
-  for (std::int64_t x = 1; x<hi; x = x> hi / 2 ? hi : 2 * x)
+  // Powers of two above that, below hi (no doubling past hi: it could overflow).
+  for (std::int64_t x = 1; x < hi; x *= 2) {
     if (x > lo + 3) v.push_back(x);
+    if (x > hi / 2) break;
+  }
   v.push_back(def);
   v.push_back(hi);
   std::sort(v.begin(), v.end());

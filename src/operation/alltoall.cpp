@@ -59,14 +59,20 @@ Shortlist choose_list(CommState& st, std::int64_t block_bytes, bool measure) {
                    [&](const CostModel& model) { return rank_alltoall(model, m, block_bytes); });
 }
 
-// The schedule of a scheduled (not auto, not system) selection: local.
-std::shared_ptr<const Schedule> alltoall_schedule(const AlltoallArgs& a, const Selection& sel,
-                                                  CommState& state) {
+// The schedule of a scheduled (not auto, not system) selection for blocks of `bytes`: local.
+std::shared_ptr<const Schedule> build_schedule(const Selection& sel, int rank, int size,
+                                               std::int64_t bytes, const NodeMap* nodes) {
   if (sel.algorithm->kind != AlgorithmKind::Scheduled)
     fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
-  AlltoallShape shape{state.rank, state.size, a.recvcount * type_size(a.recvtype)};
-  if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
+  AlltoallShape shape{rank, size, bytes};
+  if (sel.algorithm->needs_locality) shape.nodes = nodes;
   return std::make_shared<const Schedule>(sel.algorithm->build_alltoall(shape, sel.values));
+}
+
+std::shared_ptr<const Schedule> alltoall_schedule(const AlltoallArgs& a, const Selection& sel,
+                                                  CommState& state) {
+  return build_schedule(sel, state.rank, state.size, a.recvcount * type_size(a.recvtype),
+                        sel.algorithm->needs_locality ? &comm_locality(state).map : nullptr);
 }
 
 Traffic alltoall_traffic(const Schedule& schedule, const CommState& state) {
@@ -86,9 +92,7 @@ std::function<LaterBuild(const Selection&)> alltoall_later(const Shortlist& list
   return [=](const Selection& sel) -> LaterBuild {
     if (sel.algorithm->kind != AlgorithmKind::Scheduled) return nullptr;
     return [=](Traffic& traffic) {
-      AlltoallShape shape{rank, size, bytes};
-      if (sel.algorithm->needs_locality) shape.nodes = nodes.get();
-      auto s = std::make_shared<const Schedule>(sel.algorithm->build_alltoall(shape, sel.values));
+      auto s = build_schedule(sel, rank, size, bytes, nodes.get());
       traffic = traffic_of(*s, rank, nodes.get());
       return s;
     };
