@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -34,14 +33,8 @@ int raise(MPI_Comm comm, int code, const char* what) {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized) return code;
-  if (comm == MPI_COMM_NULL) comm = MPI_COMM_SELF;
-  // With a fatal handler the program ends inside MPI_Comm_call_errhandler: say why first.
-  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
-  if (MPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
-    if (handler == MPI_ERRORS_ARE_FATAL && what && *what) std::fprintf(stderr, "%s\n", what);
-    if (handler != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&handler);
-  }
-  MPI_Comm_call_errhandler(comm, code);
+  // With a fatal handler the program ends in the call: it says why first.
+  call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, code, what);
   return code;
 }
 

@@ -1,5 +1,7 @@
 #include "util/error.hpp"
 
+#include <cstdio>
+
 namespace mpia {
 
 void fail(int mpi_class, const std::string& what) { throw Error(mpi_class, what); }
@@ -27,6 +29,22 @@ void StickyError::note(const Error& e) {
   if (code != MPI_SUCCESS) return;
   code = e.code();
   what = e.what();
+}
+
+void call_errhandler(MPI_Comm comm, int code, const char* what) {
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  bool returns = false, fatal = false;
+  if (MPI_Comm_get_errhandler(comm, &handler) == MPI_SUCCESS) {
+    returns = handler == MPI_ERRORS_RETURN;
+    fatal = handler == MPI_ERRORS_ARE_FATAL;
+    if (handler != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&handler);
+  }
+  if (fatal && what && *what) std::fprintf(stderr, "%s\n", what);
+  if (returns) return;
+#if defined(SMPI_H)
+  if (fatal) MPI_Abort(comm, code);
+#endif
+  MPI_Comm_call_errhandler(comm, code);
 }
 
 int error_class(int code) {

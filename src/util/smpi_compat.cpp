@@ -15,6 +15,8 @@
 
 #if defined(SMPI_H)
 
+#include "util/error.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -72,7 +74,7 @@ int attach(MPI_Comm comm, Record* r) {
 
 // An error as MPI reports it: through comm's error handler.
 int raise(MPI_Comm comm, int code) {
-  PMPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+  mpia::call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
   return code;
 }
 
