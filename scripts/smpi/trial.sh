@@ -18,8 +18,10 @@
 # build/smpi/trial/<env name>), TRIAL_TUNING (a tuning file for both autos, e.g. a calibration's),
 # TRIAL_AUTO_ONLY=1 (only the two autos: with TRIAL_TUNING, a calibration judged on points whose
 # candidates an earlier run measured), TRIAL_CANDIDATES_ONLY=1 (only the candidates), TRIAL_AUTOS (default "measured model": which autos), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
-# default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, bruck at TRIAL_RADICES, on the
-# count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks),
+# default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, TRIAL_CANDIDATES,
+# default the direct ones, locality, and bruck, hybrid and locality_radix at TRIAL_RADICES, on
+# the count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks;
+# SMPI's own MPI_Alltoallv as rows smpi:ompi and smpi:mpich, TRIAL_BASELINES default "ompi mpich"),
 # TRIAL_COLLECTIVE=neighbor (direct and locality on mpia_bench's neighbor patterns,
 # TRIAL_PATTERNS default "random": a random graph of TRIAL_DEGREE, default 16, neighbours per rank
 # through MPIX_Topo; sizes as mpia_bench --collective neighbor reads them, default "8 512").
@@ -66,7 +68,8 @@ platform_files() {
 }
 
 # sim TAG P SIZE WARMUP VARIANTS [ENV=VALUE...]: one simulation; appends its rows as TAG or, for
-# the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names.
+# the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names; the MPI library's own call
+# (mpia_bench's baseline, SMPI's selection coll_cfg) as $baseline where that is set.
 sim() {
   local tag="$1" P="$2" size="$3" warmup="$4" variants="$5" N=$((P / Q)) log
   shift 5
@@ -77,18 +80,26 @@ sim() {
   mkdir -p "$out/tmp"
   (cd "$out" && env TMPDIR="$out/tmp" MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout "${TRIAL_TIMEOUT:-1800}" \
     smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
-      --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
+      --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" "${coll_cfg[@]}" \
       "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" "${sweep[@]}" --sizes "$size" \
       --iters 2 --warmup "$warmup" --warmup-until-settled --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
-    >"$log.log" 2>&1 || { tail -n 20 "$log.log"; echo "trial.sh: simulation $log failed" >&2; exit 1; }
+    >"$log.log" 2>&1 || {
+    tail -n 20 "$log.log"
+    echo "trial.sh: simulation $log failed" >&2
+    # A baseline alone (SMPI's own collective) may fail without failing the trial.
+    [ "$variants" = "MPI_$call" ] && return 0
+    exit 1
+  }
   if grep -qE 'FATAL|WRONG RESULT' "$log.log"; then grep -E 'FATAL|WRONG' "$log.log" >&2; exit 1; fi
-  /usr/bin/python3 - "$log.csv" "$csv" "$name${plabel:+/$plabel}" "$P" "$tag" "$Q" <<'PY'
+  /usr/bin/python3 - "$log.csv" "$csv" "$name${plabel:+/$plabel}" "$P" "$tag" "$Q" "${baseline:-}" "MPI_$call" <<'PY'
 import csv, sys
-src, dst, plat, P, tag, Q = sys.argv[1:7]
+src, dst, plat, P, tag, Q, base, call = sys.argv[1:9]
 with open(dst, "a", newline="") as out:
     w = csv.writer(out)
     for r in csv.DictReader(open(src, newline="")):
         v = r["variant"]
+        if v == call and base:
+            w.writerow([plat, P, Q, r["size"], base, r["median_max_us"]])
         if v.startswith("MPI_") or v.startswith("blk:"):
             continue
         sel = tag if v in ("MPIX_Alltoall", "auto") and tag != "flat" else v
@@ -98,6 +109,9 @@ PY
 }
 
 coll=()
+coll_cfg=()
+call=Alltoall
+baseline=""
 sweep=()
 pattern=""
 plabel=""
@@ -123,16 +137,29 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
   TRIAL_NP=""
 fi
 if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
+  call=Alltoallv
   for P in ${TRIAL_NP:-64}; do
     for pattern in ${TRIAL_PATTERNS:-uniform skewed sparse}; do
       coll=(--collective alltoallv --patterns "$pattern")
       plabel="$pattern"  # the rows' platform: <kind>/<pattern>
-      # SMPI 3.32's default MPI_Alltoallv (the bench's baseline) crashes at P = 64, 512 B under
-      # simgrid_net: its ompi selection instead.
-      cfg+=(--cfg=smpi/alltoallv:ompi)
       for size in ${TRIAL_SIZES:-8 64 512 4096}; do
         echo "trial.sh: $name alltoallv $pattern P=$P mean ${size} B"
-        sim flat "$P" "$size" 0 'linear,pairwise,multipair_waitany,bruck:radix=*,locality'
+        # The baselines (rows smpi:<selection>, not candidates): SMPI's MPI_Alltoallv under its
+        # ompi selection (the bench's baseline in the candidates' simulation; SMPI 3.32's default
+        # selection crashes at P = 64, 512 B under simgrid_net) and, in one more simulation, its
+        # mpich selection (a batched linear exchange).
+        coll_cfg=(--cfg=smpi/alltoallv:ompi)
+        case " ${TRIAL_BASELINES-ompi mpich} " in *" ompi "*) baseline=smpi:ompi ;; esac
+        [ -n "${TRIAL_AUTO_ONLY:-}" ] ||
+          sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-linear,pairwise,multipair_waitany,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*}"
+        baseline=""
+        case " ${TRIAL_BASELINES-ompi mpich} " in *" mpich "*)
+          [ -n "${TRIAL_AUTO_ONLY:-}" ] || {
+            coll_cfg=(--cfg=smpi/alltoallv:mpich) baseline=smpi:mpich
+            sim smpi_mpich "$P" "$size" 0 MPI_Alltoallv
+            coll_cfg=(--cfg=smpi/alltoallv:ompi) baseline=""
+          } ;;
+        esac
         auto_sims "$P" "$size"
       done
     done

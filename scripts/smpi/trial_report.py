@@ -9,7 +9,8 @@ selection, time_us, with the rows auto_measured (the persistent auto request aft
 and auto_model (MPIX_AUTO=model). Alltoallv rows have platform "<kind>/<pattern>".
 
 Prints a markdown table, one row per (machine, P, block): the best candidate and its time,
-auto measured / best, auto model / best; then per machine kind the points where auto measured is
+auto measured / best, auto model / best, and where the CSVs have SMPI's own collective (rows
+smpi:<selection>, alltoallv) the faster of them / best; then per machine kind the points where auto measured is
 within 5 % of the best and where auto model is within 10 %. --held-out adds a column: auto
 model-only under a model calibrated on other machines (the auto_model rows of a trial.sh run with
 TRIAL_TUNING=<the calibration> TRIAL_AUTO_ONLY=1), over the best of the main CSVs. --png draws one panel per machine kind:
@@ -44,12 +45,14 @@ def held_out(paths, table):
 def rows(pts):
     table = []
     for (plat, P, b), t in sorted(pts.items()):
-        cands = {k: v for k, v in t.items() if not k.startswith("auto")}
+        cands = {k: v for k, v in t.items() if not k.startswith(("auto", "smpi:"))}
         if not cands:
             continue
         best = min(cands, key=cands.get)
         ratio = lambda k: t[k] / cands[best] if k in t else None
-        table.append((plat, P, b, best, cands[best], ratio("auto_measured"), ratio("auto_model")))
+        peers = [v for k, v in t.items() if k.startswith("smpi:")]
+        table.append((plat, P, b, best, cands[best], ratio("auto_measured"), ratio("auto_model"),
+                      min(peers) / cands[best] if peers else None))
     return table
 
 
@@ -70,11 +73,14 @@ def main():
     table = rows(load(args.csv))
     held = held_out(args.held_out, table)
     f = lambda x: "%.2f" % x if x is not None else "n/a"
+    peers = any(r[7] is not None for r in table)
     head = "| machine | P | block | best candidate | us | auto measured / best | auto model / best |"
-    print(head + (" model fitted elsewhere / best |" if held else ""))
-    print("|---" * (7 + bool(held)) + "|")
-    for plat, P, b, best, bt, am, ao in table:
+    print(head + (" model fitted elsewhere / best |" if held else "")
+          + (" faster SMPI selection / best |" if peers else ""))
+    print("|---" * (7 + bool(held) + peers) + "|")
+    for plat, P, b, best, bt, am, ao, pe in table:
         extra = " %s |" % f(held.get((plat, P, b))) if held else ""
+        extra += " %s |" % f(pe) if peers else ""
         print("| %s | %d | %d B | %s | %.1f | %s | %s |%s" % (plat, P, b, best, bt, f(am), f(ao), extra))
     print()
     print("| machine | points | auto measured within 5 %% | auto model within 10 %% |%s"
