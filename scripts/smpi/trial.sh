@@ -21,7 +21,8 @@
 # default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, TRIAL_CANDIDATES,
 # default the direct ones, locality, and bruck, hybrid and locality_radix at TRIAL_RADICES, on
 # the count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks;
-# SMPI's own MPI_Alltoallv as rows smpi:ompi and smpi:mpich, TRIAL_BASELINES default "ompi mpich"),
+# SMPI's own MPI_Alltoallv as rows smpi:<selection> for each of TRIAL_BASELINES, default
+# "ompi mpich", the first in the candidates' simulation),
 # TRIAL_COLLECTIVE=neighbor (direct and locality on mpia_bench's neighbor patterns,
 # TRIAL_PATTERNS default "random": a random graph of TRIAL_DEGREE, default 16, neighbours per rank
 # through MPIX_Topo; sizes as mpia_bench --collective neighbor reads them, default "8 512").
@@ -144,22 +145,22 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
       plabel="$pattern"  # the rows' platform: <kind>/<pattern>
       for size in ${TRIAL_SIZES:-8 64 512 4096}; do
         echo "trial.sh: $name alltoallv $pattern P=$P mean ${size} B"
-        # The baselines (rows smpi:<selection>, not candidates): SMPI's MPI_Alltoallv under its
-        # ompi selection (the bench's baseline in the candidates' simulation; SMPI 3.32's default
-        # selection crashes at P = 64, 512 B under simgrid_net) and, in one more simulation, its
-        # mpich selection (a batched linear exchange).
-        coll_cfg=(--cfg=smpi/alltoallv:ompi)
-        case " ${TRIAL_BASELINES-ompi mpich} " in *" ompi "*) baseline=smpi:ompi ;; esac
-        [ -n "${TRIAL_AUTO_ONLY:-}" ] ||
+        # The baselines (rows smpi:<selection>, not candidates): SMPI's MPI_Alltoallv under each
+        # selection of TRIAL_BASELINES (default "ompi mpich"; SMPI 3.32's default selection
+        # crashes at P = 64, 512 B under simgrid_net), the first as the bench's baseline in the
+        # candidates' simulation, each other in a simulation of its own. The autos' simulations
+        # run the first too (their baseline rows are not kept).
+        read -ra bases <<<"${TRIAL_BASELINES-ompi mpich}"
+        coll_cfg=(--cfg=smpi/alltoallv:"${bases[0]:-ompi}")
+        if [ -z "${TRIAL_AUTO_ONLY:-}" ]; then
+          baseline="${bases[0]:+smpi:${bases[0]}}"
           sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-linear,pairwise,multipair_waitany,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*}"
-        baseline=""
-        case " ${TRIAL_BASELINES-ompi mpich} " in *" mpich "*)
-          [ -n "${TRIAL_AUTO_ONLY:-}" ] || {
-            coll_cfg=(--cfg=smpi/alltoallv:mpich) baseline=smpi:mpich
-            sim smpi_mpich "$P" "$size" 0 MPI_Alltoallv
-            coll_cfg=(--cfg=smpi/alltoallv:ompi) baseline=""
-          } ;;
-        esac
+          for b in "${bases[@]:1}"; do
+            coll_cfg=(--cfg=smpi/alltoallv:"$b") baseline="smpi:$b"
+            sim "smpi_$b" "$P" "$size" 0 MPI_Alltoallv
+          done
+          coll_cfg=(--cfg=smpi/alltoallv:"${bases[0]:-ompi}") baseline=""
+        fi
         auto_sims "$P" "$size"
       done
     done
@@ -193,7 +194,7 @@ for r in csv.DictReader(open(sys.argv[1], newline="")):
 print("| platform | P | bytes | best candidate | us | auto measured / best | auto model / best |")
 print("|---|---|---|---|---|---|---|")
 for (plat, P, b), t in sorted(pts.items()):
-    cands = {k: v for k, v in t.items() if not k.startswith("auto")}
+    cands = {k: v for k, v in t.items() if not k.startswith(("auto", "smpi:"))}
     if not cands:
         print(f"| {plat} | {P} | {b} | (autos only) | | {t.get('auto_measured', 0):.1f} us | {t.get('auto_model', 0):.1f} us |")
         continue
