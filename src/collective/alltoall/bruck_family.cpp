@@ -318,9 +318,6 @@ Terms radix_cost(const Machine& m, const Stats& st, std::int64_t r, Copies copie
   return t;
 }
 
-// The published variants: radix 2 with more copies than tra's (or, zero-copy, the datatype
-// engine's); they win only where copies cost more than the model says tra's do.
-std::vector<ParamValues> always(const Machine&, const Stats&) { return {ParamValues{}}; }
 // tra at every radix up to 64 and a ladder of ~6 % steps above (none for P <= 2: pairwise).
 std::vector<ParamValues> tra_radices(const Machine& m, const Stats&) {
   std::vector<ParamValues> out;
@@ -329,6 +326,9 @@ std::vector<ParamValues> tra_radices(const Machine& m, const Stats&) {
   return out;
 }
 
+// The published variants, weighed everywhere: radix 2 with more copies than tra's (or,
+// zero-copy, the datatype engine's); they win only where copies cost more than the model says
+// tra's do.
 AlgorithmSpec variant(const char* name, int listing, const char* description, AlltoallBuilder build,
                       CostFunction cost, int search) {
   AlgorithmSpec a = record(Collective::Alltoall, name, listing, description);

@@ -43,8 +43,6 @@ namespace {
 
 using namespace detail;
 
-std::vector<ParamValues> always(const Machine&, const Stats&) { return {ParamValues{}}; }
-
 Schedule pairwise(const AlltoallShape& s, const ParamValues&) {
   return with(build_direct(s), Policy{1, Completion::Waitall}, Lowering::Pack);
 }

@@ -29,8 +29,6 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
   return d;
 }
 
-std::vector<ParamValues> candidates(const Machine&, const Stats&) { return {ParamValues{}}; }
-
 }  // namespace
 
 MPIA_ALGORITHMS(neighbor_direct) {
@@ -40,7 +38,7 @@ MPIA_ALGORITHMS(neighbor_direct) {
       "edge order (graphs)");
   a.build_neighbor = direct;
   a.cost = cost;
-  a.candidates = candidates;
+  a.candidates = always;
   a.search = 10;
   a.blocking_auto = true;
   return {a};
