@@ -22,9 +22,9 @@
 // Restrictions: none (any topology, any placement). Parameters: min_edges 1..65536 (default 2;
 // 1 with a threshold above every mean is locality's routing), threshold 0..2^30 bytes (default
 // 4096; 0: every edge direct).
-// References (ideas only): G. Collom, R. Li, A. Bienz, "Optimizing irregular communication with
-// neighborhood collectives and locality-aware parallelism" (its partially aggregated variant)
-// and MPI Advance's implementation of it.
+// References (ideas only): G. Collom, A. Bienz et al., "Optimizing irregular communication
+// with neighborhood collectives and locality-aware parallelism" (its partially aggregated
+// variant), and MPI Advance's implementation of that variant.
 #include "collective/neighbor/builders.hpp"
 #include "collective/record.hpp"
 
