@@ -6,7 +6,9 @@
 #                           list is in use)
 #   mpi.neighbor_errors     argument errors, MPI_ERR_TOPOLOGY/COMM/INFO_VALUE/TRUNCATE
 #   mpi.neighbor_ppn2       the node-aware algorithms under emulated nodes of 2 ranks
-#   mpi.neighbor_ppn3       ... of 3 ranks (uneven: the last node is smaller)
+#                           (locality_partial at its defaults and at threshold 0: all direct)
+#   mpi.neighbor_ppn3       ... of 3 ranks (uneven: the last node is smaller; locality_partial
+#                           at min_edges 3)
 #   mpi.neighbor_traffic_ppn4  inter-node message counts of locality vs direct, nodes of 4
 #
 # Every list of rank counts is cut down to MPIA_TEST_NPROCS (e.g. the sanitizer build's).
@@ -29,7 +31,7 @@ endif()
 mpia_add_mpi_test(NAME mpi.neighbor TARGET mpia_test_neighbor NPROCS ${_mpia_nb_nprocs})
 mpia_add_mpi_test(NAME mpi.neighbor_errors TARGET mpia_test_neighbor_errors)
 
-# Emulated nodes (MPIX_LOCALITY): the node-aware algorithm and auto only, on the matrix, the
+# Emulated nodes (MPIX_LOCALITY): the node-aware algorithms and auto only, on the matrix, the
 # SpMV products, concurrent requests and the traffic comparison.
 set(_mpia_nb_locality_tests
   "*NeighborMatrix.*:*NeighborWMatrix.*:NeighborSpMV.*:NeighborEdge.ConcurrentRequests:NeighborTraffic.*")
@@ -38,13 +40,15 @@ mpia_test_nprocs(_np 4 5 8)
 if(_np)
   mpia_add_mpi_test(NAME mpi.neighbor_ppn2 TARGET mpia_test_neighbor NPROCS ${_np}
                     ARGS ${_mpia_nb_locality_filter}
-                    ENVIRONMENT MPIX_LOCALITY=ppn:2 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
+                    ENVIRONMENT MPIX_LOCALITY=ppn:2
+                    MPIA_NEIGHBOR_ALGORITHMS=locality,locality_partial,locality_partial:threshold=0,auto)
 endif()
 mpia_test_nprocs(_np 4 7 16 MPICH 4 7)
 if(_np)
   mpia_add_mpi_test(NAME mpi.neighbor_ppn3 TARGET mpia_test_neighbor NPROCS ${_np}
                     ARGS ${_mpia_nb_locality_filter}
-                    ENVIRONMENT MPIX_LOCALITY=ppn:3 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
+                    ENVIRONMENT MPIX_LOCALITY=ppn:3
+                    MPIA_NEIGHBOR_ALGORITHMS=locality,locality_partial:min_edges=3,auto)
 endif()
 mpia_test_nprocs(_np 8 16)
 if(_np)
@@ -57,7 +61,7 @@ endif()
 # same lists (checked against the reference and byte for byte against the communicator's own
 # topology), and the objects' own rules (NeighborTopo.*): one program built from
 # test_neighbor.cpp with MPIA_NEIGHBOR_VIA_TOPO. Rank counts: MPIA_TEST_NPROCS (1-5 and 16
-# oversubscribed by default); under emulated nodes of 3 ranks for the node-aware algorithm.
+# oversubscribed by default); under emulated nodes of 3 ranks for the node-aware algorithms.
 add_executable(mpia_test_neighbor_topo test_neighbor.cpp)
 target_compile_definitions(mpia_test_neighbor_topo PRIVATE MPIA_NEIGHBOR_VIA_TOPO=1)
 target_link_libraries(mpia_test_neighbor_topo PRIVATE mpia_mpi_test_support)
@@ -69,5 +73,6 @@ mpia_test_nprocs(_np 4 7 16 MPICH 4 7)
 if(_np)
   mpia_add_mpi_test(NAME mpi.neighbor_topo_ppn3 TARGET mpia_test_neighbor_topo NPROCS ${_np}
                     ARGS --gtest_filter=*NeighborMatrix.*:NeighborTopo.FreedWhileRequestsRun
-                    ENVIRONMENT MPIX_LOCALITY=ppn:3 MPIA_NEIGHBOR_ALGORITHMS=locality,auto)
+                    ENVIRONMENT MPIX_LOCALITY=ppn:3
+                    MPIA_NEIGHBOR_ALGORITHMS=locality,locality_partial,auto)
 endif()

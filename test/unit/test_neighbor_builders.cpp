@@ -5,11 +5,13 @@
 #include "collective/registry.hpp"
 #include "locality/node_map.hpp"
 #include "schedule/simulate.hpp"
+#include "thread_channel.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
+#include <set>
 
 namespace mpia {
 namespace {
@@ -82,22 +84,14 @@ std::vector<int> occurrence(const std::vector<int>& peers) {
   return k;
 }
 
-// A random directed multigraph: out-edges per rank, in-lists derived (and shuffled: MPI does
-// not order a rank's sources).
-Graph random_graph(int P, std::mt19937& rng, double density) {
+// The graph of the out-edges out[s] (destinations, in s's order) of sizes bytes[s][k]; in-lists
+// derived, each shuffled with rng when given (MPI does not order a rank's sources), but the k-th
+// s in d's in-list pairing with the k-th d in s's out-list.
+Graph graph_of(std::string name, const std::vector<std::vector<int>>& out,
+               const std::vector<std::vector<std::int64_t>>& bytes, std::mt19937* rng) {
+  const int P = int(out.size());
   Graph g;
-  g.name = "random" + std::to_string(P);
-  std::vector<std::vector<int>> out(P), in(P);
-  for (int s = 0; s < P; ++s) {
-    for (int d = 0; d < P; ++d) {
-      const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-      if (u < density) out[s].push_back(d);
-      if (u < density / 3) out[s].push_back(d);  // duplicate edge
-    }
-    std::shuffle(out[s].begin(), out[s].end(), rng);
-  }
-  // In-lists in an arbitrary order, but the k-th s in d's in-list pairs with the k-th d in
-  // s's out-list.
+  g.name = std::move(name);
   std::vector<std::vector<std::pair<int, int>>> in_edges(P);  // (src, src block)
   for (int s = 0; s < P; ++s)
     for (int k = 0; k < int(out[s].size()); ++k) in_edges[out[s][k]].push_back({s, k});
@@ -105,7 +99,7 @@ Graph random_graph(int P, std::mt19937& rng, double density) {
   g.expected.resize(P);
   for (int d = 0; d < P; ++d) {
     std::vector<std::pair<int, int>> e = in_edges[d];
-    std::shuffle(e.begin(), e.end(), rng);
+    if (rng) std::shuffle(e.begin(), e.end(), *rng);
     // Stable per source: keep the relative order of the edges from one source.
     std::map<int, std::vector<int>> blocks_from;
     for (const auto& [s, k] : in_edges[d]) blocks_from[s].push_back(k);
@@ -122,11 +116,27 @@ Graph random_graph(int P, std::mt19937& rng, double density) {
     NeighborShape& sh = g.ranks[s];
     sh.destinations = out[s];
     sh.send_key = occurrence(sh.destinations);
-    for (int k = 0; k < int(out[s].size()); ++k) sh.send_bytes.push_back(size_of(s, k));
+    sh.send_bytes = bytes[s];
   }
   for (int d = 0; d < P; ++d)
-    for (const auto& [s, k] : g.expected[d]) g.ranks[d].recv_bytes.push_back(size_of(s, k));
+    for (const auto& [s, k] : g.expected[d]) g.ranks[d].recv_bytes.push_back(bytes[s][k]);
   return g;
+}
+
+// A random directed multigraph with duplicate edges, self loops and silent ranks.
+Graph random_graph(int P, std::mt19937& rng, double density) {
+  std::vector<std::vector<int>> out(P);
+  std::vector<std::vector<std::int64_t>> bytes(P);
+  for (int s = 0; s < P; ++s) {
+    for (int d = 0; d < P; ++d) {
+      const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+      if (u < density) out[s].push_back(d);
+      if (u < density / 3) out[s].push_back(d);  // duplicate edge
+    }
+    std::shuffle(out[s].begin(), out[s].end(), rng);
+    for (int k = 0; k < int(out[s].size()); ++k) bytes[s].push_back(size_of(s, k));
+  }
+  return graph_of("random" + std::to_string(P), out, bytes, &rng);
 }
 
 // Every rank gets every edge of the graph, or (with map) only those node-aware routing takes
@@ -145,20 +155,60 @@ void gather_edges(Graph& g, const NodeMap* map = nullptr) {
   }
 }
 
-void check(Graph g, const NodeMap& map, const std::string& where) {
-  gather_edges(g, &map);
-  const int P = int(g.ranks.size());
+// Each rank's shape after the init-time exchange of selection (a, values), run for all ranks in
+// process: learn_neighbor where the algorithm has one, else every edge (gather_edges).
+std::vector<NeighborShape> learnt(Graph g, const NodeMap& map, const AlgorithmSpec& a,
+                                  const ParamValues& values, std::string& error) {
   for (NeighborShape& s : g.ranks) s.nodes = &map;
+  if (!a.learn_neighbor) {
+    gather_edges(g);
+    return g.ranks;
+  }
+  error = run_threads(int(g.ranks.size()), [&](int r, SizeChannel& ch) {
+    a.learn_neighbor(g.ranks[std::size_t(r)], values, ch);
+  });
+  return g.ranks;
+}
+
+SimResult run(const Graph& g, const std::vector<NeighborShape>& shapes, const AlgorithmSpec& a,
+              const ParamValues& values) {
+  return simulate(
+      int(shapes.size()), [&](int r) { return a.build_neighbor(shapes[std::size_t(r)], values); },
+      [&](int r) {
+        return SimLayout{g.ranks[r].send_bytes, g.ranks[r].recv_bytes};
+      },
+      [&](int r, int j) { return g.expected[r][j]; });
+}
+
+// Every scheduled algorithm at values spanning its parameters, after its own init exchange, and
+// node-aware routing on the edges neighbor_edge_passes says a rank needs.
+void check(const Graph& g, const NodeMap& map, const std::string& where) {
+  const int P = int(g.ranks.size());
+  int max_local = 1;
+  for (const std::vector<int>& m : map.members) max_local = std::max(max_local, int(m.size()));
+  const Extent extent(P, int(map.members.size()), max_local);
   for (int i = 0; const AlgorithmSpec* a = algorithm_at(Collective::NeighborAlltoallv, i); ++i) {
     if (a->kind != AlgorithmKind::Scheduled) continue;
-    SimResult res = simulate(
-        P, [&](int r) { return a->build_neighbor(g.ranks[r], {}); },
-        [&](int r) {
-          return SimLayout{g.ranks[r].send_bytes, g.ranks[r].recv_bytes};
-        },
-        [&](int r, int j) { return g.expected[r][j]; });
-    ASSERT_TRUE(res.ok) << a->name << " " << g.name << " " << where << ": " << res.error;
+    for (const ParamValues& values : param_grid(*a, extent, 9)) {
+      std::string error;
+      const std::vector<NeighborShape> shapes = learnt(g, map, *a, values, error);
+      ASSERT_EQ(error, "") << a->name << " " << g.name << " " << where;
+      const SimResult res = run(g, shapes, *a, values);
+      ASSERT_TRUE(res.ok) << Selection{a, values}.to_string() << " " << g.name << " " << where
+                          << ": " << res.error;
+    }
   }
+  Graph h = g;
+  gather_edges(h, &map);
+  for (NeighborShape& s : h.ranks) s.nodes = &map;
+  const SimResult res = simulate(
+      P, [&](int r) { return build_neighbor_locality(h.ranks[r]); },
+      [&](int r) {
+        return SimLayout{g.ranks[r].send_bytes, g.ranks[r].recv_bytes};
+      },
+      [&](int r, int j) { return g.expected[r][j]; });
+  ASSERT_TRUE(res.ok) << "locality on neighbor_edge_passes " << g.name << " " << where << ": "
+                      << res.error;
 }
 
 std::vector<std::pair<std::string, NodeMap>> maps(int P) {
@@ -227,6 +277,119 @@ TEST(NeighborBuilders, LocalitySendsOneMessagePerNodePair) {
   for (const auto& [pair, n] : node_pair_messages) EXPECT_EQ(n, 1), total += n;
   EXPECT_LE(total, 6);
   EXPECT_GT(direct_inter, total);
+}
+
+// Off-node messages a rank's schedule sends.
+std::int64_t inter_node_messages(const Schedule& sch, const NodeMap& map, int rank) {
+  std::int64_t n = 0;
+  for (const Round& r : sch.rounds)
+    for (const Exchange& x : r.exchanges)
+      n += x.send.active() && map.node_of[x.send.peer] != map.node_of[rank];
+  return n;
+}
+
+// locality_partial on 4 nodes of 3 ranks whose node pairs have 1 edge, 2 large ones, 2 or 3 or 4
+// small ones (duplicates and an empty edge among them): every byte delivered at min_edges 1, 2, 3
+// and thresholds 0, 4096, 2^30, and the off-node messages those of the rule -- one per
+// aggregated node pair, one per (source, destination) rank pair of the direct ones. min_edges 1
+// with the largest threshold is locality's schedule, threshold 0 sends every edge directly.
+TEST(NeighborBuilders, PartialAggregationPerNodePair) {
+  struct E {
+    int src, dst;
+    std::int64_t bytes;
+  };
+  const std::vector<E> edges = {
+      {0, 3, 8},                                            // node 0 -> 1: one edge
+      {0, 6, 8},    {1, 7, 8},     {2, 8, 16}, {2, 8, 16},  // 0 -> 2: four, three rank pairs
+      {3, 0, 8},    {4, 1, 8},     {5, 1, 8},               // 1 -> 0: three
+      {6, 9, 5000}, {7, 10, 5000},                          // 2 -> 3: two large
+      {9, 0, 0},    {10, 2, 8},                             // 3 -> 0: one non-empty
+      {4, 9, 8},    {4, 9, 8},     {5, 11, 8},              // 1 -> 3: three, two rank pairs
+      {11, 8, 8},   {11, 8, 100},                           // 3 -> 2: two, one rank pair
+      {0, 1, 8},    {3, 3, 8},     {7, 6, 4}};              // within nodes
+  const int P = 12;
+  std::vector<std::vector<int>> out(P);
+  std::vector<std::vector<std::int64_t>> bytes(P);
+  for (const E& e : edges) out[e.src].push_back(e.dst), bytes[e.src].push_back(e.bytes);
+  std::mt19937 rng(7);
+  const Graph g = graph_of("partial", out, bytes, &rng);
+  std::vector<int> labels(P);
+  for (int r = 0; r < P; ++r) labels[r] = r / 3;
+  const NodeMap map = make_node_map(labels);
+  const AlgorithmSpec* partial = find_algorithm(Collective::NeighborAlltoallv, "locality_partial");
+  const AlgorithmSpec* locality = find_algorithm(Collective::NeighborAlltoallv, "locality");
+  ASSERT_NE(partial, nullptr);
+  ASSERT_NE(locality, nullptr);
+
+  // The rule, from the edge list: per directed node pair its non-empty edges, their bytes and
+  // their distinct rank pairs.
+  struct Pair {
+    std::int64_t edges = 0, bytes = 0;
+    std::set<std::pair<int, int>> ranks;
+  };
+  std::map<std::pair<int, int>, Pair> pairs;
+  for (const E& e : edges)
+    if (e.bytes > 0 && labels[e.src] != labels[e.dst]) {
+      Pair& p = pairs[{labels[e.src], labels[e.dst]}];
+      ++p.edges, p.bytes += e.bytes, p.ranks.insert({e.src, e.dst});
+    }
+  auto expected_messages = [&](std::int64_t min_edges, std::int64_t threshold) {
+    std::int64_t n = 0;
+    for (const auto& [key, p] : pairs)
+      n +=
+          p.edges >= min_edges && p.bytes <= threshold * p.edges ? 1 : std::int64_t(p.ranks.size());
+    return n;
+  };
+  auto messages = [&](const AlgorithmSpec& a, const ParamValues& v) {
+    std::string error;
+    const std::vector<NeighborShape> shapes = learnt(g, map, a, v, error);
+    EXPECT_EQ(error, "");
+    const SimResult res = run(g, shapes, a, v);
+    EXPECT_TRUE(res.ok) << Selection{&a, v}.to_string() << ": " << res.error;
+    std::vector<Schedule> schedules;
+    std::int64_t n = 0;
+    for (int r = 0; r < P; ++r) {
+      schedules.push_back(a.build_neighbor(shapes[std::size_t(r)], v));
+      n += inter_node_messages(schedules.back(), map, r);
+    }
+    return std::make_pair(n, schedules);
+  };
+  const auto [locality_n, locality_sch] = messages(*locality, {});
+  EXPECT_EQ(locality_n, std::int64_t(pairs.size()));
+  std::int64_t direct_n = 0;
+  for (const NeighborShape& s : g.ranks)
+    direct_n += inter_node_messages(build_neighbor_direct(s), map, s.rank);
+  EXPECT_EQ(direct_n, 16);
+  for (std::int64_t min_edges : {1, 2, 3})
+    for (std::int64_t threshold : {std::int64_t(0), std::int64_t(4096), std::int64_t(1) << 30}) {
+      const std::int64_t n = messages(*partial, {min_edges, threshold}).first;
+      const std::string at =
+          "min_edges " + std::to_string(min_edges) + " threshold " + std::to_string(threshold);
+      EXPECT_EQ(n, expected_messages(min_edges, threshold)) << at;
+      EXPECT_GE(n, locality_n) << at;
+      EXPECT_LT(n, direct_n) << at;  // duplicate edges share a message even when direct
+    }
+  // The three regimes: all aggregated (locality's very schedule), split, all direct.
+  EXPECT_EQ(expected_messages(1, std::int64_t(1) << 30), locality_n);
+  EXPECT_EQ(expected_messages(3, std::int64_t(1) << 30), locality_n + 1);
+  EXPECT_EQ(expected_messages(2, 4096), locality_n + 1);
+  EXPECT_EQ(expected_messages(1, 0), 13);
+  const std::vector<Schedule> same = messages(*partial, {1, std::int64_t(1) << 30}).second;
+  for (int r = 0; r < P; ++r) {
+    ASSERT_EQ(same[r].rounds.size(), locality_sch[r].rounds.size());
+    EXPECT_EQ(same[r].scratch_bytes, locality_sch[r].scratch_bytes);
+    for (std::size_t k = 0; k < same[r].rounds.size(); ++k) {
+      const std::vector<Exchange>& a = same[r].rounds[k].exchanges;
+      const std::vector<Exchange>& b = locality_sch[r].rounds[k].exchanges;
+      ASSERT_EQ(a.size(), b.size()) << "rank " << r << " round " << k;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].send.peer, b[i].send.peer);
+        EXPECT_EQ(a[i].send.bytes(), b[i].send.bytes());
+        EXPECT_EQ(a[i].recv.peer, b[i].recv.peer);
+        EXPECT_EQ(a[i].recv.bytes(), b[i].recv.bytes());
+      }
+    }
+  }
 }
 
 }  // namespace

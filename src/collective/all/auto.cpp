@@ -18,8 +18,8 @@ MPIA_ALGORITHMS(all_auto) {
              AlgorithmKind::Auto),
       record(Collective::NeighborAlltoallv, "auto", 1000,
              "persistent: cost model on agreed statistics (off-node edges, nodes they reach, "
-             "largest message): locality or direct; blocking: the same, from the agreed plan "
-             "cache once a pattern repeats, else direct",
+             "largest message): locality, locality_partial or direct; blocking: the same, from "
+             "the agreed plan cache once a pattern repeats, else direct",
              AlgorithmKind::Auto),
   };
 }

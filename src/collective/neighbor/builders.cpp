@@ -3,6 +3,7 @@
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <numeric>
 
@@ -75,6 +76,9 @@ Schedule build_neighbor_locality(const NeighborShape& s) {
     path[0] = e.src;
     if (ns == nd) {
       path[1] = e.dst, rounds[0] = 0, hops = 1;
+    } else if (std::binary_search(s.direct_node_pairs.begin(), s.direct_node_pairs.end(),
+                                  std::make_pair(ns, nd))) {
+      path[1] = e.dst, rounds[0] = 1, hops = 1;
     } else {
       const int go = gateway(ns, nd), gi = gateway(nd, ns);
       if (go != e.src) path[++hops] = go, rounds[hops - 1] = 0;
@@ -131,6 +135,84 @@ Schedule build_neighbor_locality(const NeighborShape& s) {
       sch.rounds[r].exchanges.push_back(std::move(x));
     }
   return sch;
+}
+
+// The edges node-aware routing sends through this rank: its own out- and in-edges, and as its
+// node's gateway towards node B (B mod Q = its local rank) the edges between its node and B,
+// which its node's other ranks tell it: each sends every other rank of the node one message of
+// (peer, key, bytes) triples, its out-edges towards and in-edges from the nodes that rank is
+// the gateway for. O(edges of this node) memory, Q - 1 messages each way; the keys of an edge's
+// two ends are equal by construction (builders.hpp).
+void learn_neighbor_node_edges(NeighborShape& shape, SizeChannel& channel) {
+  const NodeMap& nm = *shape.nodes;
+  const int me = shape.rank;
+  const int n = nm.node_of[me], q = nm.local_of[me];
+  const std::vector<int>& mine = nm.members[std::size_t(n)];
+  const int Q = int(mine.size());
+  std::vector<NeighborShape::Edge> edges;
+  // Per local rank b: [count of out-triples, out-triples..., in-triples...].
+  std::vector<std::vector<std::int64_t>> out(std::size_t(Q), std::vector<std::int64_t>(1, 0));
+  for (std::size_t k = 0; k < shape.destinations.size(); ++k) {
+    const int d = shape.destinations[k];
+    if (d == MPI_PROC_NULL) continue;
+    edges.push_back({me, d, shape.send_key[k], shape.send_bytes[k]});
+    const int nd = nm.node_of[d];
+    if (nd == n) continue;
+    auto& o = out[std::size_t(nd % Q)];
+    o.insert(o.end(), {d, shape.send_key[k], shape.send_bytes[k]});
+    ++o[0];
+  }
+  for (std::size_t j = 0; j < shape.sources.size(); ++j) {
+    const int s = shape.sources[j];
+    if (s == MPI_PROC_NULL) continue;
+    if (s != me) edges.push_back({s, me, shape.recv_key[j], shape.recv_bytes[j]});
+    const int ns = nm.node_of[s];
+    if (ns == n) continue;
+    auto& o = out[std::size_t(ns % Q)];
+    o.insert(o.end(), {s, shape.recv_key[j], shape.recv_bytes[j]});
+  }
+  // Sizes first, then the triples.
+  std::vector<std::int64_t> len(std::size_t(Q), 0), got_len(std::size_t(Q), 0);
+  for (int a = 0; a < Q; ++a) {
+    if (a == q) continue;
+    len[std::size_t(a)] = std::int64_t(out[std::size_t(a)].size());
+    channel.post_recv(mine[std::size_t(a)], &got_len[std::size_t(a)], 1);
+    channel.post_send(mine[std::size_t(a)], &len[std::size_t(a)], 1);
+  }
+  channel.wait_all();
+  std::vector<std::vector<std::int64_t>> in(static_cast<std::size_t>(Q));
+  for (int a = 0; a < Q; ++a) {
+    if (a == q) continue;
+    if (got_len[std::size_t(a)] > INT_MAX)
+      fail(MPI_ERR_OTHER, "mpi-advance: neighbor locality: too many edges through one rank");
+    in[std::size_t(a)].assign(std::size_t(got_len[std::size_t(a)]), 0);
+    channel.post_recv(mine[std::size_t(a)], in[std::size_t(a)].data(),
+                      int(got_len[std::size_t(a)]));
+    channel.post_send(mine[std::size_t(a)], out[std::size_t(a)].data(),
+                      int(out[std::size_t(a)].size()));
+  }
+  channel.wait_all();
+  for (int a = 0; a < Q; ++a) {
+    if (a == q) continue;
+    const std::vector<std::int64_t>& v = in[std::size_t(a)];
+    const int from = mine[std::size_t(a)];
+    const std::int64_t nout = v.empty() ? 0 : v[0];
+    for (std::size_t i = 1; i + 3 <= v.size(); i += 3) {
+      const bool outgoing = std::int64_t((i - 1) / 3) < nout;
+      const int peer = int(v[i]), key = int(v[i + 1]);
+      if (outgoing)
+        edges.push_back({from, peer, key, v[i + 2]});
+      else
+        edges.push_back({peer, from, key, v[i + 2]});
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end(),
+                          [](const NeighborShape::Edge& x, const NeighborShape::Edge& y) {
+                            return x.src == y.src && x.dst == y.dst && x.key == y.key;
+                          }),
+              edges.end());
+  shape.edges = std::move(edges);
 }
 
 int neighbor_gateway(const NodeMap& nm, int on_node, int towards_node) {

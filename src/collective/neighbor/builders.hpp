@@ -12,12 +12,14 @@
 // -1 neighbor sent in its block 2d+1 whatever the counts -- the standard's per-direction tags.
 #pragma once
 
+#include "collective/exchange.hpp"
 #include "locality/node_map.hpp"
 #include "schedule/schedule.hpp"
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace mpia {
@@ -39,6 +41,10 @@ struct NeighborShape {
   };
   std::vector<Edge> edges;
   const NodeMap* nodes = nullptr;
+  // For build_neighbor_locality: the (from node, to node) pairs whose edges go straight from
+  // source to destination instead of through the gateways, sorted; the same on every rank of
+  // both nodes (locality_partial's init agrees on them). Empty: every pair aggregated.
+  std::vector<std::pair<int, int>> direct_node_pairs;
 };
 
 // One round: every non-empty edge's message, sends and receives each sorted by key.
@@ -50,7 +56,15 @@ Schedule build_neighbor_direct(const NeighborShape& shape);
 // over the ranks of each node (A's gateway for B: local rank B mod |A|). It uses the edges that
 // pass through this rank: its own, and as a gateway those between its node and the nodes it
 // is the gateway for -- all edges with every rank sharing a (source, destination) pair.
+// The edges of a node pair in shape.direct_node_pairs skip the gateways: (round 1, beside the
+// bundles) one message from source to destination, its edges to that destination in it.
 Schedule build_neighbor_locality(const NeighborShape& shape);
+
+// Node-aware routing's init-time exchange (collective over the communicator, through channel
+// only): sets shape.edges to the edges that pass through this rank -- its own out- and
+// in-edges, and as its node's gateway towards node B those between its node and B, which the
+// node's other ranks send it. Needs shape.nodes and the rank's own topology and sizes.
+void learn_neighbor_node_edges(NeighborShape& shape, SizeChannel& channel);
 
 // The rank of node on_node through which node-aware traffic to node towards_node passes.
 int neighbor_gateway(const NodeMap& nodes, int on_node, int towards_node);

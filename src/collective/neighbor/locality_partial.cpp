@@ -1,0 +1,198 @@
+// Neighbor alltoallv locality_partial: node-aware routing (build_neighbor_locality,
+// builders.cpp) for the node pairs where combining pays, direct messages for the others. The
+// edges from node A to node B are aggregated (A's gateway for B, one message to B's gateway for
+// A, on to their destinations: locality's three rounds) iff A -> B has at least `min_edges`
+// non-empty edges whose mean size is at most `threshold` bytes; otherwise each goes from its
+// source straight to its destination in round 1, beside the bundles (one message per source,
+// destination pair). A pair of few or large edges saves little by sharing one message and pays
+// two intra-node hops and four copies; a pair of many small ones saves their per-message costs.
+//   time ~ 2 (E_a o_intra + alpha_intra + n beta_intra) + (R_a + E_d) (o + alpha_inter)
+//          + the node's off-node bytes through its NIC + 4 E_a n copied
+// (E_a, R_a: a rank's aggregated edges and the node pairs they join; E_d: its direct ones.)
+// Agreement: at init a rank learns the edges that pass through it as locality does
+// (learn_neighbor_node_edges); A's gateway for B then knows every edge A -> B and B -> A, and
+// so does B's gateway for A: both decide both directions alike. One more exchange within each
+// node (Q - 1 messages each way, one value per remote node a rank is the gateway for) tells
+// every rank of the node the decisions of its gateways, so every rank an edge visits computes
+// the same path (NeighborShape::direct_node_pairs).
+// The cost model sees only the agreed statistics (the most remote edges E and remote nodes R of
+// one rank, the largest message): it takes the edges of a node pair as Poisson with mean
+// Q E / min(N - 1, Q R), aggregates the share that falls in pairs of min_edges or more, and all
+// of them as direct when the largest message exceeds the threshold -- an approximation.
+// Restrictions: none (any topology, any placement). Parameters: min_edges 1..65536 (default 2;
+// 1 with a threshold above every mean is locality's routing), threshold 0..2^30 bytes (default
+// 4096; 0: every edge direct).
+// References (ideas only): G. Collom, A. Bienz et al., "Optimizing irregular communication
+// with neighborhood collectives and locality-aware parallelism" (its partially aggregated
+// variant), and MPI Advance's implementation of that variant.
+#include "collective/neighbor/builders.hpp"
+#include "collective/record.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mpia {
+
+namespace {
+
+using namespace detail;
+
+constexpr std::int64_t kMinEdgesDefault = 2;
+constexpr std::int64_t kThresholdDefault = 4096;
+
+Schedule locality_partial(const NeighborShape& s, const ParamValues&) {
+  return with(build_neighbor_locality(s), kRoundByRound, Lowering::Pack);
+}
+
+// Whether n edges of `bytes` in all, n > 0, are aggregated: n >= min_edges and their mean
+// bytes / n <= threshold (without forming threshold * n).
+bool aggregated(std::int64_t n, std::int64_t bytes, std::int64_t min_edges,
+                std::int64_t threshold) {
+  const std::int64_t mean = bytes / n;
+  return n >= min_edges && (mean < threshold || (mean == threshold && bytes % n == 0));
+}
+
+// The remote nodes local rank a of a node of Q ranks (node n) is the gateway towards.
+std::vector<int> gated(int n, int a, int Q, int nnodes) {
+  std::vector<int> out;
+  for (int x = a; x < nnodes; x += Q)
+    if (x != n) out.push_back(x);
+  return out;
+}
+
+void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
+  learn_neighbor_node_edges(shape, channel);
+  const NodeMap& nm = *shape.nodes;
+  const int me = shape.rank;
+  const int n = nm.node_of[me], q = nm.local_of[me];
+  const std::vector<int>& mine = nm.members[std::size_t(n)];
+  const int Q = int(mine.size()), N = int(nm.members.size());
+  // As the gateway towards node x: the non-empty edges n -> x and x -> n, counted and summed.
+  struct Tally {
+    std::int64_t out_n = 0, out_bytes = 0, in_n = 0, in_bytes = 0;
+  };
+  std::vector<Tally> tally(static_cast<std::size_t>(N));
+  for (const NeighborShape::Edge& e : shape.edges) {
+    if (e.bytes == 0) continue;
+    const int ns = nm.node_of[e.src], nd = nm.node_of[e.dst];
+    if (ns == nd || (ns == n ? nd : ns) % Q != q) continue;
+    Tally& t = tally[std::size_t(ns == n ? nd : ns)];
+    if (ns == n)
+      ++t.out_n, t.out_bytes += e.bytes;
+    else
+      ++t.in_n, t.in_bytes += e.bytes;
+  }
+  // Per gated node, 1: n -> x goes direct, 2: x -> n does.
+  auto flags = [&](int x) {
+    const Tally& t = tally[std::size_t(x)];
+    return std::int64_t(t.out_n > 0 && !aggregated(t.out_n, t.out_bytes, v[0], v[1]) ? 1 : 0) |
+           std::int64_t(t.in_n > 0 && !aggregated(t.in_n, t.in_bytes, v[0], v[1]) ? 2 : 0);
+  };
+  const std::vector<int> own = gated(n, q, Q, N);
+  std::vector<std::int64_t> decided;
+  for (int x : own) decided.push_back(flags(x));
+  std::vector<std::vector<std::int64_t>> heard(static_cast<std::size_t>(Q));
+  for (int a = 0; a < Q; ++a) {
+    if (a == q) continue;
+    heard[std::size_t(a)].assign(gated(n, a, Q, N).size(), 0);
+    if (!heard[std::size_t(a)].empty())
+      channel.post_recv(mine[std::size_t(a)], heard[std::size_t(a)].data(),
+                        int(heard[std::size_t(a)].size()));
+    if (!decided.empty()) channel.post_send(mine[std::size_t(a)], decided.data(), int(own.size()));
+  }
+  channel.wait_all();
+  heard[std::size_t(q)] = decided;
+  shape.direct_node_pairs.clear();
+  for (int a = 0; a < Q; ++a) {
+    const std::vector<int> nodes = gated(n, a, Q, N);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (heard[std::size_t(a)][i] & 1) shape.direct_node_pairs.push_back({n, nodes[i]});
+      if (heard[std::size_t(a)][i] & 2) shape.direct_node_pairs.push_back({nodes[i], n});
+    }
+  }
+  std::sort(shape.direct_node_pairs.begin(), shape.direct_node_pairs.end());
+}
+
+// The share of a rank's remote edges that fall in aggregated node pairs (edges) and of the
+// node pairs it reaches that are aggregated (pairs), under the model of the header comment.
+struct Split {
+  double edges = 1, pairs = 1;
+};
+
+Split split(const Machine& m, const Stats& st, const ParamValues& v) {
+  if (st.max_block > v[1]) return {0, 0};
+  const double E = double(st.remote_edges), Q = double(m.ppn);
+  const double reached = std::max(1.0, std::min(double(m.nnodes - 1), Q * double(st.remote_nodes)));
+  const double lambda = Q * E / reached;
+  // P(X >= k) for X ~ Poisson(lambda), k = min_edges - 1 and min_edges: an edge's own pair
+  // holds 1 + Poisson(lambda) edges (size-biased), a pair min_edges or more with P(X >= m).
+  double term = std::exp(-lambda), below = 0, below_m1 = 0;
+  const std::int64_t me = v[0];
+  for (std::int64_t k = 0; k < me; ++k) {
+    if (k == me - 1) below_m1 = below;
+    below += term;
+    term *= lambda / double(k + 1);
+    if (term < 1e-300 && double(k) > lambda) {
+      if (k < me - 1) below_m1 = below;
+      break;
+    }
+  }
+  const double reached_any = 1 - std::exp(-lambda);
+  Split s;
+  s.edges = std::clamp(1 - below_m1, 0.0, 1.0);
+  s.pairs = reached_any > 0 ? std::clamp((1 - below) / reached_any, 0.0, 1.0) : 0.0;
+  return s;
+}
+
+Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
+  Terms l;
+  const Split f = split(m, st, v);
+  const double E = double(st.remote_edges), M = double(st.max_block), Q = double(m.ppn);
+  const double Ea = f.edges * E, Ed = E - Ea, Ra = f.pairs * double(st.remote_nodes);
+  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * Ea;
+  l.c[kLatIntra] = Ea > 0 ? 2 : 0;
+  l.c[kBytesIntra] = Ea > 0 ? 2 * M : 0;
+  l.c[kMsgInter] = l.c[kRecvInter] = Ra + Ed;
+  l.c[kLatInter] = 1;
+  l.c[kInflight] = inflight_beyond_one(Q, Ra + Ed);
+  l.c[kBytesNic] = Q * E * M;
+  l.c[kBytesCopy] = 4 * Ea * M;
+  return l;
+}
+
+// Where some edge leaves its node, min_edges 2, 3, 4 at the default threshold when the split
+// the model predicts is partial (all or nothing is locality's or direct's schedule).
+std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
+  std::vector<ParamValues> out;
+  if (m.nnodes <= 1 || st.remote_edges == 0 || st.max_block > kThresholdDefault) return out;
+  for (std::int64_t me : {2, 3, 4}) {
+    const Split f = split(m, st, {me, kThresholdDefault});
+    if (f.edges > 0.01 && f.edges < 0.99) out.push_back({me, kThresholdDefault});
+  }
+  return out;
+}
+
+}  // namespace
+
+MPIA_ALGORITHMS(neighbor_locality_partial) {
+  AlgorithmSpec a = detail::record(
+      Collective::NeighborAlltoallv, "locality_partial", 600,
+      "node-aware where it pays: the edges between two nodes combined through gateways as "
+      "locality does when there are at least `min_edges` of at most `threshold` bytes on "
+      "average, sent directly otherwise; decided per direction at init by the gateways");
+  a.params = {{"min_edges", "the fewest non-empty edges from one node to another that are combined",
+               Bound::constant(kMinEdgesDefault), Bound::constant(1), Bound::constant(65536)},
+              {"threshold", "bytes: node pairs whose mean edge is larger are sent directly",
+               Bound::constant(kThresholdDefault), Bound::constant(0),
+               Bound::constant(std::int64_t(1) << 30)}};
+  a.build_neighbor = locality_partial;
+  a.needs_peer_sizes = true;
+  a.learn_neighbor = learn;
+  a.needs_locality = true;
+  a.cost = cost;
+  a.candidates = candidates;
+  a.search = 30;
+  return {a};
+}
+
+}  // namespace mpia
