@@ -114,13 +114,13 @@ sys.exit(bad)
 PY
 # Neighbor collectives (issue 20): a 3-D 7-point stencil on a Cartesian communicator and a random
 # graph of about 16 neighbours per rank through MPIX_Topo (smpi_compat.h stands in for SMPI's
-# missing process-topology calls), every byte checked; direct, locality and auto against the
+# missing process-topology calls), every byte checked; direct, locality, locality_partial and auto against the
 # flat MPI_Neighbor_alltoallv exchange of the stand-in.
 (cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
   smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
     --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
     "$build/benchmarks/mpia_bench" --collective neighbor --patterns stencil3d,random \
-    --sizes 8,32 --degree 16 --variants direct,locality,auto --iters 2 --warmup 20 --warmup-until-settled --settle 0 \
+    --sizes 8,32 --degree 16 --variants direct,locality,locality_partial,auto --iters 2 --warmup 20 --warmup-until-settled --settle 0 \
     --watchdog 0 --csv "$out/ci_neighbor.csv") >"$out/ci_neighbor.log" 2>&1 ||
   { tail -n 30 "$out/ci_neighbor.log"; echo "ci.sh: the neighbor simulation failed" >&2; exit 1; }
 if grep -qE 'FATAL|WRONG RESULT' "$out/ci_neighbor.log"; then
@@ -130,7 +130,7 @@ fi
 python3 - "$out/ci_neighbor.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-want = {"MPI_Neighbor_alltoallv", "direct", "locality", "auto"}
+want = {"MPI_Neighbor_alltoallv", "direct", "locality", "locality_partial", "auto"}
 bad = 0
 for pattern in ("stencil3d", "random"):
     for size in ("8", "32"):

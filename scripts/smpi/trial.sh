@@ -23,7 +23,7 @@
 # the count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks;
 # SMPI's own MPI_Alltoallv as rows smpi:<selection> for each of TRIAL_BASELINES, default
 # "ompi mpich", the first in the candidates' simulation),
-# TRIAL_COLLECTIVE=neighbor (direct and locality on mpia_bench's neighbor patterns,
+# TRIAL_COLLECTIVE=neighbor (direct, locality and locality_partial, TRIAL_CANDIDATES, on mpia_bench's neighbor patterns,
 # TRIAL_PATTERNS default "random": a random graph of TRIAL_DEGREE, default 16, neighbours per rank
 # through MPIX_Topo; sizes as mpia_bench --collective neighbor reads them, default "8 512").
 set -euo pipefail
@@ -130,7 +130,7 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
       plabel="neighbor-$pattern"  # the rows' platform: <kind>/neighbor-<pattern>
       for size in ${TRIAL_SIZES:-8 512}; do
         echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
-        sim flat "$P" "$size" 0 'direct,locality'
+        sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-direct,locality,locality_partial}"
         auto_sims "$P" "$size"
       done
     done
