@@ -32,20 +32,31 @@ echo "ci.sh: build ${SECONDS}s"
 mkdir -p "$out"
 SMPI_CLUSTER_NODES="$N" bash "$here/gen_platforms.sh" "$out" >/dev/null
 mapfile -t cfg < <(smpi_cfg_common)
-rm -f "$out/ci.csv"
 t1=$SECONDS
-(cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
-  smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
-    --cfg=smpi/alltoall:basic_linear --cfg=surf/precision:1e-8 \
-    "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
-    "$build/benchmarks/mpia_bench" --variants 'linear,pairwise,bruck,tra,tra2,auto,tra:radix=*' \
-    --radices 3,8 --sizes 8,1024 --iters 2 --warmup 20 --warmup-until-settled --settle 0 --watchdog 0 --csv "$out/ci.csv") \
-  >"$out/ci.log" 2>&1 || { tail -n 30 "$out/ci.log"; echo "ci.sh: the simulation failed" >&2; exit 1; }
+# simulate NAME [smpirun option ...] -- mpia_bench argument ...: one simulation of P ranks, its
+# output in $out/NAME.log and its CSV in $out/NAME.csv; ends the script when the run fails or
+# mpia_bench finds a wrong byte. Every run: 2 timed iterations, a warm-up of at most 20 starts
+# that ends once an auto request's trial settled.
+simulate() {
+  local name="$1" opts=()
+  shift
+  while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  rm -f "$out/$name.csv"
+  (cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
+    smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
+      --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
+      "${opts[@]}" "$build/benchmarks/mpia_bench" "$@" --iters 2 --warmup 20 --warmup-until-settled \
+      --settle 0 --watchdog 0 --csv "$out/$name.csv") >"$out/$name.log" 2>&1 ||
+    { tail -n 30 "$out/$name.log"; echo "ci.sh: simulation $name failed" >&2; exit 1; }
+  if grep -qE 'FATAL|WRONG RESULT' "$out/$name.log"; then
+    grep -E 'FATAL|WRONG RESULT' "$out/$name.log" >&2
+    exit 1
+  fi
+}
+simulate ci --cfg=smpi/alltoall:basic_linear -- \
+  --variants 'linear,pairwise,bruck,tra,tra2,auto,tra:radix=*' --radices 3,8 --sizes 8,1024
 grep -v '^\[' "$out/ci.log" | sed -n '/^    size/,/^$/p'
-if grep -qE 'FATAL|WRONG RESULT' "$out/ci.log"; then
-  grep -E 'FATAL|WRONG RESULT' "$out/ci.log" >&2
-  exit 1
-fi
 python3 - "$out/ci.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
@@ -68,16 +79,7 @@ PY
 # starts and settles, agreeing over point-to-point messages and SMPI's simulated clock; the
 # warm-up runs until the trial settled (at most 20 starts, the trial's bound), so the timed starts
 # run the settled entry, and every result is checked again.
-(cd "$out" && MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 timeout --kill-after=10 300 \
-  smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
-    --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
-    "$build/benchmarks/mpia_bench" --variants auto --sizes 8,1024 --iters 2 --warmup 20 \
-    --warmup-until-settled --settle 0 --watchdog 0 --csv "$out/ci_trial.csv") >"$out/ci_trial.log" 2>&1 ||
-  { tail -n 30 "$out/ci_trial.log"; echo "ci.sh: the simulated trial failed" >&2; exit 1; }
-if grep -qE 'FATAL|WRONG RESULT' "$out/ci_trial.log"; then
-  grep -E 'FATAL|WRONG RESULT' "$out/ci_trial.log" >&2
-  exit 1
-fi
+MPIX_REPORT=1 simulate ci_trial -- --variants auto --sizes 8,1024
 settled=$(grep -c 'mpi-advance: auto alltoall P=32 .*: chose ' "$out/ci_trial.log" || true)
 grep 'mpi-advance: auto alltoall' "$out/ci_trial.log" | sed 's/^/ci.sh: /'
 [ "$settled" -ge 2 ] || { echo "ci.sh: expected a settled trial at both sizes, found $settled" >&2; exit 1; }
@@ -85,18 +87,9 @@ grep 'mpi-advance: auto alltoall' "$out/ci_trial.log" | sed 's/^/ci.sh: /'
 # ones at radices 2 and 3 (locality_radix:radix=3 is beyond the 2 nodes: the library rejects it
 # through MPI_COMM_SELF's handler, which mpia_bench sets to MPI_ERRORS_RETURN), and auto, every
 # byte checked.
-(cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
-  smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
-    --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
-    --cfg=smpi/alltoallv:ompi "$build/benchmarks/mpia_bench" --collective alltoallv \
-    --patterns power_law,sparse --sizes 64 --radices 2,3 --iters 2 --warmup 20 --warmup-until-settled \
-    --variants 'linear,pairwise,multipair_waitany,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*,auto' \
-    --settle 0 --watchdog 0 --csv "$out/ci_alltoallv.csv") >"$out/ci_alltoallv.log" 2>&1 ||
-  { tail -n 30 "$out/ci_alltoallv.log"; echo "ci.sh: the alltoallv simulation failed" >&2; exit 1; }
-if grep -qE 'FATAL|WRONG RESULT' "$out/ci_alltoallv.log"; then
-  grep -E 'FATAL|WRONG RESULT' "$out/ci_alltoallv.log" >&2
-  exit 1
-fi
+simulate ci_alltoallv --cfg=smpi/alltoallv:ompi -- --collective alltoallv \
+  --patterns power_law,sparse --sizes 64 --radices 2,3 \
+  --variants 'linear,pairwise,multipair_waitany,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*,auto'
 python3 - "$out/ci_alltoallv.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
@@ -116,17 +109,8 @@ PY
 # graph of about 16 neighbours per rank through MPIX_Topo (smpi_compat.h stands in for SMPI's
 # missing process-topology calls), every byte checked; direct, locality, locality_partial and auto against the
 # flat MPI_Neighbor_alltoallv exchange of the stand-in.
-(cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
-  smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
-    --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
-    "$build/benchmarks/mpia_bench" --collective neighbor --patterns stencil3d,random \
-    --sizes 8,32 --degree 16 --variants direct,locality,locality_partial,auto --iters 2 --warmup 20 --warmup-until-settled --settle 0 \
-    --watchdog 0 --csv "$out/ci_neighbor.csv") >"$out/ci_neighbor.log" 2>&1 ||
-  { tail -n 30 "$out/ci_neighbor.log"; echo "ci.sh: the neighbor simulation failed" >&2; exit 1; }
-if grep -qE 'FATAL|WRONG RESULT' "$out/ci_neighbor.log"; then
-  grep -E 'FATAL|WRONG RESULT' "$out/ci_neighbor.log" >&2
-  exit 1
-fi
+simulate ci_neighbor -- --collective neighbor --patterns stencil3d,random --sizes 8,32 \
+  --degree 16 --variants direct,locality,locality_partial,auto
 python3 - "$out/ci_neighbor.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
