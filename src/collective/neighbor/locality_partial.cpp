@@ -52,11 +52,11 @@ bool aggregated(std::int64_t n, std::int64_t bytes, std::int64_t min_edges,
   return n >= min_edges && (mean < threshold || (mean == threshold && bytes % n == 0));
 }
 
-// The remote nodes local rank a of a node of Q ranks (node n) is the gateway towards.
-std::vector<int> gated(int n, int a, int Q, int nnodes) {
+// The remote nodes that rank `gateway` of node n is node n's gateway towards, ascending.
+std::vector<int> gated(const NodeMap& nm, int n, int gateway) {
   std::vector<int> out;
-  for (int x = a; x < nnodes; x += Q)
-    if (x != n) out.push_back(x);
+  for (int x = 0; x < int(nm.members.size()); ++x)
+    if (x != n && neighbor_gateway(nm, n, x) == gateway) out.push_back(x);
   return out;
 }
 
@@ -75,7 +75,7 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
   for (const NeighborShape::Edge& e : shape.edges) {
     if (e.bytes == 0) continue;
     const int ns = nm.node_of[e.src], nd = nm.node_of[e.dst];
-    if (ns == nd || (ns == n ? nd : ns) % Q != q) continue;
+    if (ns == nd || neighbor_gateway(nm, n, ns == n ? nd : ns) != me) continue;
     Tally& t = tally[std::size_t(ns == n ? nd : ns)];
     if (ns == n)
       ++t.out_n, t.out_bytes += e.bytes;
@@ -88,13 +88,13 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
     return std::int64_t(t.out_n > 0 && !aggregated(t.out_n, t.out_bytes, v[0], v[1]) ? 1 : 0) |
            std::int64_t(t.in_n > 0 && !aggregated(t.in_n, t.in_bytes, v[0], v[1]) ? 2 : 0);
   };
-  const std::vector<int> own = gated(n, q, Q, N);
+  const std::vector<int> own = gated(nm, n, me);
   std::vector<std::int64_t> decided;
   for (int x : own) decided.push_back(flags(x));
   std::vector<std::vector<std::int64_t>> heard(static_cast<std::size_t>(Q));
   for (int a = 0; a < Q; ++a) {
     if (a == q) continue;
-    heard[std::size_t(a)].assign(gated(n, a, Q, N).size(), 0);
+    heard[std::size_t(a)].assign(gated(nm, n, mine[std::size_t(a)]).size(), 0);
     if (!heard[std::size_t(a)].empty())
       channel.post_recv(mine[std::size_t(a)], heard[std::size_t(a)].data(),
                         int(heard[std::size_t(a)].size()));
@@ -104,7 +104,7 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
   heard[std::size_t(q)] = decided;
   shape.direct_node_pairs.clear();
   for (int a = 0; a < Q; ++a) {
-    const std::vector<int> nodes = gated(n, a, Q, N);
+    const std::vector<int> nodes = gated(nm, n, mine[std::size_t(a)]);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (heard[std::size_t(a)][i] & 1) shape.direct_node_pairs.push_back({n, nodes[i]});
       if (heard[std::size_t(a)][i] & 2) shape.direct_node_pairs.push_back({nodes[i], n});
