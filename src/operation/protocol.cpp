@@ -14,7 +14,7 @@ namespace {
 // The record every rank contributes: kMax values reduced by MPI_MAX, then the tag window's
 // bitmap reduced by bitwise or. One MPI_Op over a contiguous type of the whole record, so that
 // MPI never splits a record between calls of the op.
-constexpr int kMax = 8;
+constexpr int kMax = 5 + kMaxima;
 constexpr int kWords = TagAllocator::kWords;
 constexpr int kRecord = kMax + kWords;
 
@@ -69,7 +69,7 @@ Agreement agree(CommState& st, const Proposal& p) {
   rec[0] = p.error ? (rank_of << 32) | error_class(p.error->code()) : 0;
   rec[1] = h, rec[2] = -h;
   rec[3] = same, rec[4] = -same;
-  for (int i = 0; i < 3; ++i) rec[5 + i] = p.maxima[i];
+  for (int i = 0; i < kMaxima; ++i) rec[5 + i] = p.maxima[i];
   if (p.tag) fill_window(tags, rec + kMax);
   allreduce(rec, comm);
   if (rec[0] != 0) {
@@ -83,7 +83,7 @@ Agreement agree(CommState& st, const Proposal& p) {
          "mpi-advance: ranks selected different algorithms (this rank: " + p.choice + ")");
   if (rec[3] != -rec[4]) fail(p.same_class, p.same_what);
   Agreement a;
-  for (int i = 0; i < 3; ++i) a.maxima[i] = rec[5 + i];
+  for (int i = 0; i < kMaxima; ++i) a.maxima[i] = rec[5 + i];
   if (!p.tag) return a;
   // Every rank sees the same bitmap and the same cursor: they take the same tag, or all move
   // to the next window together.

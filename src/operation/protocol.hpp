@@ -23,6 +23,10 @@
 
 namespace mpia {
 
+// Statistics agreed as maxima over ranks (alltoallv: largest block, bytes sent, messages, bytes
+// received; neighbor: the first three of its own).
+constexpr int kMaxima = 4;
+
 struct Proposal {
   std::unique_ptr<Error> error;  // this rank's local error, if any
   // The error was found by comparing with peers (a size a peer sends that this rank does not
@@ -33,12 +37,12 @@ struct Proposal {
   std::int64_t same = 0;              // must be the same on every rank ...
   int same_class = MPI_ERR_TRUNCATE;  // ... else every rank fails with this class
   const char* same_what = "mpi-advance: ranks disagree on the block size (type signatures differ)";
-  std::int64_t maxima[3] = {0, 0, 0};
+  std::int64_t maxima[kMaxima] = {};
   bool tag = false;  // take a tag for a new live request
 };
 
 struct Agreement {
-  std::int64_t maxima[3] = {0, 0, 0};
+  std::int64_t maxima[kMaxima] = {};
   int tag = 0;
 };
 

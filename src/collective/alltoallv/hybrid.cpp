@@ -65,8 +65,8 @@ void learn(AlltoallvShape& shape, const ParamValues& v, SizeChannel& channel) {
 
 // The agreed statistics do not say how a rank's bytes split at the threshold; bounded: at most
 // L = min(messages, bytes / threshold) blocks above it (none when the largest block is not),
-// carrying at most min(bytes, L x largest); the forwarded blocks as the heaviest rank's mean
-// block (bytes / P, its empty blocks counted), at most the threshold.
+// carrying at most min(bytes, L x largest); the forwarded blocks at forwarded_block
+// (collective/cost.hpp), at most the threshold.
 Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
   const std::int64_t P = m.nranks, threshold = v[1];
   const std::int64_t large =
@@ -75,7 +75,7 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
           : std::min(
                 st.rank_messages,
                 std::max<std::int64_t>(1, st.rank_bytes / std::max<std::int64_t>(threshold, 1)));
-  const double unit = std::min(double(threshold), double(st.rank_bytes) / double(P));
+  const double unit = std::min(double(threshold), forwarded_block(m, st));
   Terms t;
   if (large < st.rank_messages)
     add_radix(t, P, v[0], unit, 1, [&m](std::int64_t d) { return flat_flows(m, d); });

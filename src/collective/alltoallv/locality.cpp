@@ -115,12 +115,6 @@ void learn_radix(AlltoallvShape& shape, const ParamValues& v, SizeChannel& chann
   };
 }
 
-// The unit of a bundle: Q blocks (locality: at the largest block's size; locality_radix, which
-// forwards bundles, at the heaviest rank's mean block, its empty blocks counted).
-double mean_block(const Machine& m, const Stats& st) {
-  return std::min(double(st.max_block), double(st.rank_bytes) / double(m.nranks));
-}
-
 // A radix-Q exchange within the node moving bundles of N blocks, then the radix-r rounds between
 // nodes moving bundles of Q, the r-1 rounds of a digit at once: one latency per digit, their
 // messages in flight together through the NIC; blocks at the mean size (at most the largest).
@@ -128,7 +122,7 @@ Terms radix_cost(const Machine& m, const Stats& st, const ParamValues& v) {
   Terms t;
   const std::int64_t Q = std::min<std::int64_t>(m.ppn, m.nranks), N = m.nnodes;
   const std::int64_t r = two_level_radix(int(v[0]), int(N));
-  const double u = mean_block(m, st);
+  const double u = forwarded_block(m, st);  // bundles of Q (or N) such blocks
   add_radix(t, Q, Q, double(N) * u, N, [](std::int64_t) { return 0; });
   add_radix(t, N, r, double(Q) * u, Q, [Q](std::int64_t) { return Q; });
   for (std::int64_t rx = 1; rx < N; rx *= r) {
