@@ -74,9 +74,8 @@ Terms direct_terms(const Machine& m, std::int64_t messages, std::int64_t bytes,
 }
 
 double forwarded_block(const Machine& m, const Stats& st) {
-  const std::int64_t heaviest = std::max(st.rank_bytes, st.rank_recv_bytes);
-  if (heaviest == 0 || m.nranks <= 0) return double(st.max_block);
-  return std::min(double(st.max_block), double(heaviest) / double(m.nranks));
+  if (st.rank_bytes == 0 || m.nranks <= 0) return double(st.max_block);
+  return std::min(double(st.max_block), double(st.rank_bytes) / double(m.nranks));
 }
 
 std::int64_t flat_flows(const Machine& m, std::int64_t d) {

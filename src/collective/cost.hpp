@@ -22,13 +22,12 @@ struct Machine {
 // The statistics of one call that every rank agrees on (each the maximum over ranks: the slowest
 // rank sets the pace). A collective fills what it knows and leaves the rest 0.
 struct Stats {
-  std::int64_t max_block = 0;        // alltoall: the block; alltoallv: the largest block any rank
-                                     // sends; neighbor: the largest message on any edge
-  std::int64_t rank_bytes = 0;       // alltoallv: most bytes one rank sends
-  std::int64_t rank_messages = 0;    // alltoallv: most non-empty blocks one rank sends
-  std::int64_t rank_recv_bytes = 0;  // alltoallv: most bytes one rank receives
-  std::int64_t remote_edges = 0;     // neighbor: most out-edges of one rank that leave its node
-  std::int64_t remote_nodes = 0;     // neighbor: most distinct other nodes one rank's edges reach
+  std::int64_t max_block = 0;      // alltoall: the block; alltoallv: the largest block any rank
+                                   // sends; neighbor: the largest message on any edge
+  std::int64_t rank_bytes = 0;     // alltoallv: most bytes one rank sends
+  std::int64_t rank_messages = 0;  // alltoallv: most non-empty blocks one rank sends
+  std::int64_t remote_edges = 0;   // neighbor: most out-edges of one rank that leave its node
+  std::int64_t remote_nodes = 0;   // neighbor: most distinct other nodes one rank's edges reach
 };
 
 // The constants of CostModel (model.hpp), in its order, and the number of a prediction's terms.
@@ -107,14 +106,13 @@ bool power_of(std::int64_t q, std::int64_t r);
 void overlap_rounds(Terms& t);
 
 // The block size at which an alltoallv that forwards other pairs' blocks (bruck, hybrid's small
-// blocks, locality_radix's bundles) is priced. A round of a radix exchange moves about half of
-// some P blocks: in the first rounds a rank's own (its bytes over P), in the last ones blocks
-// converging on one destination (that rank's received bytes over P), in between a mix; so the
-// heaviest sender's or receiver's mean block (empty blocks counted), at most the largest block.
-// Not the largest block: a few large blocks among many small ones (power-law counts) do not make
-// every forwarded block large (issue 19: bruck priced that way was never tried where it was
-// 1.23x faster than what the trial settled on). Where the statistics hold no byte counts, the
-// largest block.
+// blocks, locality_radix's bundles) is priced: the heaviest sender's mean block (its bytes over
+// P, empty blocks counted), at most the largest block; the largest where the statistics hold no
+// byte counts. Not the largest block: a few large blocks among many small ones (power-law
+// counts) do not make every forwarded block large (issue 19: bruck priced that way was never
+// tried where it was 1.23x faster than what the trial settled on). Nor the heaviest receiver's:
+// a radix exchange's last rounds converge on a destination, but pricing every round so put
+// locality_radix out of the trial at hot-spot counts (P = 64, 4 KiB: 1.57x).
 double forwarded_block(const Machine& m, const Stats& st);
 
 // Ranks of a node whose peer at distance d (rank + d mod P) is on another node.

@@ -190,7 +190,6 @@ Stats stats_of(const AlltoallvStats& v) {
   st.max_block = v.max_block;
   st.rank_bytes = v.rank_bytes;
   st.rank_messages = v.rank_messages;
-  st.rank_recv_bytes = v.rank_recv_bytes;
   return st;
 }
 

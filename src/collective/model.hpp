@@ -96,7 +96,6 @@ struct AlltoallvStats {
   std::int64_t max_block = 0;        // largest block any rank sends
   std::int64_t rank_bytes = 0;       // most bytes one rank sends
   std::int64_t rank_messages = 0;    // most non-empty blocks one rank sends
-  std::int64_t rank_recv_bytes = 0;  // most bytes one rank receives
 };
 Stats stats_of(const AlltoallvStats& st);
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st);

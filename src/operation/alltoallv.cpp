@@ -57,7 +57,6 @@ AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int P, MPI_Comm comm) {
     s.local.rank_bytes += b;
     s.local.rank_messages += b > 0;
   }
-  for (std::int64_t b : s.recv_bytes) s.local.rank_recv_bytes += b;
   return s;
 }
 
@@ -176,12 +175,11 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
   p.maxima[0] = sizes.local.max_block;
   p.maxima[1] = sizes.local.rank_bytes;
   p.maxima[2] = sizes.local.rank_messages;
-  p.maxima[3] = sizes.local.rank_recv_bytes;
   p.tag = threaded != nullptr;  // a blocking call's plan runs on tag 0, as every blocking call
   const Agreement ag = agree(st, p);
   Shortlist list = only(sel);
   const Machine m = machine_of(comm_locality(st).map);
-  const AlltoallvStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2], ag.maxima[3]};
+  const AlltoallvStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
   if (sel.algorithm->kind == AlgorithmKind::Auto)
     list = auto_list(Collective::Alltoallv, m, stats.max_block,
                      measure && m.nranks > 1 && stats.max_block > 0,

@@ -23,9 +23,9 @@
 
 namespace mpia {
 
-// Statistics agreed as maxima over ranks (alltoallv: largest block, bytes sent, messages, bytes
-// received; neighbor: the first three of its own).
-constexpr int kMaxima = 4;
+// Statistics agreed as maxima over ranks (alltoallv: largest block, bytes sent, messages;
+// neighbor: its own three).
+constexpr int kMaxima = 3;
 
 struct Proposal {
   std::unique_ptr<Error> error;  // this rank's local error, if any

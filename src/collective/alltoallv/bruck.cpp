@@ -5,8 +5,8 @@
 // then have there -- exactly what the builder asks for. K rounds of one message each way;
 // O(P) memory for the slots plus O(D) entries (D: blocks this rank forwards, O(P log P)); no
 // P x P matrix anywhere.
-//   time ~ K alpha + D n beta (n: the heaviest sender's or receiver's mean block, at most the
-//   largest: collective/cost.hpp's forwarded_block; skewed sizes make it pay)
+//   time ~ K alpha + D n beta (n: the heaviest sender's mean block, at most the largest:
+//   collective/cost.hpp's forwarded_block; skewed sizes make it pay)
 // Restrictions: none. Parameter radix: 2..P, default 2 (Bruck).
 #include "collective/alltoall/builders.hpp"
 #include "collective/alltoallv/peer_sizes.hpp"
