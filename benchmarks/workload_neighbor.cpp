@@ -148,6 +148,21 @@ class NeighborCase : public Case {
     return fmt("%.17g", d);
   }
 
+  // The communicator of the calls: MPI_Dist_graph_create_adjacent's with sources and dests
+  // (unweighted, no reorder). topo: ours run through an MPIX_Topo of the same lists, and this
+  // communicator serves the MPI library's calls (the baseline).
+  void graph(const Ctx& c, bool topo) {
+    check_rc(
+        c,
+        MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(sources.size()), sources.data(),
+                                       MPI_UNWEIGHTED, static_cast<int>(dests.size()), dests.data(),
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm),
+        "MPI_Dist_graph_create_adjacent", pattern);
+    owns_comm = true;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    via_topo = topo;
+  }
+
   void layout(const Ctx& c, const std::vector<int>& counts, std::vector<int>& displs,
               std::size_t& total) {
     displs.assign(counts.size(), 0);
@@ -335,15 +350,7 @@ void make_grid(const Ctx& c, const Options& o, NeighborCase& t, int ndims, bool 
   }
   t.sources = t.dests;
   t.rcounts = t.scounts;
-  check_rc(
-      c,
-      MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(t.sources.size()), t.sources.data(),
-                                     MPI_UNWEIGHTED, static_cast<int>(t.dests.size()),
-                                     t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t.comm),
-      "MPI_Dist_graph_create_adjacent", t.pattern);
-  t.owns_comm = true;
-  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
-  t.via_topo = true;
+  t.graph(c, true);
   t.header = "grid " + shape + ", " + std::to_string(off.size()) + " directions, " + o.placement +
              " placement" +
              (o.placement == "scattered" ? " over " + std::to_string(c.nnodes) + " nodes" : "") +
@@ -478,14 +485,7 @@ void make_sparse(const Ctx& c, const Options& o, NeighborCase& t) {
       t.scounts.push_back(theycnt[q]);
     }
   }
-  check_rc(
-      c,
-      MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(t.sources.size()), t.sources.data(),
-                                     MPI_UNWEIGHTED, static_cast<int>(t.dests.size()),
-                                     t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t.comm),
-      "MPI_Dist_graph_create_adjacent", pat);
-  t.owns_comm = true;
-  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  t.graph(c, false);
   t.header = "dist graph, " + std::to_string(N) + " rows";
   t.alloc(c);
   const std::uint64_t vseed = mix64(o.seed ^ 0xA24BAED4963EE407ull);
@@ -525,16 +525,7 @@ void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
   }
   t.scounts.assign(t.dests.size(), static_cast<int>(per));
   t.rcounts.assign(t.sources.size(), static_cast<int>(per));
-  // The MPI library's calls (the baseline) need a communicator with the topology.
-  check_rc(
-      c,
-      MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(t.sources.size()), t.sources.data(),
-                                     MPI_UNWEIGHTED, static_cast<int>(t.dests.size()),
-                                     t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t.comm),
-      "MPI_Dist_graph_create_adjacent", t.pattern);
-  t.owns_comm = true;
-  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
-  t.via_topo = true;
+  t.graph(c, true);
   t.header = "random graph through MPIX_Topo, degree " + std::to_string(o.degree) + ", " +
              std::to_string(per * 8) + " B blocks";
   t.alloc(c);
