@@ -180,7 +180,8 @@ struct Options {
   double imbalance_us = 0;
   unsigned long long seed = 20240601ull;
   std::string periodic = "auto";
-  int degree = 16;  // neighbor "random": neighbours per rank (expected)
+  int degree = 16;                  // neighbor "random": neighbours per rank (expected)
+  std::string placement = "block";  // neighbor stencils: grid position -> rank (block, scattered)
   bool quick = false;
   bool list_only = false;
 };

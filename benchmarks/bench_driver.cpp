@@ -58,9 +58,14 @@ const char* const kUsage =
     "                   pencil transposes of an n x (n+1) x (n+2) grid on a p1 x p2 grid); tuna\n"
     "                   (rank s sends 0.99^pi_s(d), pi_s a permutation per rank); default\n"
     "                   uniform,random,skewed,sparse. neighbor: stencil2d,stencil3d,lap2d,\n"
-    "                   lap3d,powerlaw (default all), random (through MPIX_Topo; --sizes are\n"
-    "                   its block bytes, rounded up to doubles)\n"
+    "                   lap3d,powerlaw (default all); on request random (through MPIX_Topo;\n"
+    "                   --sizes are its block bytes, rounded up to doubles), stencil27 (3-D\n"
+    "                   halo with all 26 neighbours, through MPIX_Topo) and spmv (n^2 rows\n"
+    "                   per rank: band |i-j| <= 3, one random column per 8 rows)\n"
     "  --degree K       neighbor random: expected neighbours per rank (default 16)\n"
+    "  --placement P    neighbor stencil*: block (grid position i is rank i, default) or\n"
+    "                   scattered (consecutive positions on different nodes, round robin;\n"
+    "                   through MPIX_Topo)\n"
     "  --iters N        timed iterations per variant and configuration (default: 100 when a\n"
     "                   rank sends <= 64 KiB in all, 50 up to 1 MiB, 20 above)\n"
     "  --warmup N       untimed iterations before timing, per round (default 10)\n"
@@ -157,6 +162,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.periodic = a.value();
     else if (a.is("--degree"))
       o.degree = int(a.count(0, 1000000));
+    else if (a.is("--placement"))
+      o.placement = a.value();
     else
       a.unknown();
   }
@@ -179,6 +186,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
   if (o.patterns.empty()) o.patterns.push_back("");
   if (o.periodic != "auto" && o.periodic != "all" && o.periodic != "none")
     a.error("bad --periodic '" + o.periodic + "' (auto, all or none)");
+  if (o.placement != "block" && o.placement != "scattered")
+    a.error("bad --placement '" + o.placement + "' (block or scattered)");
   if (!sizes_given) o.sizes = o.quick ? w->quick_sizes : w->default_sizes;
   if (o.quick) {
     if (!o.iters_given) o.iters = 2;

@@ -5,6 +5,11 @@
  *              MPI_Cart_create): every rank owns an n x n box and exchanges its 4 faces of n
  *              doubles with its face neighbours
  *   stencil3d  the same in 3-D: an n^3 box, 6 faces of n^2 doubles
+ *   stencil27  an n^3 box's halo with all 26 neighbours on the same 3-D grid: 6 faces of n^2,
+ *              12 edges of n and 8 corners of 1 double; the lists built here (a neighbour
+ *              past a non-periodic edge left out, several directions to one rank several edges,
+ *              matched in order) and run like random's: ours through MPIX_Topo, the MPI
+ *              library's on MPI_Dist_graph_create_adjacent's communicator
  *   lap2d      sparse matrix-vector product halo of the 5-point Laplacian on an n x n grid
  *              (n^2 rows, lexicographic order, Dirichlet boundary)
  *   lap3d      the same for the 7-point Laplacian on an n^3 grid
@@ -13,6 +18,9 @@
  *              seeded uniform u (a discrete Pareto tail, P(k) ~ k^-2.5; mean about 6, kmax =
  *              min(n^2-1, 1000)); each entry lies at a log-uniform distance d in [1, n^2) left
  *              or right of the diagonal (column (i +- d) mod n^2)
+ *   spmv       an SpMV halo of a banded matrix with n^2 rows per rank (P n^2 rows): row i holds
+ *              the band |i-j| <= 3 and, when its hash (seed, i) says so (1 row in 8), one more
+ *              entry at a uniform random column
  *   random     a random directed graph through MPIX_Topo: each of the P(P-1) possible edges
  *              q -> d (d != q) with probability min(1, K/(P-1)), K = --degree (default 16),
  *              drawn from (seed, q, d), so every rank knows its sources; blocks of n bytes
@@ -29,13 +37,23 @@
  * dimensions of 1 or 2 ranks then have the same rank as both neighbours, where MPI libraries
  * have differed, and the MPI library's results are only noted when they deviate from the
  * MPI-4.1 definition (receive block 2d holds what the -1 neighbour sent in its block 2d+1);
- * "none": no dimension is periodic. Blocks lie in the buffers in reverse neighbour order with a
- * one-double gap before each; the gaps of a receive buffer must come back untouched.
+ * "none": no dimension is periodic. On lists (stencil27, scattered placement) such a rank is
+ * several edges, matched in order as MPI defines it for graphs, and every result is checked.
+ *
+ * Placement (--placement, the stencils): "block" puts grid position i (row-major, the order of
+ * MPI_Cart_create without reorder) on rank i; "scattered" deals the positions round robin over
+ * the nodes (MPIX_LOCALITY=ppn:Q, else the shared-memory nodes), so that consecutive positions
+ * lie on different nodes: rank (i mod N) Q + i / N for N nodes of Q (grid_ranks has the rule for
+ * unequal nodes). stencil2d and stencil3d then run on lists like stencil27's.
+ *
+ * Blocks lie in the buffers in reverse neighbour order with a one-double gap before each; the
+ * gaps of a receive buffer must come back untouched.
  */
 #include "bench_core.hpp"
 #include "system_coll.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -44,6 +62,7 @@ namespace mpia_bench {
 namespace {
 
 constexpr double kGapValue = -12345.5;  // what the receive buffers' gaps hold and keep
+constexpr long long kSpmvBand = 3;      // spmv: the band's half width, |i - j| <= 3
 
 // A double in [0, 1) from a key, exactly representable: the data every rank can predict.
 double value_of(std::uint64_t key) {
@@ -129,6 +148,21 @@ class NeighborCase : public Case {
     return fmt("%.17g", d);
   }
 
+  // The communicator of the calls: MPI_Dist_graph_create_adjacent's with sources and dests
+  // (unweighted, no reorder). topo: ours run through an MPIX_Topo of the same lists, and this
+  // communicator serves the MPI library's calls (the baseline).
+  void graph(const Ctx& c, bool topo) {
+    check_rc(
+        c,
+        MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(sources.size()), sources.data(),
+                                       MPI_UNWEIGHTED, static_cast<int>(dests.size()), dests.data(),
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm),
+        "MPI_Dist_graph_create_adjacent", pattern);
+    owns_comm = true;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    via_topo = topo;
+  }
+
   void layout(const Ctx& c, const std::vector<int>& counts, std::vector<int>& displs,
               std::size_t& total) {
     displs.assign(counts.size(), 0);
@@ -165,6 +199,29 @@ class NeighborCase : public Case {
   }
 };
 
+// The value of element i of the block a stencil's rank src sends in direction (block) b.
+double halo_value(unsigned long long seed, int src, int block, long long i) {
+  return value_of(mix64(seed ^ 0x5EED0F57E9C11ull) ^
+                  mix64((static_cast<std::uint64_t>(src) << 40) ^
+                        (static_cast<std::uint64_t>(block) << 32) ^ static_cast<std::uint64_t>(i)));
+}
+
+// A stencil's process grid: MPI_Dims_create's shape and --periodic's periods; returns the
+// header's "AxB periods p,q". degenerate: a periodic dimension of 1 or 2 ranks.
+std::string grid_shape(const Options& o, int nprocs, int ndims, int* dims, int* periods,
+                       bool& degenerate) {
+  MPI_Dims_create(nprocs, ndims, dims);
+  std::string dstr, pstr;
+  degenerate = false;
+  for (int d = 0; d < ndims; ++d) {
+    periods[d] = o.periodic == "all" ? 1 : o.periodic == "none" ? 0 : dims[d] >= 3;
+    if (periods[d] && dims[d] <= 2) degenerate = true;
+    dstr += (d ? "x" : "") + std::to_string(dims[d]);
+    pstr += (d ? "," : "") + std::to_string(periods[d]);
+  }
+  return dstr + " periods " + pstr;
+}
+
 // Halo exchange of an n^ndims box on a Cartesian communicator.
 void make_stencil(const Ctx& c, const Options& o, NeighborCase& t, int ndims) {
   const long long n = t.size;
@@ -172,15 +229,7 @@ void make_stencil(const Ctx& c, const Options& o, NeighborCase& t, int ndims) {
   for (int d = 0; d < ndims - 1; ++d) face *= n;
   if (face > INT_MAX / 8) die(c, t.pattern + " n=" + std::to_string(n) + ": faces too large");
   int dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0};
-  MPI_Dims_create(c.nprocs, ndims, dims);
-  std::string dstr, pstr;
-  for (int d = 0; d < ndims; ++d) {
-    periods[d] = o.periodic == "all" ? 1 : o.periodic == "none" ? 0 : dims[d] >= 3;
-    if (periods[d] && dims[d] <= 2) t.degenerate = true;
-    dstr += (d ? "x" : "") + std::to_string(dims[d]);
-    pstr += (d ? "," : "") + std::to_string(periods[d]);
-  }
-  t.header = "cart " + dstr + " periods " + pstr;
+  t.header = "cart " + grid_shape(o, c.nprocs, ndims, dims, periods, t.degenerate);
   check_rc(c, MPI_Cart_create(c.comm, ndims, dims, periods, 0, &t.comm), "MPI_Cart_create",
            t.pattern);
   t.owns_comm = true;
@@ -197,22 +246,134 @@ void make_stencil(const Ctx& c, const Options& o, NeighborCase& t, int ndims) {
   t.scounts.assign(k, static_cast<int>(face));
   t.rcounts.assign(k, static_cast<int>(face));
   t.alloc(c);
-  auto key = [&](int src, int block, long long i) {
-    return mix64(o.seed ^ 0x5EED0F57E9C11ull) ^
-           mix64((static_cast<std::uint64_t>(src) << 40) ^
-                 (static_cast<std::uint64_t>(block) << 32) ^ static_cast<std::uint64_t>(i));
-  };
   for (int b = 0; b < k; ++b)
-    for (long long i = 0; i < face; ++i) t.dsend[t.sdispls[b] + i] = value_of(key(c.rank, b, i));
+    for (long long i = 0; i < face; ++i)
+      t.dsend[t.sdispls[b] + i] = halo_value(o.seed, c.rank, b, i);
   // MPI-4.1 7.6: receive block 2d comes from the -1 neighbour, which sent it as its block
   // 2d+1; block 2d+1 from the +1 neighbour's block 2d. A MPI_PROC_NULL block stays untouched.
   for (int b = 0; b < k; ++b) {
     const int src = t.sources[b];
     for (long long i = 0; i < face; ++i) {
       const std::size_t at = static_cast<std::size_t>(t.rdispls[b] + i);
-      const double e = src == MPI_PROC_NULL ? -2.0 : value_of(key(src, b ^ 1, i));
+      const double e = src == MPI_PROC_NULL ? -2.0 : halo_value(o.seed, src, b ^ 1, i);
       t.dexpected[at] = e;
       t.dpoison[at] = src == MPI_PROC_NULL ? -2.0 : -1.0 - e;
+    }
+  }
+}
+
+// Grid position -> rank under --placement. block: the identity (MPI_Cart_create's order
+// without reorder). scattered: the positions dealt round robin over the nodes (mpi-advance's
+// locality of MPI_COMM_WORLD: MPIX_LOCALITY, else the shared-memory nodes), each node's ranks
+// in rank order; a node that runs out of ranks drops out of the deal. So position i is the i-th
+// rank by (its place among its node's ranks, its node): rank (i mod N) Q + i / N for N nodes of
+// Q ranks each, ranks 0-3, 4-7, ....
+std::vector<int> grid_ranks(const Ctx& c, const Options& o, const std::string& pat) {
+  std::vector<int> at(c.nprocs);
+  for (int r = 0; r < c.nprocs; ++r) at[r] = r;
+  if (o.placement != "scattered") return at;
+  std::map<int, int> used;                           // node -> its ranks seen so far
+  std::vector<std::pair<int, int>> place(c.nprocs);  // rank -> (place in node, node)
+  for (int r = 0; r < c.nprocs; ++r) {
+    int node = 0, lr = 0;
+    check_rc(c, MPIX_Comm_rank_locality(c.comm, r, &node, &lr, nullptr, nullptr),
+             "MPIX_Comm_rank_locality", pat);
+    place[r] = {used[node]++, node};
+  }
+  std::sort(at.begin(), at.end(), [&](int a, int b) { return place[a] < place[b]; });
+  return at;
+}
+
+// A halo exchange on the grid of grid_shape through explicit neighbour lists, whatever the
+// placement: mpi-advance's calls through MPIX_Topo, the MPI library's on
+// MPI_Dist_graph_create_adjacent's communicator, as "random". The directions: the 26 offsets
+// in {-1,0,1}^3 but 0 in lexicographic order (all26), else the faces -e_d, +e_d for d = 0, 1,
+// .. (Cartesian order); a block holds n^(number of zero components of its offset) doubles. A
+// neighbour past a non-periodic edge is left out; one rank in several directions (periodic
+// dimensions of 1 or 2 ranks) is several edges, matched in order as MPI-4.1 7.5.4 says: the
+// j-th block p receives from q is the j-th block q sends to p.
+void make_grid(const Ctx& c, const Options& o, NeighborCase& t, int ndims, bool all26) {
+  const long long n = t.size;
+  const int P = c.nprocs;
+  int dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0};
+  bool degenerate = false;
+  const std::string shape = grid_shape(o, P, ndims, dims, periods, degenerate);
+  std::vector<std::array<int, 3>> off;
+  if (all26) {
+    for (int a = -1; a <= 1; ++a)
+      for (int b = -1; b <= 1; ++b)
+        for (int e = -1; e <= 1; ++e)
+          if (a || b || e) off.push_back({a, b, e});
+  } else {
+    for (int d = 0; d < ndims; ++d)
+      for (int s : {-1, 1}) {
+        std::array<int, 3> v{0, 0, 0};
+        v[d] = s;
+        off.push_back(v);
+      }
+  }
+  std::vector<int> count(off.size());
+  for (std::size_t b = 0; b < off.size(); ++b) {
+    long long k = 1;
+    for (int d = 0; d < ndims; ++d) k *= off[b][d] == 0 ? n : 1;
+    if (k > INT_MAX / 32) die(c, t.pattern + " n=" + std::to_string(n) + ": faces too large");
+    count[b] = static_cast<int>(k);
+  }
+  const std::vector<int> rank_at = grid_ranks(c, o, t.pattern);
+  std::vector<int> pos_of(P);
+  for (int p = 0; p < P; ++p) pos_of[rank_at[p]] = p;
+  // The neighbours of grid position p: (direction, rank), directions in order.
+  auto neighbours = [&](int p) {
+    int x[3] = {0, 0, 0};
+    for (int d = ndims; d-- > 0; p /= dims[d]) x[d] = p % dims[d];
+    std::vector<std::pair<int, int>> v;
+    for (std::size_t b = 0; b < off.size(); ++b) {
+      int q = 0;
+      bool inside = true;
+      for (int d = 0; d < ndims && inside; ++d) {
+        int y = x[d] + off[b][d];
+        if (y < 0 || y >= dims[d]) {
+          inside = periods[d] != 0;
+          y = (y + dims[d]) % dims[d];
+        }
+        q = q * dims[d] + y;
+      }
+      if (inside) v.emplace_back(static_cast<int>(b), rank_at[q]);
+    }
+    return v;
+  };
+  std::vector<int> dir;  // the direction of each edge
+  for (const auto& e : neighbours(pos_of[c.rank])) {
+    dir.push_back(e.first);
+    t.dests.push_back(e.second);
+    t.scounts.push_back(count[e.first]);
+  }
+  t.sources = t.dests;
+  t.rcounts = t.scounts;
+  t.graph(c, true);
+  t.header = "grid " + shape + ", " + std::to_string(off.size()) + " directions, " + o.placement +
+             " placement" +
+             (o.placement == "scattered" ? " over " + std::to_string(c.nnodes) + " nodes" : "") +
+             ", lists through MPIX_Topo";
+  t.alloc(c);
+  for (std::size_t j = 0; j < t.dests.size(); ++j)
+    for (long long i = 0; i < t.scounts[j]; ++i)
+      t.dsend[t.sdispls[j] + i] = halo_value(o.seed, c.rank, dir[j], i);
+  for (std::size_t k = 0; k < t.sources.size(); ++k) {
+    const int q = t.sources[k];
+    long long j = std::count(t.sources.begin(), t.sources.begin() + k, q);
+    int sent = -1;  // the direction q sent the block in
+    for (const auto& e : neighbours(pos_of[q]))
+      if (e.second == c.rank && j-- == 0) {
+        sent = e.first;
+        break;
+      }
+    if (sent < 0 || count[sent] != t.rcounts[k])
+      die(c, t.pattern + ": the grid's edges are not symmetric (a bug of the benchmark)");
+    for (long long i = 0; i < t.rcounts[k]; ++i) {
+      const double e = halo_value(o.seed, q, sent, i);
+      t.dexpected[t.rdispls[k] + i] = e;
+      t.dpoison[t.rdispls[k] + i] = -1.0 - e;
     }
   }
 }
@@ -236,6 +397,13 @@ void row_columns(const std::string& pat, long long n, long long N, long long i,
     if (y + 1 < n) cols.push_back(i + n);
     if (z > 0) cols.push_back(i - n * n);
     if (z + 1 < n) cols.push_back(i + n * n);
+  } else if (pat == "spmv") {
+    for (long long d = -kSpmvBand; d <= kSpmvBand; ++d)
+      if (d != 0 && i + d >= 0 && i + d < N) cols.push_back(i + d);
+    const std::uint64_t h =
+        mix64(mix64(seed ^ 0x6A09E667F3BCC909ull) ^ static_cast<std::uint64_t>(i));
+    if ((h & 7) == 0)  // one row in 8: a column anywhere, uniform
+      cols.push_back(std::min(N - 1, static_cast<long long>(value_of(h) * static_cast<double>(N))));
   } else {  // powerlaw
     if (N < 2) return;
     const std::uint64_t h =
@@ -262,7 +430,7 @@ void row_columns(const std::string& pat, long long n, long long N, long long i,
 void make_sparse(const Ctx& c, const Options& o, NeighborCase& t) {
   const long long n = t.size;
   const std::string& pat = t.pattern;
-  const long long N = pat == "lap3d" ? n * n * n : n * n;
+  const long long N = pat == "lap3d" ? n * n * n : pat == "spmv" ? n * n * c.nprocs : n * n;
   if (N > INT_MAX) die(c, pat + " n=" + std::to_string(n) + ": more than INT_MAX rows");
   const int P = c.nprocs;
   auto start = [&](int p) { return static_cast<long long>(p) * N / P; };
@@ -317,14 +485,7 @@ void make_sparse(const Ctx& c, const Options& o, NeighborCase& t) {
       t.scounts.push_back(theycnt[q]);
     }
   }
-  check_rc(
-      c,
-      MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(t.sources.size()), t.sources.data(),
-                                     MPI_UNWEIGHTED, static_cast<int>(t.dests.size()),
-                                     t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t.comm),
-      "MPI_Dist_graph_create_adjacent", pat);
-  t.owns_comm = true;
-  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
+  t.graph(c, false);
   t.header = "dist graph, " + std::to_string(N) + " rows";
   t.alloc(c);
   const std::uint64_t vseed = mix64(o.seed ^ 0xA24BAED4963EE407ull);
@@ -364,16 +525,7 @@ void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
   }
   t.scounts.assign(t.dests.size(), static_cast<int>(per));
   t.rcounts.assign(t.sources.size(), static_cast<int>(per));
-  // The MPI library's calls (the baseline) need a communicator with the topology.
-  check_rc(
-      c,
-      MPI_Dist_graph_create_adjacent(c.comm, static_cast<int>(t.sources.size()), t.sources.data(),
-                                     MPI_UNWEIGHTED, static_cast<int>(t.dests.size()),
-                                     t.dests.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t.comm),
-      "MPI_Dist_graph_create_adjacent", t.pattern);
-  t.owns_comm = true;
-  MPI_Comm_set_errhandler(t.comm, MPI_ERRORS_RETURN);
-  t.via_topo = true;
+  t.graph(c, true);
   t.header = "random graph through MPIX_Topo, degree " + std::to_string(o.degree) + ", " +
              std::to_string(per * 8) + " B blocks";
   t.alloc(c);
@@ -427,8 +579,15 @@ std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pa
   auto t = std::make_unique<NeighborCase>();
   t->pattern = pat;
   t->size = n;
-  if (pat == "stencil2d" || pat == "stencil3d") {
-    make_stencil(c, o, *t, pat == "stencil2d" ? 2 : 3);
+  const bool stencil = pat.compare(0, 7, "stencil") == 0;
+  if (pat == "stencil27") {
+    make_grid(c, o, *t, 3, true);
+  } else if (stencil) {
+    const int ndims = pat == "stencil2d" ? 2 : 3;
+    if (o.placement == "block")
+      make_stencil(c, o, *t, ndims);
+    else
+      make_grid(c, o, *t, ndims, false);
   } else if (pat == "random") {
     make_random(c, o, *t);
   } else {
@@ -446,7 +605,8 @@ std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pa
               "; checked against " + t->reference;
   t->reproduce = "--patterns " + pat + " --sizes " + std::to_string(n) + " --periodic " +
                  o.periodic + " --seed " + std::to_string(o.seed) +
-                 (pat == "random" ? " --degree " + std::to_string(o.degree) : "");
+                 (pat == "random" ? " --degree " + std::to_string(o.degree) : "") +
+                 (stencil ? " --placement " + o.placement : "");
   return t;
 }
 
@@ -455,20 +615,21 @@ std::map<std::string, std::vector<long long>> sweeps(int) { return {}; }
 }  // namespace
 
 const Workload& neighbor_workload() {
-  static const Workload w{"neighbor",
-                          "neighbor_alltoallv",
-                          "Neighbor_alltoallv",
-                          "nbr",
-                          "MPIX_NEIGHBOR_ALLTOALLV",
-                          mpia_bench_system_neighbor_name,
-                          {8, 32, 128},
-                          {5, 12},
-                          1000000,
-                          {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw", "random"},
-                          {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
-                          true,
-                          sweeps,
-                          make};
+  static const Workload w{
+      "neighbor",
+      "neighbor_alltoallv",
+      "Neighbor_alltoallv",
+      "nbr",
+      "MPIX_NEIGHBOR_ALLTOALLV",
+      mpia_bench_system_neighbor_name,
+      {8, 32, 128},
+      {5, 12},
+      1000000,
+      {"stencil2d", "stencil3d", "stencil27", "lap2d", "lap3d", "powerlaw", "spmv", "random"},
+      {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
+      true,
+      sweeps,
+      make};
   return w;
 }
 
