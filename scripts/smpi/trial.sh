@@ -25,7 +25,8 @@
 # "ompi mpich", the first in the candidates' simulation),
 # TRIAL_COLLECTIVE=neighbor (direct, locality and locality_partial, TRIAL_CANDIDATES, on mpia_bench's neighbor patterns,
 # TRIAL_PATTERNS default "random": a random graph of TRIAL_DEGREE, default 16, neighbours per rank
-# through MPIX_Topo; sizes as mpia_bench --collective neighbor reads them, default "8 512").
+# through MPIX_Topo; sizes as mpia_bench --collective neighbor reads them, default "8 512";
+# TRIAL_PLACEMENT=scattered: the stencils' grid positions dealt round robin over the nodes).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -126,8 +127,10 @@ auto_sims() {
 if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
   for P in ${TRIAL_NP:-64}; do
     for pattern in ${TRIAL_PATTERNS:-random}; do
-      coll=(--collective neighbor --patterns "$pattern" --degree "${TRIAL_DEGREE:-16}")
-      plabel="neighbor-$pattern"  # the rows' platform: <kind>/neighbor-<pattern>
+      coll=(--collective neighbor --patterns "$pattern" --degree "${TRIAL_DEGREE:-16}"
+        --placement "${TRIAL_PLACEMENT:-block}")
+      # the rows' platform: <kind>/neighbor-<pattern>[-<placement>]
+      plabel="neighbor-$pattern${TRIAL_PLACEMENT:+-$TRIAL_PLACEMENT}"
       for size in ${TRIAL_SIZES:-8 512}; do
         echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
         sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-direct,locality,locality_partial}"
