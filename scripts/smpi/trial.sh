@@ -129,8 +129,11 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
     for pattern in ${TRIAL_PATTERNS:-random}; do
       coll=(--collective neighbor --patterns "$pattern" --degree "${TRIAL_DEGREE:-16}"
         --placement "${TRIAL_PLACEMENT:-block}")
-      # the rows' platform: <kind>/neighbor-<pattern>[-<placement>]
-      plabel="neighbor-$pattern${TRIAL_PLACEMENT:+-$TRIAL_PLACEMENT}"
+      # the rows' platform: <kind>/neighbor-<pattern>[-d<degree>][-<placement>] (the degree
+      # where TRIAL_DEGREE is set, of random graphs)
+      plabel="neighbor-$pattern"
+      [ "$pattern" = random ] && plabel="$plabel${TRIAL_DEGREE:+-d$TRIAL_DEGREE}"
+      plabel="$plabel${TRIAL_PLACEMENT:+-$TRIAL_PLACEMENT}"
       for size in ${TRIAL_SIZES:-8 512}; do
         echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
         sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-direct,locality,locality_partial}"

@@ -10,7 +10,8 @@ and auto_model (MPIX_AUTO=model). Alltoallv rows have platform "<kind>/<pattern>
 
 Prints a markdown table, one row per (machine, P, block): the best candidate and its time,
 auto measured / best, auto model / best, and where the CSVs have SMPI's own collective (rows
-smpi:<selection>, alltoallv) the faster of them / best; then per machine kind the points where auto measured is
+smpi:<selection>, alltoallv) the faster of them / best, and for neighbor rows direct / best (what
+locality-aware exchange gains where it wins); then per machine kind the points where auto measured is
 within 5 % and within 10 % of the best (issues 18 and 19) and where auto model is within 10 %. --held-out adds a column: auto
 model-only under a model calibrated on other machines (the auto_model rows of a trial.sh run with
 TRIAL_TUNING=<the calibration> TRIAL_AUTO_ONLY=1), over the best of the main CSVs. --png draws one panel per machine kind:
@@ -52,7 +53,8 @@ def rows(pts):
         ratio = lambda k: t[k] / cands[best] if k in t else None
         peers = [v for k, v in t.items() if k.startswith("smpi:")]
         table.append((plat, P, b, best, cands[best], ratio("auto_measured"), ratio("auto_model"),
-                      min(peers) / cands[best] if peers else None))
+                      min(peers) / cands[best] if peers else None,
+                      ratio("direct") if "/neighbor" in plat else None))
     return table
 
 
@@ -74,14 +76,18 @@ def main():
     held = held_out(args.held_out, table)
     f = lambda x: "%.2f" % x if x is not None else "n/a"
     peers = any(r[7] is not None for r in table)
+    direct = any(r[8] is not None for r in table)
     head = "| machine | P | block | best candidate | us | auto measured / best | auto model / best |"
     print(head + (" model fitted elsewhere / best |" if held else "")
-          + (" faster SMPI selection / best |" if peers else ""))
-    print("|---" * (7 + bool(held) + peers) + "|")
-    for plat, P, b, best, bt, am, ao, pe in table:
+          + (" faster SMPI selection / best |" if peers else "") + (" direct / best |" if direct else ""))
+    print("|---" * (7 + bool(held) + peers + direct) + "|")
+    for plat, P, b, best, bt, am, ao, pe, di in table:
         extra = " %s |" % f(held.get((plat, P, b))) if held else ""
         extra += " %s |" % f(pe) if peers else ""
-        print("| %s | %d | %d B | %s | %.1f | %s | %s |%s" % (plat, P, b, best, bt, f(am), f(ao), extra))
+        extra += " %s |" % f(di) if direct else ""
+        # neighbor patterns other than random take the n of their grid or matrix, not bytes
+        size = "n = %d" % b if "/neighbor" in plat and "neighbor-random" not in plat else "%d B" % b
+        print("| %s | %d | %s | %s | %.1f | %s | %s |%s" % (plat, P, size, best, bt, f(am), f(ao), extra))
     print()
     print("| machine | points | auto measured within 5 %% | within 10 %% | auto model within 10 %% |%s"
           % (" model fitted elsewhere within 10 % |" if held else ""))
