@@ -1,12 +1,15 @@
 // Neighbor alltoallv locality: node-aware routing (build_neighbor_locality, builders.cpp). An
 // edge between nodes A and B goes to A's gateway for B, in one message per node pair to B's
 // gateway for A, and on to its destination: fewer off-node messages for two intra-node hops.
-//   time ~ 2 (E o_intra + alpha_intra + n beta_intra) + (nodes reached) (o + alpha_inter)
+//   time ~ 2 (min(E, Q - 1) o_intra + alpha_intra + n beta_intra) + (nodes reached) (o +
+//   alpha_inter)
 //          + the node's off-node bytes through its NIC + 4 E n copied
 // At init a rank learns the edges that pass through it (learn_neighbor_node_edges).
 // Restrictions: none (any topology, any placement). No parameters.
 #include "collective/neighbor/builders.hpp"
 #include "collective/record.hpp"
+
+#include <algorithm>
 
 namespace mpia {
 
@@ -29,7 +32,8 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
   Terms l;
   const double E = double(st.remote_edges), M = double(st.max_block);
   const double Q = double(m.ppn);
-  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * E;
+  // one message per (round, peer): at most one to each gateway of the node, one from each
+  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * std::min(E, Q - 1);
   l.c[kLatIntra] = 2;
   l.c[kBytesIntra] = 2 * M;
   l.c[kMsgInter] = l.c[kRecvInter] = double(st.remote_nodes);

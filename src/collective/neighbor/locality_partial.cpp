@@ -6,7 +6,7 @@
 // source straight to its destination in round 1, beside the bundles (one message per source,
 // destination pair). A pair of few or large edges saves little by sharing one message and pays
 // two intra-node hops and four copies; a pair of many small ones saves their per-message costs.
-//   time ~ 2 (E_a o_intra + alpha_intra + n beta_intra) + (R_a + E_d) (o + alpha_inter)
+//   time ~ 2 (min(E_a, Q - 1) o_intra + alpha_intra + n beta_intra) + (R_a + E_d) (o + alpha_inter)
 //          + the node's off-node bytes through its NIC + 4 E_a n copied
 // (E_a, R_a: a rank's aggregated edges and the node pairs they join; E_d: its direct ones.)
 // Agreement: at init a rank learns the edges that pass through it as locality does
@@ -149,7 +149,7 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
   const Split f = split(m, st, v);
   const double E = double(st.remote_edges), M = double(st.max_block), Q = double(m.ppn);
   const double Ea = f.edges * E, Ed = E - Ea, Ra = f.pairs * double(st.remote_nodes);
-  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * Ea;
+  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * std::min(Ea, Q - 1);  // as locality's
   l.c[kLatIntra] = Ea > 0 ? 2 : 0;
   l.c[kBytesIntra] = Ea > 0 ? 2 * M : 0;
   l.c[kMsgInter] = l.c[kRecvInter] = Ra + Ed;
