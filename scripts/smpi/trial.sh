@@ -136,7 +136,8 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
       plabel="$plabel${TRIAL_PLACEMENT:+-$TRIAL_PLACEMENT}"
       for size in ${TRIAL_SIZES:-8 512}; do
         echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
-        sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-direct,locality,locality_partial}"
+        [ -n "${TRIAL_AUTO_ONLY:-}" ] ||
+          sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-direct,locality,locality_partial}"
         auto_sims "$P" "$size"
       done
     done
