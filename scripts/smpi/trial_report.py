@@ -10,8 +10,8 @@ and auto_model (MPIX_AUTO=model). Alltoallv rows have platform "<kind>/<pattern>
 
 Prints a markdown table, one row per (machine, P, block): the best candidate and its time,
 auto measured / best, auto model / best, and where the CSVs have SMPI's own collective (rows
-smpi:<selection>, alltoallv) the faster of them / best, and for neighbor rows direct / best (what
-locality-aware exchange gains where it wins); then per machine kind the points where auto measured is
+smpi:<selection>, alltoallv) the faster of them / best, and in a report of neighbor rows only
+direct / best (what locality-aware exchange gains where it wins); then per machine kind the points where auto measured is
 within 5 % and within 10 % of the best (issues 18 and 19) and where auto model is within 10 %. --held-out adds a column: auto
 model-only under a model calibrated on other machines (the auto_model rows of a trial.sh run with
 TRIAL_TUNING=<the calibration> TRIAL_AUTO_ONLY=1), over the best of the main CSVs. --png draws one panel per machine kind:
@@ -76,7 +76,8 @@ def main():
     held = held_out(args.held_out, table)
     f = lambda x: "%.2f" % x if x is not None else "n/a"
     peers = any(r[7] is not None for r in table)
-    direct = any(r[8] is not None for r in table)
+    # direct / best: in a report of neighbor rows only (not a column of n/a beside alltoall's)
+    direct = bool(table) and all("/neighbor" in r[0] for r in table)
     head = "| machine | P | block | best candidate | us | auto measured / best | auto model / best |"
     print(head + (" model fitted elsewhere / best |" if held else "")
           + (" faster SMPI selection / best |" if peers else "") + (" direct / best |" if direct else ""))
