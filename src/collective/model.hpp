@@ -93,9 +93,9 @@ Selection choose_alltoall(const CostModel& model, const Machine& m, std::int64_t
 
 // Alltoallv statistics, each the maximum over ranks (the slowest rank sets the pace).
 struct AlltoallvStats {
-  std::int64_t max_block = 0;        // largest block any rank sends
-  std::int64_t rank_bytes = 0;       // most bytes one rank sends
-  std::int64_t rank_messages = 0;    // most non-empty blocks one rank sends
+  std::int64_t max_block = 0;      // largest block any rank sends
+  std::int64_t rank_bytes = 0;     // most bytes one rank sends
+  std::int64_t rank_messages = 0;  // most non-empty blocks one rank sends
 };
 Stats stats_of(const AlltoallvStats& st);
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st);

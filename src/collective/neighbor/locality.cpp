@@ -1,8 +1,8 @@
 // Neighbor alltoallv locality: node-aware routing (build_neighbor_locality, builders.cpp). An
 // edge between nodes A and B goes to A's gateway for B, in one message per node pair to B's
 // gateway for A, and on to its destination: fewer off-node messages for two intra-node hops.
-//   time ~ 2 (min(E, Q - 1) o_intra + alpha_intra + n beta_intra) + (nodes reached) (o +
-//   alpha_inter)
+//   time ~ 2 (min(E, Q - 1) o_intra + alpha_intra + n beta_intra)
+//          + (nodes reached) (o + alpha_inter)
 //          + the node's off-node bytes through its NIC + 4 E n copied
 // At init a rank learns the edges that pass through it (learn_neighbor_node_edges).
 // Restrictions: none (any topology, any placement). No parameters.
