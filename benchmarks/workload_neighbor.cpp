@@ -21,6 +21,14 @@
  *   spmv       an SpMV halo of a banded matrix with n^2 rows per rank (P n^2 rows): row i holds
  *              the band |i-j| <= 3 and, when its hash (seed, i) says so (1 row in 8), one more
  *              entry at a uniform random column
+ *   mixed      dense and sparse node pairs in one graph (through MPIX_Topo, as random): every
+ *              rank sends n bytes (rounded up to whole doubles) to each rank of the next node
+ *              (node i to node i+1 mod N; on one node, to the node's other ranks) and 32 KiB to
+ *              each of 2 ranks on other nodes (neither its own nor the next; on fewer than 3
+ *              nodes none), drawn from (seed, rank): many small edges between some node pairs,
+ *              a few large ones between the others -- where aggregating pays for some pairs
+ *              and not for others (locality_partial's case). Two draws may hit one rank: two
+ *              edges, matched in order
  *   random     a random directed graph through MPIX_Topo: each of the P(P-1) possible edges
  *              q -> d (d != q) with probability min(1, K/(P-1)), K = --degree (default 16),
  *              drawn from (seed, q, d), so every rank knows its sources; blocks of n bytes
@@ -61,8 +69,10 @@
 namespace mpia_bench {
 namespace {
 
-constexpr double kGapValue = -12345.5;  // what the receive buffers' gaps hold and keep
-constexpr long long kSpmvBand = 3;      // spmv: the band's half width, |i - j| <= 3
+constexpr double kGapValue = -12345.5;        // what the receive buffers' gaps hold and keep
+constexpr long long kSpmvBand = 3;            // spmv: the band's half width, |i - j| <= 3
+constexpr int kMixedFar = 2;                  // mixed: large edges per rank to other nodes
+constexpr long long kMixedFarDoubles = 4096;  // mixed: their blocks (32 KiB)
 
 // A double in [0, 1) from a key, exactly representable: the data every rank can predict.
 double value_of(std::uint64_t key) {
@@ -546,6 +556,82 @@ void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
   }
 }
 
+// Dense and sparse node pairs in one graph (see the top) through MPIX_Topo. Every rank works
+// out every rank's destinations (O(P) each), so it knows its sources and which of each
+// sender's blocks it receives: the values are keyed by (sender, the block's place in the
+// sender's list).
+void make_mixed(const Ctx& c, const Options& o, NeighborCase& t) {
+  const int P = c.nprocs, me = c.rank;
+  const long long per = (t.size + 7) / 8;  // doubles per small block
+  if (per > INT_MAX / 16 / std::max(P, 1))
+    die(c, "mixed n=" + std::to_string(t.size) + ": blocks too large");
+  std::map<int, std::vector<int>> by_id;  // node id -> its ranks, ascending
+  std::vector<int> node_id(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) {
+    int lr = 0;
+    check_rc(c, MPIX_Comm_rank_locality(c.comm, r, &node_id[r], &lr, nullptr, nullptr),
+             "MPIX_Comm_rank_locality", t.pattern);
+    by_id[node_id[r]].push_back(r);
+  }
+  std::vector<std::vector<int>> nodes;  // by ascending node id
+  std::map<int, int> index;             // node id -> its place in nodes
+  for (auto& n : by_id) {
+    index[n.first] = static_cast<int>(nodes.size());
+    nodes.push_back(n.second);
+  }
+  const int N = static_cast<int>(nodes.size());
+  const std::uint64_t gseed = mix64(o.seed ^ 0x1F83D9ABFB41BD6Bull);
+  // Rank q's destinations and their block sizes (doubles), in its order.
+  auto dests_of = [&](int q, std::vector<int>& d, std::vector<int>& n) {
+    d.clear();
+    n.clear();
+    const int i = index[node_id[q]];
+    for (int r : nodes[static_cast<std::size_t>((i + 1) % N)])
+      if (r != q) d.push_back(r), n.push_back(static_cast<int>(per));
+    if (N < 3) return;
+    for (int j = 0; j < kMixedFar; ++j) {
+      const std::uint64_t h =
+          mix64(gseed ^ mix64((static_cast<std::uint64_t>(q) << 8) | unsigned(j)));
+      const int k = (i + 2 + static_cast<int>(h % static_cast<std::uint64_t>(N - 2))) % N;
+      const std::vector<int>& at = nodes[static_cast<std::size_t>(k)];
+      d.push_back(at[static_cast<std::size_t>((h >> 32) % at.size())]);
+      n.push_back(static_cast<int>(kMixedFarDoubles));
+    }
+  };
+  std::vector<int> d, n;
+  std::vector<std::pair<int, int>> from;  // (sender, the block's place in its list)
+  for (int q = 0; q < P; ++q) {
+    dests_of(q, d, n);
+    for (std::size_t j = 0; j < d.size(); ++j)
+      if (d[j] == me) {
+        t.sources.push_back(q);
+        t.rcounts.push_back(n[j]);
+        from.emplace_back(q, static_cast<int>(j));
+      }
+  }
+  dests_of(me, t.dests, t.scounts);
+  t.graph(c, true);
+  t.header = "mixed graph through MPIX_Topo: " + std::to_string(per * 8) +
+             " B blocks to the next node's ranks, " + std::to_string(kMixedFar) + " of " +
+             std::to_string(kMixedFarDoubles * 8) + " B to other nodes";
+  t.alloc(c);
+  const std::uint64_t vseed = mix64(o.seed ^ 0x5BE0CD19137E2179ull);
+  auto val = [&](int q, int j, long long i) {
+    return value_of(vseed ^
+                    mix64((static_cast<std::uint64_t>(q) << 40) ^
+                          (static_cast<std::uint64_t>(j) << 24) ^ static_cast<std::uint64_t>(i)));
+  };
+  for (std::size_t j = 0; j < t.dests.size(); ++j)
+    for (long long i = 0; i < t.scounts[j]; ++i)
+      t.dsend[t.sdispls[j] + i] = val(me, static_cast<int>(j), i);
+  for (std::size_t k = 0; k < t.sources.size(); ++k)
+    for (long long i = 0; i < t.rcounts[k]; ++i) {
+      const double e = val(from[k].first, from[k].second, i);
+      t.dexpected[t.rdispls[k] + i] = e;
+      t.dpoison[t.rdispls[k] + i] = -1.0 - e;
+    }
+}
+
 // Facts about a topology for its header line: degrees, edges, bytes, the inter-node part.
 std::string topo_stats(const Ctx& c, const NeighborCase& t) {
   long long deg = 0, send = 0, iedges = 0, ibytes = 0;
@@ -590,6 +676,8 @@ std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pa
       make_grid(c, o, *t, ndims, false);
   } else if (pat == "random") {
     make_random(c, o, *t);
+  } else if (pat == "mixed") {
+    make_mixed(c, o, *t);
   } else {
     if (pat == "lap3d" && n > 1290) die(c, "lap3d n=" + std::to_string(n) + ": n^3 above INT_MAX");
     if (pat != "lap3d" && n > 46340)
@@ -615,21 +703,21 @@ std::map<std::string, std::vector<long long>> sweeps(int) { return {}; }
 }  // namespace
 
 const Workload& neighbor_workload() {
-  static const Workload w{
-      "neighbor",
-      "neighbor_alltoallv",
-      "Neighbor_alltoallv",
-      "nbr",
-      "MPIX_NEIGHBOR_ALLTOALLV",
-      mpia_bench_system_neighbor_name,
-      {8, 32, 128},
-      {5, 12},
-      1000000,
-      {"stencil2d", "stencil3d", "stencil27", "lap2d", "lap3d", "powerlaw", "spmv", "random"},
-      {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
-      true,
-      sweeps,
-      make};
+  static const Workload w{"neighbor",
+                          "neighbor_alltoallv",
+                          "Neighbor_alltoallv",
+                          "nbr",
+                          "MPIX_NEIGHBOR_ALLTOALLV",
+                          mpia_bench_system_neighbor_name,
+                          {8, 32, 128},
+                          {5, 12},
+                          1000000,
+                          {"stencil2d", "stencil3d", "stencil27", "lap2d", "lap3d", "powerlaw",
+                           "spmv", "random", "mixed"},
+                          {"stencil2d", "stencil3d", "lap2d", "lap3d", "powerlaw"},
+                          true,
+                          sweeps,
+                          make};
   return w;
 }
 
