@@ -195,6 +195,19 @@ class NeighborCase : public Case {
     dexpected.assign(rlen, kGapValue);
     dpoison.assign(rlen, kGapValue);
   }
+  // After alloc: element i of send block j is sent(j, i), of receive block k received(k, i)
+  // (the poison its negation minus one, so a block left unwritten shows).
+  template <class Sent, class Received>
+  void fill(Sent sent, Received received) {
+    for (std::size_t j = 0; j < dests.size(); ++j)
+      for (long long i = 0; i < scounts[j]; ++i) dsend[sdispls[j] + i] = sent(j, i);
+    for (std::size_t k = 0; k < sources.size(); ++k)
+      for (long long i = 0; i < rcounts[k]; ++i) {
+        const double e = received(k, i);
+        dexpected[rdispls[k] + i] = e;
+        dpoison[rdispls[k] + i] = -1.0 - e;
+      }
+  }
   void finish() {
     auto bytes = [](const std::vector<double>& d, std::vector<unsigned char>& b) {
       b.resize(d.size() * sizeof(double));
@@ -545,15 +558,8 @@ void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
                     mix64((static_cast<std::uint64_t>(q) << 40) ^
                           (static_cast<std::uint64_t>(d) << 20) ^ static_cast<std::uint64_t>(i)));
   };
-  for (std::size_t j = 0; j < t.dests.size(); ++j)
-    for (long long i = 0; i < per; ++i) t.dsend[t.sdispls[j] + i] = val(me, t.dests[j], i);
-  for (std::size_t k = 0; k < t.sources.size(); ++k) {
-    for (long long i = 0; i < per; ++i) {
-      const double e = val(t.sources[k], me, i);
-      t.dexpected[t.rdispls[k] + i] = e;
-      t.dpoison[t.rdispls[k] + i] = -1.0 - e;
-    }
-  }
+  t.fill([&](std::size_t j, long long i) { return val(me, t.dests[j], i); },
+         [&](std::size_t k, long long i) { return val(t.sources[k], me, i); });
 }
 
 // Dense and sparse node pairs in one graph (see the top) through MPIX_Topo. Every rank works
@@ -621,15 +627,8 @@ void make_mixed(const Ctx& c, const Options& o, NeighborCase& t) {
                     mix64((static_cast<std::uint64_t>(q) << 40) ^
                           (static_cast<std::uint64_t>(j) << 24) ^ static_cast<std::uint64_t>(i)));
   };
-  for (std::size_t j = 0; j < t.dests.size(); ++j)
-    for (long long i = 0; i < t.scounts[j]; ++i)
-      t.dsend[t.sdispls[j] + i] = val(me, static_cast<int>(j), i);
-  for (std::size_t k = 0; k < t.sources.size(); ++k)
-    for (long long i = 0; i < t.rcounts[k]; ++i) {
-      const double e = val(from[k].first, from[k].second, i);
-      t.dexpected[t.rdispls[k] + i] = e;
-      t.dpoison[t.rdispls[k] + i] = -1.0 - e;
-    }
+  t.fill([&](std::size_t j, long long i) { return val(me, static_cast<int>(j), i); },
+         [&](std::size_t k, long long i) { return val(from[k].first, from[k].second, i); });
 }
 
 // Facts about a topology for its header line: degrees, edges, bytes, the inter-node part.
