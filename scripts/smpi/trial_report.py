@@ -86,8 +86,11 @@ def main():
         extra = " %s |" % f(held.get((plat, P, b))) if held else ""
         extra += " %s |" % f(pe) if peers else ""
         extra += " %s |" % f(di) if direct else ""
-        # neighbor patterns other than random take the n of their grid or matrix, not bytes
-        size = "n = %d" % b if "/neighbor" in plat and "neighbor-random" not in plat else "%d B" % b
+        # neighbor patterns other than random and mixed take the n of their grid or matrix, not
+        # bytes
+        in_bytes = "/neighbor" not in plat or any(
+            "neighbor-%s" % p in plat for p in ("random", "mixed"))
+        size = "%d B" % b if in_bytes else "n = %d" % b
         print("| %s | %d | %s | %s | %.1f | %s | %s |%s" % (plat, P, size, best, bt, f(am), f(ao), extra))
     print()
     print("| machine | points | auto measured within 5 %% | within 10 %% | auto model within 10 %% |%s"
