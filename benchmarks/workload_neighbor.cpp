@@ -527,6 +527,14 @@ void make_sparse(const Ctx& c, const Options& o, NeighborCase& t) {
   }
 }
 
+// Element i of a block that rank a sends, b naming the block (its destination, or its place in
+// a's list), for the graphs through MPIX_Topo.
+double edge_value(std::uint64_t seed, int a, int b, long long i) {
+  return value_of(seed ^
+                  mix64((static_cast<std::uint64_t>(a) << 40) ^
+                        (static_cast<std::uint64_t>(b) << 20) ^ static_cast<std::uint64_t>(i)));
+}
+
 // A random directed graph (see the top) through MPIX_Topo; n bytes per block.
 void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
   const int P = c.nprocs, me = c.rank;
@@ -553,13 +561,8 @@ void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
              std::to_string(per * 8) + " B blocks";
   t.alloc(c);
   const std::uint64_t vseed = mix64(o.seed ^ 0x3C6EF372FE94F82Bull);
-  auto val = [&](int q, int d, long long i) {
-    return value_of(vseed ^
-                    mix64((static_cast<std::uint64_t>(q) << 40) ^
-                          (static_cast<std::uint64_t>(d) << 20) ^ static_cast<std::uint64_t>(i)));
-  };
-  t.fill([&](std::size_t j, long long i) { return val(me, t.dests[j], i); },
-         [&](std::size_t k, long long i) { return val(t.sources[k], me, i); });
+  t.fill([&](std::size_t j, long long i) { return edge_value(vseed, me, t.dests[j], i); },
+         [&](std::size_t k, long long i) { return edge_value(vseed, t.sources[k], me, i); });
 }
 
 // Dense and sparse node pairs in one graph (see the top) through MPIX_Topo. Every rank works
@@ -622,13 +625,10 @@ void make_mixed(const Ctx& c, const Options& o, NeighborCase& t) {
              std::to_string(kMixedFarDoubles * 8) + " B to other nodes";
   t.alloc(c);
   const std::uint64_t vseed = mix64(o.seed ^ 0x5BE0CD19137E2179ull);
-  auto val = [&](int q, int j, long long i) {
-    return value_of(vseed ^
-                    mix64((static_cast<std::uint64_t>(q) << 40) ^
-                          (static_cast<std::uint64_t>(j) << 24) ^ static_cast<std::uint64_t>(i)));
-  };
-  t.fill([&](std::size_t j, long long i) { return val(me, static_cast<int>(j), i); },
-         [&](std::size_t k, long long i) { return val(from[k].first, from[k].second, i); });
+  t.fill([&](std::size_t j, long long i) { return edge_value(vseed, me, int(j), i); },
+         [&](std::size_t k, long long i) {
+           return edge_value(vseed, from[k].first, from[k].second, i);
+         });
 }
 
 // Facts about a topology for its header line: degrees, edges, bytes, the inter-node part.
