@@ -285,6 +285,18 @@ void make_stencil(const Ctx& c, const Options& o, NeighborCase& t, int ndims) {
   }
 }
 
+// The node of every rank of the world communicator (mpi-advance's locality: MPIX_LOCALITY,
+// else the shared-memory nodes).
+std::vector<int> node_ids(const Ctx& c, const std::string& pat) {
+  std::vector<int> node(static_cast<std::size_t>(c.nprocs));
+  for (int r = 0; r < c.nprocs; ++r) {
+    int lr = 0;
+    check_rc(c, MPIX_Comm_rank_locality(c.comm, r, &node[r], &lr, nullptr, nullptr),
+             "MPIX_Comm_rank_locality", pat);
+  }
+  return node;
+}
+
 // Grid position -> rank under --placement. block: the identity (MPI_Cart_create's order
 // without reorder). scattered: the positions dealt round robin over the nodes (mpi-advance's
 // locality of MPI_COMM_WORLD: MPIX_LOCALITY, else the shared-memory nodes), each node's ranks
@@ -295,14 +307,10 @@ std::vector<int> grid_ranks(const Ctx& c, const Options& o, const std::string& p
   std::vector<int> at(c.nprocs);
   for (int r = 0; r < c.nprocs; ++r) at[r] = r;
   if (o.placement != "scattered") return at;
+  const std::vector<int> node = node_ids(c, pat);
   std::map<int, int> used;                           // node -> its ranks seen so far
   std::vector<std::pair<int, int>> place(c.nprocs);  // rank -> (place in node, node)
-  for (int r = 0; r < c.nprocs; ++r) {
-    int node = 0, lr = 0;
-    check_rc(c, MPIX_Comm_rank_locality(c.comm, r, &node, &lr, nullptr, nullptr),
-             "MPIX_Comm_rank_locality", pat);
-    place[r] = {used[node]++, node};
-  }
+  for (int r = 0; r < c.nprocs; ++r) place[r] = {used[node[r]]++, node[r]};
   std::sort(at.begin(), at.end(), [&](int a, int b) { return place[a] < place[b]; });
   return at;
 }
@@ -572,16 +580,10 @@ void make_random(const Ctx& c, const Options& o, NeighborCase& t) {
 void make_mixed(const Ctx& c, const Options& o, NeighborCase& t) {
   const int P = c.nprocs, me = c.rank;
   const long long per = (t.size + 7) / 8;  // doubles per small block
-  if (per > INT_MAX / 16 / std::max(P, 1))
-    die(c, "mixed n=" + std::to_string(t.size) + ": blocks too large");
+  if (per > INT_MAX) die(c, "mixed n=" + std::to_string(t.size) + ": blocks too large");
+  const std::vector<int> node_id = node_ids(c, t.pattern);
   std::map<int, std::vector<int>> by_id;  // node id -> its ranks, ascending
-  std::vector<int> node_id(static_cast<std::size_t>(P));
-  for (int r = 0; r < P; ++r) {
-    int lr = 0;
-    check_rc(c, MPIX_Comm_rank_locality(c.comm, r, &node_id[r], &lr, nullptr, nullptr),
-             "MPIX_Comm_rank_locality", t.pattern);
-    by_id[node_id[r]].push_back(r);
-  }
+  for (int r = 0; r < P; ++r) by_id[node_id[r]].push_back(r);
   std::vector<std::vector<int>> nodes;  // by ascending node id
   std::map<int, int> index;             // node id -> its place in nodes
   for (auto& n : by_id) {
