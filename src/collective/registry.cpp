@@ -139,7 +139,7 @@ const AlgorithmSpec* blocking_auto_algorithm(Collective c) {
 std::int64_t Bound::at(const Extent& e) const {
   if (of == Of::Constant) return value;
   const std::int64_t x = of == Of::Ranks ? e.nranks : of == Of::Nodes ? e.nnodes : e.max_local;
-  return std::max(value, sqrt ? detail::isqrt_ceil(x) : x);
+  return std::max(value, times * (sqrt ? detail::isqrt_ceil(x) : x));
 }
 
 std::string Bound::to_string() const {
@@ -150,7 +150,8 @@ std::string Bound::to_string() const {
     return std::to_string(value);
   }
   const char* x = of == Of::Ranks ? "P" : of == Of::Nodes ? "N" : "Q";
-  const std::string f = sqrt ? std::string("ceil(sqrt(") + x + "))" : std::string(x);
+  const std::string f = (times != 1 ? std::to_string(times) : std::string()) +
+                        (sqrt ? std::string("ceil(sqrt(") + x + "))" : std::string(x));
   return value > 0 ? "max(" + std::to_string(value) + "," + f + ")" : f;
 }
 

@@ -48,21 +48,23 @@ struct Extent {
 
 // A parameter's default or bound, as data (MPICH's coll_algorithms.txt keeps its restrictions
 // the same way): a constant, or max(at_least, X) where X is the communicator's ranks P, its
-// nodes N, the most ranks on one node Q, or ceil(sqrt()) of one of them. The listing prints it
-// (to_string), selection checks against it (at), tests walk the range it spans.
+// nodes N, the most ranks on one node Q, ceil(sqrt()) of one of them, or a multiple of one. The
+// listing prints it (to_string), selection checks against it (at), tests walk the range it spans.
 struct Bound {
   enum class Of : std::uint8_t { Constant, Ranks, Nodes, MaxLocal };
   Of of = Of::Constant;
   std::int64_t value = 0;  // the constant; for the others, the least it may be (at_least)
   bool sqrt = false;       // ceil(sqrt(X)) instead of X
+  std::int64_t times = 1;  // times * X instead of X
 
   static constexpr Bound constant(std::int64_t v) { return {Of::Constant, v, false}; }
   // max(at_least, X) and max(at_least, ceil(sqrt(X))).
   static constexpr Bound of_size(Of x, std::int64_t at_least) { return {x, at_least, false}; }
   static constexpr Bound sqrt_of(Of x, std::int64_t at_least) { return {x, at_least, true}; }
+  static constexpr Bound multiple_of(Of x, std::int64_t times) { return {x, 0, false, times}; }
 
   std::int64_t at(const Extent& e) const;
-  std::string to_string() const;  // "2", "max(2,P)", "max(2,ceil(sqrt(Q)))", "2^30"
+  std::string to_string() const;  // "2", "max(2,P)", "max(2,ceil(sqrt(Q)))", "2Q", "2^30"
 };
 
 // A radix: 2..P by default; tra and the two-level ones bound it by Q or N instead.

@@ -2199,14 +2199,14 @@ TEST(NeighborTraffic, LocalityCombinesInterNodeMessages) {
     if (kind == Kind::Cart2dPeriodic && P == 16 && ppn == 4) {
       EXPECT_LT(lsum, dsum) << "4x4 periodic stencil on 4 nodes of 4: 8 edges per node pair";
     }
-    // locality_partial lies between them: at min_edges 1 it is locality on every rank, at
-    // threshold 0 every off-node edge goes straight (one message per off-node destination,
-    // duplicate edges sharing it), at its defaults some node pairs each way.
+    // locality_partial lies between them: at min_edges 1 and rank_edges 0 it is locality on
+    // every rank, at threshold 0 every off-node edge goes straight (one message per off-node
+    // destination, duplicate edges sharing it), at its defaults some node pairs each way.
     std::set<int> off_node;
     for (int d : t->my_dst())
       if (d != MPI_PROC_NULL && node_of[static_cast<std::size_t>(d)] != node) off_node.insert(d);
-    for (const char* spec :
-         {"locality_partial", "locality_partial:min_edges=1", "locality_partial:threshold=0"}) {
+    for (const char* spec : {"locality_partial", "locality_partial:min_edges=1,rank_edges=0",
+                             "locality_partial:threshold=0"}) {
       bool ok_p = false;
       const Traffic p = traffic_of(*t, spec, c, &ok_p);
       ASSERT_TRUE(ok_p) << spec;
@@ -2214,7 +2214,7 @@ TEST(NeighborTraffic, LocalityCombinesInterNodeMessages) {
       EXPECT_LE(lsum, psum) << spec;
       EXPECT_LE(psum, dsum) << spec;
       EXPECT_GE(sum_over(t->comm, p.inter_bytes), dbytes) << spec;
-      if (std::string(spec) == "locality_partial:min_edges=1") {
+      if (std::string(spec) == "locality_partial:min_edges=1,rank_edges=0") {
         EXPECT_EQ(p.inter_messages, l.inter_messages) << spec << " on rank " << t->me;
         EXPECT_EQ(p.messages, l.messages) << spec << " on rank " << t->me;
       }

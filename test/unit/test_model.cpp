@@ -359,6 +359,28 @@ TEST(Model, NeighborLocalityIntraMessagesAreBoundedByTheNode) {
   EXPECT_EQ(choose_neighbor(CostModel{}, m, ns).to_string(), "locality");
 }
 
+// locality_partial sends a node pair straight when its senders have one edge each into it and
+// few off-node edges in all (a stencil's faces): the gateways would cost each of them two
+// intra-node hops and save it nothing. Without that rule (rank_edges 0) it combined every pair
+// of two or more small edges and measured as locality did, 3.9x direct on the lab's 7-point
+// stencil (P = 1024 on 16-rank nodes, n = 2: faces of 32 B, at most 6 off-node neighbours a
+// rank). On the 64-neighbour random graph (63 off-node edges to 60 nodes) the load passes 2Q
+// and the rule changes nothing.
+TEST(Model, NeighborPartialSendsFacesDirectly) {
+  const Machine m{1024, 64, 16, true};
+  const Extent e(m.nranks, m.nnodes, m.ppn);
+  auto seconds = [&](const std::string& spec, const NeighborStats& ns) {
+    return predicted_seconds(
+        CostModel{}, predicted_terms(parse_selection(Collective::NeighborAlltoallv, spec, e, true),
+                                     m, stats_of(ns)));
+  };
+  const NeighborStats stencil{32, 6, 6}, graph{8, 63, 60};
+  EXPECT_LT(seconds("locality_partial", stencil), 1.1 * seconds("direct", stencil));
+  EXPECT_GT(seconds("locality_partial:rank_edges=0", stencil), 1.5 * seconds("direct", stencil));
+  EXPECT_NEAR(seconds("locality_partial", graph), seconds("locality_partial:rank_edges=0", graph),
+              1e-12);
+}
+
 // locality_radix at radix N is locality (one exchange between every two nodes), so the model
 // must price them alike, at skewed counts too. It priced locality at the largest block for
 // every block: issue 19's lab, simgrid_net P = 64, hotspot counts at 64 B (largest 697 B),

@@ -293,6 +293,7 @@ std::int64_t inter_node_messages(const Schedule& sch, const NodeMap& map, int ra
 // and thresholds 0, 4096, 2^30, and the off-node messages those of the rule -- one per
 // aggregated node pair, one per (source, destination) rank pair of the direct ones. min_edges 1
 // with the largest threshold is locality's schedule, threshold 0 sends every edge directly.
+// (rank_edges 0 throughout: the senders' load plays no part; the next test weighs it.)
 TEST(NeighborBuilders, PartialAggregationPerNodePair) {
   struct E {
     int src, dst;
@@ -362,7 +363,7 @@ TEST(NeighborBuilders, PartialAggregationPerNodePair) {
   EXPECT_EQ(direct_n, 16);
   for (std::int64_t min_edges : {1, 2, 3})
     for (std::int64_t threshold : {std::int64_t(0), std::int64_t(4096), std::int64_t(1) << 30}) {
-      const std::int64_t n = messages(*partial, {min_edges, threshold}).first;
+      const std::int64_t n = messages(*partial, {min_edges, threshold, 0}).first;
       const std::string at =
           "min_edges " + std::to_string(min_edges) + " threshold " + std::to_string(threshold);
       EXPECT_EQ(n, expected_messages(min_edges, threshold)) << at;
@@ -374,7 +375,7 @@ TEST(NeighborBuilders, PartialAggregationPerNodePair) {
   EXPECT_EQ(expected_messages(3, std::int64_t(1) << 30), locality_n + 1);
   EXPECT_EQ(expected_messages(2, 4096), locality_n + 1);
   EXPECT_EQ(expected_messages(1, 0), 13);
-  const std::vector<Schedule> same = messages(*partial, {1, std::int64_t(1) << 30}).second;
+  const std::vector<Schedule> same = messages(*partial, {1, std::int64_t(1) << 30, 0}).second;
   for (int r = 0; r < P; ++r) {
     ASSERT_EQ(same[r].rounds.size(), locality_sch[r].rounds.size());
     EXPECT_EQ(same[r].scratch_bytes, locality_sch[r].scratch_bytes);
@@ -390,6 +391,84 @@ TEST(NeighborBuilders, PartialAggregationPerNodePair) {
       }
     }
   }
+}
+
+// locality_partial weighs who sends a node pair's edges: a pair whose senders each have one edge
+// into it (a stencil's face) is aggregated only when those senders average at least rank_edges
+// off-node edges in all (then sharing gateways saves each of them messages); a pair with two or
+// more edges per sender is aggregated whatever their load. 3 nodes of 4 ranks; the rule is
+// computed here from the edge list, the schedules' off-node messages must follow it at every
+// rank_edges (0: the load plays no part; the default 2Q = 8 here), and every byte arrives.
+TEST(NeighborBuilders, PartialAggregationWeighsTheSendersLoad) {
+  struct E {
+    int src, dst;
+  };
+  const std::vector<E> edges = {
+      {0, 4}, {1, 5}, {2, 6},  {3, 7},   // node 0 -> 1: a face, one edge per sender
+      {0, 8}, {1, 9},                    // 0 -> 2: two senders that have two off-node edges each
+      {4, 8}, {4, 9}, {4, 10},           // 1 -> 2: one sender, three edges
+      {8, 0}, {9, 1}, {10, 2}, {11, 3},  // 2 -> 0: a face
+      {8, 4},                            // 2 -> 1: one edge
+      {5, 0}, {5, 0},                    // 1 -> 0: a duplicate edge, one sender
+      {0, 1}, {6, 7}};                   // within nodes
+  const int P = 12, Q = 4;
+  std::vector<std::vector<int>> out(P);
+  std::vector<std::vector<std::int64_t>> bytes(P);
+  for (const E& e : edges) out[e.src].push_back(e.dst), bytes[e.src].push_back(8);
+  std::mt19937 rng(11);
+  const Graph g = graph_of("load", out, bytes, &rng);
+  std::vector<int> labels(P);
+  for (int r = 0; r < P; ++r) labels[r] = r / Q;
+  const NodeMap map = make_node_map(labels);
+  const AlgorithmSpec* partial = find_algorithm(Collective::NeighborAlltoallv, "locality_partial");
+  ASSERT_NE(partial, nullptr);
+  ASSERT_EQ(partial->params.size(), 3u);
+  EXPECT_EQ(partial->params[2].default_value.at(Extent(P, 3, Q)), 2 * Q);
+
+  std::vector<std::int64_t> load(P, 0);  // each rank's off-node edges
+  struct Pair {
+    std::int64_t edges = 0;
+    std::set<int> senders;
+    std::set<std::pair<int, int>> ranks;
+  };
+  std::map<std::pair<int, int>, Pair> pairs;
+  for (const E& e : edges)
+    if (labels[e.src] != labels[e.dst]) {
+      ++load[e.src];
+      Pair& p = pairs[{labels[e.src], labels[e.dst]}];
+      ++p.edges, p.senders.insert(e.src), p.ranks.insert({e.src, e.dst});
+    }
+  auto expected_messages = [&](std::int64_t min_edges, std::int64_t rank_edges) {
+    std::int64_t n = 0;
+    for (const auto& [key, p] : pairs) {
+      std::int64_t senders_load = 0;
+      for (int s : p.senders) senders_load += load[s];
+      const std::int64_t S = std::int64_t(p.senders.size());
+      const bool combined =
+          p.edges >= min_edges && (p.edges >= 2 * S || senders_load >= rank_edges * S);
+      n += combined ? 1 : std::int64_t(p.ranks.size());
+    }
+    return n;
+  };
+  for (std::int64_t min_edges : {1, 2})
+    for (std::int64_t rank_edges : {0, 1, 2, 3, 2 * Q}) {
+      const ParamValues v = {min_edges, 4096, rank_edges};
+      const std::string at =
+          "min_edges " + std::to_string(min_edges) + " rank_edges " + std::to_string(rank_edges);
+      std::string error;
+      const std::vector<NeighborShape> shapes = learnt(g, map, *partial, v, error);
+      ASSERT_EQ(error, "") << at;
+      const SimResult res = run(g, shapes, *partial, v);
+      ASSERT_TRUE(res.ok) << at << ": " << res.error;
+      std::int64_t n = 0;
+      for (int r = 0; r < P; ++r)
+        n += inter_node_messages(partial->build_neighbor(shapes[std::size_t(r)], v), map, r);
+      EXPECT_EQ(n, expected_messages(min_edges, rank_edges)) << at;
+    }
+  // The faces go straight at the default (their senders have 1-2 off-node edges, below 2Q) and
+  // through the gateways when the load plays no part.
+  EXPECT_EQ(expected_messages(2, 0), 6);
+  EXPECT_EQ(expected_messages(2, 2 * Q), 1 + 4 + 2 + 1 + 4 + 1);
 }
 
 }  // namespace

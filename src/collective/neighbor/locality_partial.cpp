@@ -2,26 +2,35 @@
 // builders.cpp) for the node pairs where combining pays, direct messages for the others. The
 // edges from node A to node B are aggregated (A's gateway for B, one message to B's gateway for
 // A, on to their destinations: locality's three rounds) iff A -> B has at least `min_edges`
-// non-empty edges whose mean size is at most `threshold` bytes; otherwise each goes from its
-// source straight to its destination in round 1, beside the bundles (one message per source,
-// destination pair). A pair of few or large edges saves little by sharing one message and pays
-// two intra-node hops and four copies; a pair of many small ones saves their per-message costs.
+// non-empty edges whose mean size is at most `threshold` bytes, and its senders either have two
+// or more of those edges each on average or have at least `rank_edges` non-empty off-node edges
+// each on average (their load); otherwise each goes from its source straight to its destination
+// in round 1, beside the bundles (one message per source, destination pair). A pair of few or
+// large edges saves little by sharing one message and pays two intra-node hops and four copies;
+// a pair of many small ones saves their per-message costs. A pair of one edge per sender (a
+// stencil's face) saves a sender nothing unless the sender has many other off-node edges that
+// share the gateways too: sending its edges through the gateways costs a rank up to 2 (Q - 1)
+// intra-node messages, so the default `rank_edges` is 2Q.
 //   time ~ 2 (min(E_a, Q - 1) o_intra + alpha_intra + n beta_intra) + (R_a + E_d) (o + alpha_inter)
 //          + the node's off-node bytes through its NIC + 4 E_a n copied
 // (E_a, R_a: a rank's aggregated edges and the node pairs they join; E_d: its direct ones.)
 // Agreement: at init a rank learns the edges that pass through it as locality does
-// (learn_neighbor_node_edges); A's gateway for B then knows every edge A -> B and B -> A, and
-// so does B's gateway for A: both decide both directions alike. One more exchange within each
-// node (Q - 1 messages each way, one value per remote node a rank is the gateway for) tells
-// every rank of the node the decisions of its gateways, so every rank an edge visits computes
-// the same path (NeighborShape::direct_node_pairs).
+// (learn_neighbor_node_edges), then every rank tells the others of its node its load (Q - 1
+// messages each way). A's gateway for B then knows every edge A -> B, their senders and their
+// loads, and decides A -> B; it swaps that decision with B's gateway for A, which decides
+// B -> A (one value each way, for node pairs with an edge either way). One more exchange within
+// each node (Q - 1 messages each way, one value per remote node a rank is the gateway for)
+// tells every rank of the node the decisions of its gateways, so every rank an edge visits
+// computes the same path (NeighborShape::direct_node_pairs).
 // The cost model sees only the agreed statistics (the most remote edges E and remote nodes R of
-// one rank, the largest message): it takes the edges of a node pair as Poisson with mean
-// Q E / min(N - 1, Q R), aggregates the share that falls in pairs of min_edges or more, and all
-// of them as direct when the largest message exceeds the threshold -- an approximation.
+// one rank, the largest message): no pair is aggregated unless E >= 2R or E >= rank_edges;
+// then it takes the edges of a node pair as Poisson with mean Q E / min(N - 1, Q R),
+// aggregates the share that falls in pairs of min_edges or more, and all of them as direct when
+// the largest message exceeds the threshold -- an approximation.
 // Restrictions: none (any topology, any placement). Parameters: min_edges 1..65536 (default 2;
-// 1 with a threshold above every mean is locality's routing), threshold 0..2^30 bytes (default
-// 4096; 0: every edge direct).
+// 1 with a threshold above every mean and rank_edges 0 is locality's routing), threshold
+// 0..2^30 bytes (default 4096; 0: every edge direct), rank_edges 0..2^20 (default 2Q; 0: the
+// senders' load plays no part).
 // References (ideas only): G. Collom, A. Bienz et al., "Optimizing irregular communication
 // with neighborhood collectives and locality-aware parallelism" (its partially aggregated
 // variant), and MPI Advance's implementation of that variant.
@@ -39,6 +48,7 @@ using namespace detail;
 
 constexpr std::int64_t kMinEdgesDefault = 2;
 constexpr std::int64_t kThresholdDefault = 4096;
+constexpr std::int64_t kRankEdgesPerRank = 2;  // rank_edges' default: 2 per rank of the node
 
 Schedule locality_partial(const NeighborShape& s, const ParamValues&) {
   return with(build_neighbor_locality(s), kRoundByRound, Lowering::Pack);
@@ -67,9 +77,23 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
   const int n = nm.node_of[me], q = nm.local_of[me];
   const std::vector<int>& mine = nm.members[std::size_t(n)];
   const int Q = int(mine.size()), N = int(nm.members.size());
-  // As the gateway towards node x: the non-empty edges n -> x and x -> n, counted and summed.
+  // Every rank's load (its non-empty off-node out-edges), told to the rest of its node.
+  std::int64_t my_load = 0;
+  for (const NeighborShape::Edge& e : shape.edges)
+    my_load += e.src == me && e.bytes > 0 && nm.node_of[e.dst] != n;
+  std::vector<std::int64_t> load(static_cast<std::size_t>(Q), 0);
+  load[std::size_t(q)] = my_load;
+  for (int a = 0; a < Q; ++a) {
+    if (a == q) continue;
+    channel.post_recv(mine[std::size_t(a)], &load[std::size_t(a)], 1);
+    channel.post_send(mine[std::size_t(a)], &my_load, 1);
+  }
+  channel.wait_all();
+  // As the gateway towards node x: the non-empty edges n -> x (counted, summed, their senders)
+  // and whether there is one x -> n.
   struct Tally {
-    std::int64_t out_n = 0, out_bytes = 0, in_n = 0, in_bytes = 0;
+    std::int64_t out_n = 0, out_bytes = 0, in_n = 0;
+    std::vector<int> senders;  // local ranks, with repeats
   };
   std::vector<Tally> tally(static_cast<std::size_t>(N));
   for (const NeighborShape::Edge& e : shape.edges) {
@@ -78,19 +102,35 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
     if (ns == nd || neighbor_gateway(nm, n, ns == n ? nd : ns) != me) continue;
     Tally& t = tally[std::size_t(ns == n ? nd : ns)];
     if (ns == n)
-      ++t.out_n, t.out_bytes += e.bytes;
+      ++t.out_n, t.out_bytes += e.bytes, t.senders.push_back(nm.local_of[e.src]);
     else
-      ++t.in_n, t.in_bytes += e.bytes;
+      ++t.in_n;
   }
-  // Per gated node, 1: n -> x goes direct, 2: x -> n does.
-  auto flags = [&](int x) {
-    const Tally& t = tally[std::size_t(x)];
-    return std::int64_t(t.out_n > 0 && !aggregated(t.out_n, t.out_bytes, v[0], v[1]) ? 1 : 0) |
-           std::int64_t(t.in_n > 0 && !aggregated(t.in_n, t.in_bytes, v[0], v[1]) ? 2 : 0);
+  // Whether n -> x goes direct: not aggregated by size, or one edge per sender that carry
+  // too little load.
+  auto direct_out = [&](Tally& t) {
+    if (t.out_n == 0) return false;
+    if (!aggregated(t.out_n, t.out_bytes, v[0], v[1])) return true;
+    std::sort(t.senders.begin(), t.senders.end());
+    t.senders.erase(std::unique(t.senders.begin(), t.senders.end()), t.senders.end());
+    const std::int64_t S = std::int64_t(t.senders.size());
+    std::int64_t senders_load = 0;
+    for (int s : t.senders) senders_load += load[std::size_t(s)];
+    return t.out_n < 2 * S && senders_load < v[2] * S;
   };
+  // Per gated node, 1: n -> x goes direct, 2: x -> n does (x's gateway for n decides it).
   const std::vector<int> own = gated(nm, n, me);
-  std::vector<std::int64_t> decided;
-  for (int x : own) decided.push_back(flags(x));
+  std::vector<std::int64_t> decided(own.size(), 0), theirs(own.size(), 0);
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    Tally& t = tally[std::size_t(own[i])];
+    decided[i] = direct_out(t) ? 1 : 0;
+    if (t.out_n == 0 && t.in_n == 0) continue;  // x's gateway for n sees no edge either
+    const int peer = neighbor_gateway(nm, own[i], n);
+    channel.post_recv(peer, &theirs[i], 1);
+    channel.post_send(peer, &decided[i], 1);
+  }
+  channel.wait_all();
+  for (std::size_t i = 0; i < own.size(); ++i) decided[i] |= theirs[i] ? 2 : 0;
   std::vector<std::vector<std::int64_t>> heard(static_cast<std::size_t>(Q));
   for (int a = 0; a < Q; ++a) {
     if (a == q) continue;
@@ -122,6 +162,8 @@ struct Split {
 Split split(const Machine& m, const Stats& st, const ParamValues& v) {
   if (st.max_block > v[1]) return {0, 0};
   const double E = double(st.remote_edges), Q = double(m.ppn);
+  // One edge per node a rank reaches, and too few of them to pay for the gateways: all direct.
+  if (E < 2 * double(st.remote_nodes) && E < double(v[2])) return {0, 0};
   const double reached = std::max(1.0, std::min(double(m.nnodes - 1), Q * double(st.remote_nodes)));
   const double lambda = Q * E / reached;
   // P(X >= k) for X ~ Poisson(lambda), k = min_edges - 1 and min_edges: an edge's own pair
@@ -160,14 +202,16 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
   return l;
 }
 
-// Where some edge leaves its node, min_edges 2, 3, 4 at the default threshold when the split
-// the model predicts is partial (all or nothing is locality's or direct's schedule).
+// Where some edge leaves its node, min_edges 2, 3, 4 at the default threshold and rank_edges
+// when the split the model predicts is partial (all or nothing is locality's or direct's
+// schedule).
 std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
   std::vector<ParamValues> out;
   if (m.nnodes <= 1 || st.remote_edges == 0 || st.max_block > kThresholdDefault) return out;
+  const std::int64_t rank_edges = kRankEdgesPerRank * m.ppn;
   for (std::int64_t me : {2, 3, 4}) {
-    const Split f = split(m, st, {me, kThresholdDefault});
-    if (f.edges > 0.01 && f.edges < 0.99) out.push_back({me, kThresholdDefault});
+    const Split f = split(m, st, {me, kThresholdDefault, rank_edges});
+    if (f.edges > 0.01 && f.edges < 0.99) out.push_back({me, kThresholdDefault, rank_edges});
   }
   return out;
 }
@@ -179,12 +223,18 @@ MPIA_ALGORITHMS(neighbor_locality_partial) {
       Collective::NeighborAlltoallv, "locality_partial", 600,
       "node-aware where it pays: the edges between two nodes combined through gateways as "
       "locality does when there are at least `min_edges` of at most `threshold` bytes on "
+      "average and their senders have two each or `rank_edges` off-node edges in all on "
       "average, sent directly otherwise; decided per direction at init by the gateways");
   a.params = {{"min_edges", "the fewest non-empty edges from one node to another that are combined",
                Bound::constant(kMinEdgesDefault), Bound::constant(1), Bound::constant(65536)},
               {"threshold", "bytes: node pairs whose mean edge is larger are sent directly",
                Bound::constant(kThresholdDefault), Bound::constant(0),
-               Bound::constant(std::int64_t(1) << 30)}};
+               Bound::constant(std::int64_t(1) << 30)},
+              {"rank_edges",
+               "off-node edges a pair's senders have on average, for a pair of one edge per "
+               "sender to be combined",
+               Bound::multiple_of(Bound::Of::MaxLocal, kRankEdgesPerRank), Bound::constant(0),
+               Bound::constant(std::int64_t(1) << 20)}};
   a.build_neighbor = locality_partial;
   a.needs_peer_sizes = true;
   a.learn_neighbor = learn;
