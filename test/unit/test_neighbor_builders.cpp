@@ -393,10 +393,10 @@ TEST(NeighborBuilders, PartialAggregationPerNodePair) {
   }
 }
 
-// locality_partial weighs who sends a node pair's edges: a pair whose senders each have one edge
-// into it (a stencil's face) is aggregated only when those senders average at least rank_edges
-// off-node edges in all (then sharing gateways saves each of them messages); a pair with two or
-// more edges per sender is aggregated whatever their load. 3 nodes of 4 ranks; the rule is
+// locality_partial weighs who sends a node pair's edges: a pair is aggregated only when its
+// senders average at least rank_edges off-node edges in all (then sharing gateways saves each of
+// them messages; a stencil's face, one edge from each of ranks with few off-node neighbours,
+// goes direct). 3 nodes of 4 ranks; the rule is
 // computed here from the edge list, the schedules' off-node messages must follow it at every
 // rank_edges (0: the load plays no part; the default 2Q = 8 here), and every byte arrives.
 TEST(NeighborBuilders, PartialAggregationWeighsTheSendersLoad) {
@@ -406,10 +406,11 @@ TEST(NeighborBuilders, PartialAggregationWeighsTheSendersLoad) {
   const std::vector<E> edges = {
       {0, 4}, {1, 5}, {2, 6},  {3, 7},   // node 0 -> 1: a face, one edge per sender
       {0, 8}, {1, 9},                    // 0 -> 2: two senders that have two off-node edges each
-      {4, 8}, {4, 9}, {4, 10},           // 1 -> 2: one sender, three edges
+      {4, 8}, {4, 9}, {4, 10}, {4, 11},  // 1 -> 2: a hub (8 off-node edges in all)
       {8, 0}, {9, 1}, {10, 2}, {11, 3},  // 2 -> 0: a face
       {8, 4},                            // 2 -> 1: one edge
-      {5, 0}, {5, 0},                    // 1 -> 0: a duplicate edge, one sender
+      {4, 0}, {4, 1}, {4, 2},  {4, 3},   // 1 -> 0: the hub, and
+      {5, 0}, {5, 0},                    //   a rank with a duplicate edge
       {0, 1}, {6, 7}};                   // within nodes
   const int P = 12, Q = 4;
   std::vector<std::vector<int>> out(P);
@@ -444,8 +445,7 @@ TEST(NeighborBuilders, PartialAggregationWeighsTheSendersLoad) {
       std::int64_t senders_load = 0;
       for (int s : p.senders) senders_load += load[s];
       const std::int64_t S = std::int64_t(p.senders.size());
-      const bool combined =
-          p.edges >= min_edges && (p.edges >= 2 * S || senders_load >= rank_edges * S);
+      const bool combined = p.edges >= min_edges && senders_load >= rank_edges * S;
       n += combined ? 1 : std::int64_t(p.ranks.size());
     }
     return n;
@@ -465,10 +465,11 @@ TEST(NeighborBuilders, PartialAggregationWeighsTheSendersLoad) {
         n += inter_node_messages(partial->build_neighbor(shapes[std::size_t(r)], v), map, r);
       EXPECT_EQ(n, expected_messages(min_edges, rank_edges)) << at;
     }
-  // The faces go straight at the default (their senders have 1-2 off-node edges, below 2Q) and
-  // through the gateways when the load plays no part.
+  // At the default only the hub's pair 1 -> 2 goes through the gateways (1 -> 0 averages the
+  // hub's 8 with the other sender's 2); every pair of two or more edges does when the load plays
+  // no part.
   EXPECT_EQ(expected_messages(2, 0), 6);
-  EXPECT_EQ(expected_messages(2, 2 * Q), 1 + 4 + 2 + 1 + 4 + 1);
+  EXPECT_EQ(expected_messages(2, 2 * Q), 4 + 2 + 1 + 4 + 1 + 5);
 }
 
 }  // namespace

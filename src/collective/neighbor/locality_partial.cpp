@@ -2,15 +2,18 @@
 // builders.cpp) for the node pairs where combining pays, direct messages for the others. The
 // edges from node A to node B are aggregated (A's gateway for B, one message to B's gateway for
 // A, on to their destinations: locality's three rounds) iff A -> B has at least `min_edges`
-// non-empty edges whose mean size is at most `threshold` bytes, and its senders either have two
-// or more of those edges each on average or have at least `rank_edges` non-empty off-node edges
-// each on average (their load); otherwise each goes from its source straight to its destination
-// in round 1, beside the bundles (one message per source, destination pair). A pair of few or
-// large edges saves little by sharing one message and pays two intra-node hops and four copies;
-// a pair of many small ones saves their per-message costs. A pair of one edge per sender (a
-// stencil's face) saves a sender nothing unless the sender has many other off-node edges that
-// share the gateways too: sending its edges through the gateways costs a rank up to 2 (Q - 1)
-// intra-node messages, so the default `rank_edges` is 2Q.
+// non-empty edges whose mean size is at most `threshold` bytes, and its senders have at least
+// `rank_edges` non-empty off-node edges each on average (their load); otherwise each goes from
+// its source straight to its destination in round 1, beside the bundles (one message per
+// source, destination pair). A pair of few or large edges saves little by sharing one message
+// and pays two intra-node hops and four copies; a pair of many small ones saves their
+// per-message costs -- but only for senders with many off-node edges: routing its edges through
+// the gateways costs a rank up to 2 (Q - 1) intra-node messages and saves it the off-node
+// messages beyond the few it sends as a gateway, so the default `rank_edges` is 2Q. (The lab's
+// stencils, 6-26 neighbours of which a few leave the node, run direct; the 64-neighbour random
+// graph and the SpMV halo of ~95 off-node neighbours run through the gateways. A rule on the
+// edges per sender into one node instead kept the 27-point stencil's pairs, up to 9 edges from
+// one rank into the next node, aggregated and 1.2x slower than direct.)
 //   time ~ 2 (min(E_a, Q - 1) o_intra + alpha_intra + n beta_intra) + (R_a + E_d) (o + alpha_inter)
 //          + the node's off-node bytes through its NIC + 4 E_a n copied
 // (E_a, R_a: a rank's aggregated edges and the node pairs they join; E_d: its direct ones.)
@@ -23,7 +26,7 @@
 // tells every rank of the node the decisions of its gateways, so every rank an edge visits
 // computes the same path (NeighborShape::direct_node_pairs).
 // The cost model sees only the agreed statistics (the most remote edges E and remote nodes R of
-// one rank, the largest message): no pair is aggregated unless E >= 2R or E >= rank_edges;
+// one rank, the largest message): no pair is aggregated unless E >= rank_edges;
 // then it takes the edges of a node pair as Poisson with mean Q E / min(N - 1, Q R),
 // aggregates the share that falls in pairs of min_edges or more, and all of them as direct when
 // the largest message exceeds the threshold -- an approximation.
@@ -106,8 +109,8 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
     else
       ++t.in_n;
   }
-  // Whether n -> x goes direct: not aggregated by size, or one edge per sender that carry
-  // too little load.
+  // Whether n -> x goes direct: not aggregated by count and size, or its senders' load too
+  // small.
   auto direct_out = [&](Tally& t) {
     if (t.out_n == 0) return false;
     if (!aggregated(t.out_n, t.out_bytes, v[0], v[1])) return true;
@@ -116,7 +119,7 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
     const std::int64_t S = std::int64_t(t.senders.size());
     std::int64_t senders_load = 0;
     for (int s : t.senders) senders_load += load[std::size_t(s)];
-    return t.out_n < 2 * S && senders_load < v[2] * S;
+    return senders_load < v[2] * S;
   };
   // Per gated node, 1: n -> x goes direct, 2: x -> n does (x's gateway for n decides it).
   const std::vector<int> own = gated(nm, n, me);
@@ -162,8 +165,8 @@ struct Split {
 Split split(const Machine& m, const Stats& st, const ParamValues& v) {
   if (st.max_block > v[1]) return {0, 0};
   const double E = double(st.remote_edges), Q = double(m.ppn);
-  // One edge per node a rank reaches, and too few of them to pay for the gateways: all direct.
-  if (E < 2 * double(st.remote_nodes) && E < double(v[2])) return {0, 0};
+  // Too few off-node edges a rank to pay for the gateways: all direct.
+  if (E < double(v[2])) return {0, 0};
   const double reached = std::max(1.0, std::min(double(m.nnodes - 1), Q * double(st.remote_nodes)));
   const double lambda = Q * E / reached;
   // P(X >= k) for X ~ Poisson(lambda), k = min_edges - 1 and min_edges: an edge's own pair
@@ -223,16 +226,16 @@ MPIA_ALGORITHMS(neighbor_locality_partial) {
       Collective::NeighborAlltoallv, "locality_partial", 600,
       "node-aware where it pays: the edges between two nodes combined through gateways as "
       "locality does when there are at least `min_edges` of at most `threshold` bytes on "
-      "average and their senders have two each or `rank_edges` off-node edges in all on "
-      "average, sent directly otherwise; decided per direction at init by the gateways");
+      "average and their senders have `rank_edges` off-node edges in all on average, sent "
+      "directly otherwise; decided per direction at init by the gateways");
   a.params = {{"min_edges", "the fewest non-empty edges from one node to another that are combined",
                Bound::constant(kMinEdgesDefault), Bound::constant(1), Bound::constant(65536)},
               {"threshold", "bytes: node pairs whose mean edge is larger are sent directly",
                Bound::constant(kThresholdDefault), Bound::constant(0),
                Bound::constant(std::int64_t(1) << 30)},
               {"rank_edges",
-               "off-node edges a pair's senders have on average, for a pair of one edge per "
-               "sender to be combined",
+               "the off-node edges a node pair's senders must have on average (in all) for the "
+               "pair to be combined",
                Bound::multiple_of(Bound::Of::MaxLocal, kRankEdgesPerRank), Bound::constant(0),
                Bound::constant(std::int64_t(1) << 20)}};
   a.build_neighbor = locality_partial;
