@@ -15,7 +15,7 @@ direct / best (what locality-aware exchange gains where it wins); then per machi
 within 5 % and within 10 % of the best (issues 18 and 19) and where auto model is within 10 %. --held-out adds a column: auto
 model-only under a model calibrated on other machines (the auto_model rows of a trial.sh run with
 TRIAL_TUNING=<the calibration> TRIAL_AUTO_ONLY=1), over the best of the main CSVs. --png draws one panel per machine kind:
-auto measured / best and auto model / best at every point. Needs matplotlib only for --png.
+auto measured / best and auto model / best at every point (and direct / best on neighbor panels). Needs matplotlib only for --png.
 """
 import argparse
 import csv
@@ -117,20 +117,29 @@ def plot(by, path):
     import matplotlib.pyplot as plt
 
     kinds = sorted(by)
-    fig, axes = plt.subplots(len(kinds), 1, figsize=(11, 2.2 * len(kinds)), squeeze=False)
+    width = max(11, 0.3 * max(len(by[k]) for k in kinds))
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(width, 3.2 * len(kinds)), squeeze=False)
     for ax, kind in zip(axes[:, 0], kinds):
         rs = by[kind]
         xs = range(len(rs))
-        labels = ["%s\nP=%d %dB" % (r[0].split("/")[1] if "/" in r[0] else "", r[1], r[2])
+        labels = ["%s P=%d %d%s" % (r[0].split("/")[1].replace("neighbor-", "") if "/" in r[0]
+                                      else "", r[1], r[2], "" if "/neighbor" in r[0] else "B")
                   for r in rs]
-        ax.bar([x - 0.2 for x in xs], [r[5] or 0 for r in rs], 0.4, label="auto measured")
-        ax.bar([x + 0.2 for x in xs], [r[6] or 0 for r in rs], 0.4, label="auto model only")
+        # neighbor panels: direct / best too (what node-aware exchange gains where it wins)
+        bars = [("auto measured", 5), ("auto model only", 6)]
+        if all(r[8] is not None for r in rs):
+            bars.append(("direct", 8))
+        w = 0.8 / len(bars)
+        for i, (name, col) in enumerate(bars):
+            ax.bar([x + (i - (len(bars) - 1) / 2) * w for x in xs], [r[col] or 0 for r in rs], w,
+                   label=name)
         ax.axhline(1.05, color="k", lw=0.8, ls="--")
         ax.set_xticks(list(xs))
-        ax.set_xticklabels(labels, fontsize=6)
+        ax.set_xticklabels(labels, fontsize=6, rotation=90)
         ax.set_ylabel("time / best")
         ax.set_title(kind, fontsize=9)
-        ax.set_ylim(0, max(2.0, max((r[6] or 0) for r in rs) * 1.05))
+        top = max((r[col] or 0) for r in rs for _, col in bars)
+        ax.set_ylim(0, max(2.0, min(top, 4.0) * 1.05))
     axes[0, 0].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
