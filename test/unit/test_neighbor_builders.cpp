@@ -465,6 +465,21 @@ TEST(NeighborBuilders, PartialAggregationWeighsTheSendersLoad) {
         n += inter_node_messages(partial->build_neighbor(shapes[std::size_t(r)], v), map, r);
       EXPECT_EQ(n, expected_messages(min_edges, rank_edges)) << at;
     }
+  // Every pair direct (threshold 0): one round on every rank, as direct's schedule (the edges
+  // within a node beside the others, not a round before them).
+  {
+    const ParamValues v = {2, 0, 2 * Q};
+    std::string error;
+    const std::vector<NeighborShape> shapes = learnt(g, map, *partial, v, error);
+    ASSERT_EQ(error, "");
+    ASSERT_TRUE(run(g, shapes, *partial, v).ok);
+    for (int r = 0; r < P; ++r) {
+      int busy = 0;
+      for (const Round& round : partial->build_neighbor(shapes[std::size_t(r)], v).rounds)
+        busy += !round.exchanges.empty();
+      EXPECT_LE(busy, 1) << "rank " << r;
+    }
+  }
   // At the default only the hub's pair 1 -> 2 goes through the gateways (1 -> 0 averages the
   // hub's 8 with the other sender's 2); every pair of two or more edges does when the load plays
   // no part.

@@ -75,7 +75,7 @@ Schedule build_neighbor_locality(const NeighborShape& s) {
     int path[4], rounds[3], hops = 0;
     path[0] = e.src;
     if (ns == nd) {
-      path[1] = e.dst, rounds[0] = 0, hops = 1;
+      path[1] = e.dst, rounds[0] = s.intra_round, hops = 1;
     } else if (std::binary_search(s.direct_node_pairs.begin(), s.direct_node_pairs.end(),
                                   std::make_pair(ns, nd))) {
       path[1] = e.dst, rounds[0] = 1, hops = 1;

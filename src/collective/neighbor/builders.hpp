@@ -45,6 +45,11 @@ struct NeighborShape {
   // source to destination instead of through the gateways, sorted; the same on every rank of
   // both nodes (locality_partial's init agrees on them). Empty: every pair aggregated.
   std::vector<std::pair<int, int>> direct_node_pairs;
+  // For build_neighbor_locality: the round of the edges within a node -- 0, beside the hops to
+  // the gateways, or 1, beside the messages between nodes (where none of this node's pairs is
+  // aggregated, so that its ranks exchange in one round as direct does). The same on every rank
+  // of a node.
+  int intra_round = 0;
 };
 
 // One round: every non-empty edge's message, sends and receives each sorted by key.
@@ -57,7 +62,8 @@ Schedule build_neighbor_direct(const NeighborShape& shape);
 // pass through this rank: its own, and as a gateway those between its node and the nodes it
 // is the gateway for -- all edges with every rank sharing a (source, destination) pair.
 // The edges of a node pair in shape.direct_node_pairs skip the gateways: (round 1, beside the
-// bundles) one message from source to destination, its edges to that destination in it.
+// bundles) one message from source to destination, its edges to that destination in it. Edges
+// within a node go in round shape.intra_round.
 Schedule build_neighbor_locality(const NeighborShape& shape);
 
 // Node-aware routing's init-time exchange (collective over the communicator, through channel

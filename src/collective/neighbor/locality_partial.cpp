@@ -24,7 +24,9 @@
 // B -> A (one value each way, for node pairs with an edge either way). One more exchange within
 // each node (Q - 1 messages each way, one value per remote node a rank is the gateway for)
 // tells every rank of the node the decisions of its gateways, so every rank an edge visits
-// computes the same path (NeighborShape::direct_node_pairs).
+// computes the same path (NeighborShape::direct_node_pairs), and whether any pair of the node
+// is aggregated: where none is, the node's ranks send their edges within the node in round 1
+// too, and the schedule is direct's single round.
 // The cost model sees only the agreed statistics (the most remote edges E and remote nodes R of
 // one rank, the largest message): no pair is aggregated unless E >= rank_edges;
 // then it takes the edges of a node pair as Poisson with mean Q E / min(N - 1, Q R),
@@ -121,19 +123,21 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
     for (int s : t.senders) senders_load += load[std::size_t(s)];
     return senders_load < v[2] * S;
   };
-  // Per gated node, 1: n -> x goes direct, 2: x -> n does (x's gateway for n decides it).
+  // Per gated node, 1: n -> x goes direct, 2: x -> n does (x's gateway for n decides it); 4:
+  // n -> x has an edge, 8: x -> n has one.
   const std::vector<int> own = gated(nm, n, me);
   std::vector<std::int64_t> decided(own.size(), 0), theirs(own.size(), 0);
   for (std::size_t i = 0; i < own.size(); ++i) {
     Tally& t = tally[std::size_t(own[i])];
-    decided[i] = direct_out(t) ? 1 : 0;
+    decided[i] = (direct_out(t) ? 1 : 0) | (t.out_n > 0 ? 4 : 0) | (t.in_n > 0 ? 8 : 0);
     if (t.out_n == 0 && t.in_n == 0) continue;  // x's gateway for n sees no edge either
     const int peer = neighbor_gateway(nm, own[i], n);
     channel.post_recv(peer, &theirs[i], 1);
     channel.post_send(peer, &decided[i], 1);
   }
   channel.wait_all();
-  for (std::size_t i = 0; i < own.size(); ++i) decided[i] |= theirs[i] ? 2 : 0;
+  for (std::size_t i = 0; i < own.size(); ++i)
+    decided[i] |= (theirs[i] & 1) ? 2 : 0;  // its bit 1: x -> n goes direct
   std::vector<std::vector<std::int64_t>> heard(static_cast<std::size_t>(Q));
   for (int a = 0; a < Q; ++a) {
     if (a == q) continue;
@@ -146,13 +150,18 @@ void learn(NeighborShape& shape, const ParamValues& v, SizeChannel& channel) {
   channel.wait_all();
   heard[std::size_t(q)] = decided;
   shape.direct_node_pairs.clear();
+  bool aggregates = false;  // some pair of this node goes through the gateways
   for (int a = 0; a < Q; ++a) {
     const std::vector<int> nodes = gated(nm, n, mine[std::size_t(a)]);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (heard[std::size_t(a)][i] & 1) shape.direct_node_pairs.push_back({n, nodes[i]});
-      if (heard[std::size_t(a)][i] & 2) shape.direct_node_pairs.push_back({nodes[i], n});
+      const std::int64_t f = heard[std::size_t(a)][i];
+      if (f & 1) shape.direct_node_pairs.push_back({n, nodes[i]});
+      if (f & 2) shape.direct_node_pairs.push_back({nodes[i], n});
+      aggregates = aggregates || ((f & 4) && !(f & 1)) || ((f & 8) && !(f & 2));
     }
   }
+  // Nothing through the gateways: the node's own edges beside the direct ones, one round.
+  shape.intra_round = aggregates ? 0 : 1;
   std::sort(shape.direct_node_pairs.begin(), shape.direct_node_pairs.end());
 }
 
