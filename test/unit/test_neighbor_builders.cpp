@@ -475,8 +475,17 @@ TEST(NeighborBuilders, PartialAggregationWeighsTheSendersLoad) {
     ASSERT_TRUE(run(g, shapes, *partial, v).ok);
     for (int r = 0; r < P; ++r) {
       int busy = 0;
-      for (const Round& round : partial->build_neighbor(shapes[std::size_t(r)], v).rounds)
+      for (const Round& round : partial->build_neighbor(shapes[std::size_t(r)], v).rounds) {
         busy += !round.exchanges.empty();
+        // its off-node sends before the ones within the node (they take longer to arrive)
+        bool local_seen = false;
+        for (const Exchange& x : round.exchanges) {
+          if (!x.send.active()) continue;
+          const bool off = map.node_of[x.send.peer] != map.node_of[r];
+          EXPECT_FALSE(off && local_seen) << "rank " << r << " sends off-node after on-node";
+          local_seen = local_seen || !off;
+        }
+      }
       EXPECT_LE(busy, 1) << "rank " << r;
     }
   }

@@ -127,6 +127,11 @@ Schedule build_neighbor_locality(const NeighborShape& s) {
   std::vector<std::vector<Transfer>> sends(3), recvs(3);
   for (auto& [key, t] : out) sends[key.first].push_back(std::move(t));
   for (auto& [key, t] : in) recvs[key.first].push_back(std::move(t));
+  // Off-node sends first: where a round holds both (a node that sends everything directly, its
+  // edges within the node in round 1), the slower messages leave before the local ones.
+  for (std::vector<Transfer>& r : sends)
+    std::stable_partition(r.begin(), r.end(),
+                          [&](const Transfer& t) { return nm.node_of[t.peer] != nm.node_of[me]; });
   for (int r = 0; r < 3; ++r)
     for (std::size_t i = 0; i < std::max(sends[r].size(), recvs[r].size()); ++i) {
       Exchange x;
