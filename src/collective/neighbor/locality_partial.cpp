@@ -26,7 +26,7 @@
 // tells every rank of the node the decisions of its gateways, so every rank an edge visits
 // computes the same path (NeighborShape::direct_node_pairs), and whether any pair of the node
 // is aggregated: where none is, the node's ranks send their edges within the node in round 1
-// too, and the schedule is direct's single round.
+// too, and exchange in one round, as direct does.
 // The cost model sees only the agreed statistics (the most remote edges E and remote nodes R of
 // one rank, the largest message): no pair is aggregated unless E >= rank_edges;
 // then it takes the edges of a node pair as Poisson with mean Q E / min(N - 1, Q R),
