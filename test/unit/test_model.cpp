@@ -361,11 +361,10 @@ TEST(Model, NeighborLocalityIntraMessagesAreBoundedByTheNode) {
 
 // locality_partial sends a node pair straight when its senders have few off-node edges in all (a
 // stencil's faces): the gateways would cost each of them two intra-node hops and save it
-// nothing. Without that rule (rank_edges 0) it combined every pair
-// of two or more small edges and measured as locality did, 3.9x direct on the lab's 7-point
-// stencil (P = 1024 on 16-rank nodes, n = 2: faces of 32 B, at most 6 off-node neighbours a
-// rank). On the 64-neighbour random graph (63 off-node edges to 60 nodes) the load passes 2Q
-// and the rule changes nothing.
+// nothing. Without that rule (rank_edges 0) it combined every pair of two or more small edges
+// and measured as locality did, 3.9x direct on the lab's 7-point stencil (P = 1024 on 16-rank
+// nodes, n = 2: faces of 32 B, at most 6 off-node neighbours a rank). On the 64-neighbour random
+// graph (63 off-node edges to 60 nodes) the load passes 2Q and the rule changes nothing.
 TEST(Model, NeighborPartialSendsFacesDirectly) {
   const Machine m{1024, 64, 16, true};
   const Extent e(m.nranks, m.nnodes, m.ppn);
