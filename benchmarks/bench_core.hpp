@@ -184,6 +184,9 @@ struct Options {
   std::string placement = "block";  // neighbor stencils: grid position -> rank (block, scattered)
   bool quick = false;
   bool list_only = false;
+  // --no-baseline: MPI_<Call> does not run (a simulation that keeps no baseline row: at P = 1024
+  // the library's own alltoall(v) posts P^2 messages per call, most of such a simulation's time)
+  bool no_baseline = false;
 };
 
 struct Workload {

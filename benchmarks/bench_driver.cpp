@@ -3,7 +3,8 @@
  * collective (--collective alltoall | alltoallv | neighbor; the workloads: workload_*.cpp).
  *
  * Variants, timed side by side in one run on the same buffers:
- *   MPI_<Call>        the MPI library's blocking call (always runs: the baseline of the ratios)
+ *   MPI_<Call>        the MPI library's blocking call (the baseline of the ratios; runs unless
+ *                     --no-baseline)
  *   MPI_<Call>_init   the MPI library's persistent call (MPI-4, or Open MPI's MPIX_*_init
  *                     extension), when it has one
  *   MPIX_<Call>       mpi-advance's blocking call, with the environment's selection (auto)
@@ -81,8 +82,10 @@ const char* const kUsage =
     "                   round (default 1)\n"
     "  --variants LIST  comma list of variant names or shell patterns, e.g.\n"
     "                   'MPI_Alltoall_init,pairwise,tra:*' (MPI_<Call>, the baseline, always\n"
-    "                   runs); default: all but the blk:* variants (alltoall, alltoallv) or all\n"
-    "                   but MPIX_<Call> (neighbor)\n"
+    "                   runs unless --no-baseline); default: all but the blk:* variants\n"
+    "                   (alltoall, alltoallv) or all but MPIX_<Call> (neighbor)\n"
+    "  --no-baseline    MPI_<Call> does not run (no ratios; no settling calls): a simulation\n"
+    "                   that needs only our variants' times\n"
     "  --radices LIST   values of every algorithm's 'radix' parameter, e.g. 2,4,8 or 2-6\n"
     "                   ('none': no sweep; default alltoall 2..P, alltoallv 3,4,8,P)\n"
     "  --windows LIST   values of the 'window' parameter (default alltoallv 1,2,4,8,16)\n"
@@ -113,6 +116,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.list_only = true;
     else if (a.is("--quick"))
       o.quick = true;
+    else if (a.is("--no-baseline"))
+      o.no_baseline = true;
     else if (a.is("--collective"))
       o.collective = a.value();
     else if (a.is("--sizes"))
@@ -256,7 +261,8 @@ std::vector<Variant> build_variants(const Ctx& c, const Options& o, const Worklo
   const bool all = o.variant_patterns.empty();
   const std::string call = w.call;
   std::vector<Variant> v;
-  v.push_back({"MPI_" + call, Kind::SystemBlocking, "", "the MPI library's MPI_" + call});
+  if (!o.no_baseline)
+    v.push_back({"MPI_" + call, Kind::SystemBlocking, "", "the MPI library's MPI_" + call});
   const std::string sys_init = "MPI_" + call + "_init";
   if (w.system_init_name() && (all || matches(o, sys_init)))
     v.push_back({sys_init, Kind::SystemPersistent, "",
@@ -891,7 +897,7 @@ int run_bench(int argc, char** argv) {
       // fresh buffers and a new message size otherwise penalize whichever comes first.
       g_watchdog.set_phase("settling with MPI_" + std::string(w.call) + ", size " +
                            std::to_string(size));
-      const int settle = o.settle >= 0 ? o.settle : std::max(50, 2 * o.warmup);
+      const int settle = o.no_baseline ? 0 : o.settle >= 0 ? o.settle : std::max(50, 2 * o.warmup);
       std::vector<unsigned char> scratch = settle > 0 ? k->poison : std::vector<unsigned char>();
       for (int i = 0; i < settle; ++i) {
         check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),

@@ -17,7 +17,7 @@
 # default "2 4 8 16 32", those <= the ranks per node), TRIAL_RADICES (tra's, default "2,3,4,8,16,32"), TRIAL_OUT (default
 # build/smpi/trial/<env name>), TRIAL_TUNING (a tuning file for both autos, e.g. a calibration's),
 # TRIAL_AUTO_ONLY=1 (only the two autos: with TRIAL_TUNING, a calibration judged on points whose
-# candidates an earlier run measured), TRIAL_CANDIDATES_ONLY=1 (only the candidates), TRIAL_AUTOS (default "measured model": which autos), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_FLAT (the single-level candidates,
+# candidates an earlier run measured), TRIAL_CANDIDATES_ONLY=1 (only the candidates), TRIAL_AUTOS (default "measured model": which autos), TRIAL_TIMEOUT (seconds per simulation, default 1800), TRIAL_ITERS (timed starts per variant, default 2: the simulation is deterministic, 1 for a P = 1024 baseline), TRIAL_FLAT (the single-level candidates,
 # default 'linear,pairwise,bruck,modified_bruck,tra:radix=*'), TRIAL_COLLECTIVE=alltoallv (every alltoallv algorithm instead, TRIAL_CANDIDATES,
 # default the direct ones, locality, and bruck, hybrid and locality_radix at TRIAL_RADICES, on
 # the count patterns of TRIAL_PATTERNS, default "uniform skewed sparse"; sizes are mean blocks;
@@ -73,8 +73,11 @@ platform_files() {
 # the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names; the MPI library's own call
 # (mpia_bench's baseline, SMPI's selection coll_cfg) as $baseline where that is set.
 sim() {
-  local tag="$1" P="$2" size="$3" warmup="$4" variants="$5" N=$((P / Q)) log
+  local tag="$1" P="$2" size="$3" warmup="$4" variants="$5" N=$((P / Q)) log nobase=()
   shift 5
+  # The library's own call runs only where its row is kept (at P = 1024 SMPI's alltoall(v)
+  # posts P^2 messages per call: most of a simulation's time when it ran in every one).
+  [ -n "${baseline:-}" ] || [ "$variants" = "MPI_$call" ] || nobase=(--no-baseline)
   log="$out/P${P}_s${size}_${pattern:-}_${tag//[^A-Za-z0-9_.=-]/_}"
   platform_files "$N"
   # Its own temporary directory: smpirun copies the privatized libraries there under names
@@ -84,7 +87,7 @@ sim() {
     smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" "${coll_cfg[@]}" \
       "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" "${sweep[@]}" --sizes "$size" \
-      --iters 2 --warmup "$warmup" --warmup-until-settled --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
+      "${nobase[@]}" --iters "${TRIAL_ITERS:-2}" --warmup "$warmup" --warmup-until-settled --settle 0 --rounds 1 --watchdog 0 --csv "$log.csv") \
     >"$log.log" 2>&1 || {
     tail -n 20 "$log.log"
     echo "trial.sh: simulation $log failed" >&2
@@ -155,8 +158,8 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
         # The baselines (rows smpi:<selection>, not candidates): SMPI's MPI_Alltoallv under each
         # selection of TRIAL_BASELINES (default "ompi mpich"; SMPI 3.32's default selection
         # crashes at P = 64, 512 B under simgrid_net), the first as the bench's baseline in the
-        # candidates' simulation, each other in a simulation of its own. The autos' simulations
-        # run the first too (their baseline rows are not kept).
+        # candidates' simulation, each other in a simulation of its own (TRIAL_BASELINES="": none;
+        # TRIAL_CANDIDATES=MPI_Alltoallv: the first alone). The autos' simulations run none.
         read -ra bases <<<"${TRIAL_BASELINES-ompi mpich}"
         coll_cfg=(--cfg=smpi/alltoallv:"${bases[0]:-ompi}")
         if [ -z "${TRIAL_AUTO_ONLY:-}" ]; then
