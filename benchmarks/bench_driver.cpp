@@ -224,6 +224,21 @@ bool matches(const Options& o, const std::string& name) {
   return false;
 }
 
+// Whether --variants may name a parameter sweep of algorithm `alg` ("bruck:radix=*", "tra2:*",
+// "*"): the part of a pattern before its ':' matches the name, or a pattern without ':' has a
+// wildcard that may span one. Only those algorithms are probed (an init each: at P = 1024 a
+// simulation spent most of its time probing algorithms no pattern named).
+bool may_sweep(const Options& o, const std::string& alg) {
+  if (o.variant_patterns.empty()) return true;
+  for (const auto& p : o.variant_patterns) {
+    const std::size_t colon = p.find(':');
+    const std::string head = p.substr(0, colon);
+    if (fnmatch(head.c_str(), alg.c_str(), 0) == 0) return true;
+    if (colon == std::string::npos && head.find_first_of("*?[") != std::string::npos) return true;
+  }
+  return false;
+}
+
 // Collective: an init of `selection` on a small case; the resolved selection, or "" when the
 // library rejects it (on every rank: argument errors of inits are agreed).
 std::string probe(const Ctx& c, Case& k, const std::string& selection, int& rc) {
@@ -302,6 +317,7 @@ std::vector<Variant> build_variants(const Ctx& c, const Options& o, const Worklo
   std::vector<std::string> rejected;
   int rc_rejected = MPI_SUCCESS;
   for (const auto& a : algs) {
+    if (!may_sweep(o, a.first)) continue;
     int rc = 0;
     std::vector<std::string> params;
     for (const auto& p : param_names(probe(c, *k, a.first, rc), a.first))
