@@ -162,16 +162,17 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
         # TRIAL_CANDIDATES=MPI_Alltoallv: the first alone). The autos' simulations run none.
         # SMPI's MPI_Alltoall in log rounds (bruck) for our inits' size check (the P^2 messages
         # of its default at P = 1024 were most of a candidates' simulation).
+        init_cfg=--cfg=smpi/alltoall:bruck
         read -ra bases <<<"${TRIAL_BASELINES-ompi mpich}"
-        coll_cfg=(--cfg=smpi/alltoall:bruck --cfg=smpi/alltoallv:"${bases[0]:-ompi}")
+        coll_cfg=("$init_cfg" --cfg=smpi/alltoallv:"${bases[0]:-ompi}")
         if [ -z "${TRIAL_AUTO_ONLY:-}" ]; then
           baseline="${bases[0]:+smpi:${bases[0]}}"
           sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-linear,pairwise,multipair_waitany,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*}"
           for b in "${bases[@]:1}"; do
-            coll_cfg=(--cfg=smpi/alltoall:bruck --cfg=smpi/alltoallv:"$b") baseline="smpi:$b"
+            coll_cfg=("$init_cfg" --cfg=smpi/alltoallv:"$b") baseline="smpi:$b"
             sim "smpi_$b" "$P" "$size" 0 MPI_Alltoallv
           done
-          coll_cfg=(--cfg=smpi/alltoall:bruck --cfg=smpi/alltoallv:"${bases[0]:-ompi}") baseline=""
+          coll_cfg=("$init_cfg" --cfg=smpi/alltoallv:"${bases[0]:-ompi}") baseline=""
         fi
         auto_sims "$P" "$size"
       done
