@@ -27,6 +27,11 @@
 # TRIAL_PATTERNS default "random": a random graph of TRIAL_DEGREE, default 16, neighbours per rank
 # through MPIX_Topo; sizes as mpia_bench --collective neighbor reads them, default "8 512";
 # TRIAL_PLACEMENT=scattered: the stencils' grid positions dealt round robin over the nodes).
+# TRIAL_JOBS (default 1): simulations at once. Above 1 a point's candidates run one simulation per
+# entry of their comma list (SMPI's baseline, where kept, in the first), the autos and baselines
+# beside them: a P = 1024 alltoallv point, an hour and more of one core, in the time of its
+# slowest family on a many-core machine. The rows agree with one simulation's to 0.2 % (a variant's
+# time depends a little on what ran before it in its simulation: P = 64 power-law and sparse, 64 B).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -73,17 +78,17 @@ platform_files() {
 # the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names; the MPI library's own call
 # (mpia_bench's baseline, SMPI's selection coll_cfg) as $baseline where that is set.
 sim() {
-  local tag="$1" P="$2" size="$3" warmup="$4" variants="$5" N=$((P / Q)) log nobase=()
+  local tag="$1" P="$2" size="$3" warmup="$4" variants="$5" N=$((P / Q)) log nobase=() dst="${rows:-$csv}"
   shift 5
   # The library's own call runs only where its row is kept (at P = 1024 SMPI's alltoall(v)
   # posts P^2 messages per call: most of a simulation's time when it ran in every one).
   [ -n "${baseline:-}" ] || [ "$variants" = "MPI_$call" ] || nobase=(--no-baseline)
-  log="$out/P${P}_s${size}_${pattern:-}_${tag//[^A-Za-z0-9_.=-]/_}"
+  log="$out/P${P}_s${size}_${pattern:-}_${tag//[^A-Za-z0-9_.=-]/_}${part:+_part$part}"
   platform_files "$N"
   # Its own temporary directory: smpirun copies the privatized libraries there under names
   # that two simulations at once would share.
-  mkdir -p "$out/tmp"
-  (cd "$out" && env TMPDIR="$out/tmp" MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout "${TRIAL_TIMEOUT:-1800}" \
+  mkdir -p "$out/tmp${part:-}"
+  (cd "$out" && env TMPDIR="$out/tmp${part:-}" MPIX_LOCALITY="ppn:$Q" MPIX_REPORT=1 "${tuning[@]}" "$@" timeout "${TRIAL_TIMEOUT:-1800}" \
     smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" "${coll_cfg[@]}" \
       "$build/benchmarks/mpia_bench" "${coll[@]}" --variants "$variants" --radices "$radices" "${sweep[@]}" --sizes "$size" \
@@ -96,7 +101,7 @@ sim() {
     exit 1
   }
   if grep -qE 'FATAL|WRONG RESULT' "$log.log"; then grep -E 'FATAL|WRONG' "$log.log" >&2; exit 1; fi
-  /usr/bin/python3 - "$log.csv" "$csv" "$name${plabel:+/$plabel}" "$P" "$tag" "$Q" "${baseline:-}" "MPI_$call" <<'PY'
+  /usr/bin/python3 - "$log.csv" "$dst" "$name${plabel:+/$plabel}" "$P" "$tag" "$Q" "${baseline:-}" "MPI_$call" <<'PY'
 import csv, sys
 src, dst, plat, P, tag, Q, base, call = sys.argv[1:9]
 with open(dst, "a", newline="") as out:
@@ -113,6 +118,46 @@ PY
   grep -h "mpi-advance: auto" "$log.log" | sed "s/^/  [$tag P=$P ${size} B] /" || true
 }
 
+jobs_max="${TRIAL_JOBS:-1}"
+pids=()
+parts=()
+# spawn sim ARGS...: the simulation, at once where TRIAL_JOBS is 1; else in the background (its
+# rows to a file of its own, after waiting while TRIAL_JOBS run), collected by settle.
+spawn() {
+  if [ "$jobs_max" -le 1 ]; then "$@"; return; fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  local n="${#parts[@]}"
+  platform_files "$(($3 / Q))"  # here, not in two simulations at once
+  : >"$out/part$n.rows"
+  rows="$out/part$n.rows" part="$n" "$@" &
+  pids+=("$!")
+  parts+=("$out/part$n.rows")
+}
+# settle: waits for the background simulations (a status reaped by `wait -n` stays known to
+# `wait PID`), appends their rows in the order they were spawned; fails if one failed.
+settle() {
+  local i failed=0
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed=1
+    cat "${parts[$i]}" >>"$csv"
+    rm -f "${parts[$i]}"
+  done
+  pids=() parts=()
+  [ "$failed" = 0 ] || { echo "trial.sh: a simulation failed" >&2; exit 1; }
+}
+# candidates TAG P SIZE WARMUP LIST: the candidates' simulation; with TRIAL_JOBS above 1, one per
+# entry of LIST (mpia_bench splits --variants at its commas too), the baseline in the first.
+candidates() {
+  local v first=1
+  if [ "$jobs_max" -le 1 ]; then sim "$@"; return; fi
+  local -a list
+  IFS=, read -ra list <<<"$5"
+  for v in "${list[@]}"; do
+    if [ "$first" = 1 ]; then spawn sim "$1" "$2" "$3" "$4" "$v"; else baseline="" spawn sim "$1" "$2" "$3" "$4" "$v"; fi
+    first=0
+  done
+}
+
 coll=()
 coll_cfg=()
 call=Alltoall
@@ -124,8 +169,8 @@ plabel=""
 # depend on the selection code: a change to auto reruns only these, TRIAL_AUTO_ONLY=1).
 auto_sims() {
   [ -z "${TRIAL_CANDIDATES_ONLY:-}" ] || return 0
-  case " ${TRIAL_AUTOS:-measured model} " in *" measured "*) sim auto_measured "$1" "$2" 20 auto ;; esac
-  case " ${TRIAL_AUTOS:-measured model} " in *" model "*) sim auto_model "$1" "$2" 0 auto MPIX_AUTO=model ;; esac
+  case " ${TRIAL_AUTOS:-measured model} " in *" measured "*) spawn sim auto_measured "$1" "$2" 20 auto ;; esac
+  case " ${TRIAL_AUTOS:-measured model} " in *" model "*) spawn sim auto_model "$1" "$2" 0 auto MPIX_AUTO=model ;; esac
 }
 if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
   for P in ${TRIAL_NP:-64}; do
@@ -140,7 +185,7 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then
       for size in ${TRIAL_SIZES:-8 512}; do
         echo "trial.sh: $name neighbor $pattern P=$P size ${size}"
         [ -n "${TRIAL_AUTO_ONLY:-}" ] ||
-          sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-direct,locality,locality_partial}"
+          candidates flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-direct,locality,locality_partial}"
         auto_sims "$P" "$size"
       done
     done
@@ -167,10 +212,10 @@ if [ "${TRIAL_COLLECTIVE:-alltoall}" = alltoallv ]; then
         coll_cfg=("$init_cfg" --cfg=smpi/alltoallv:"${bases[0]:-ompi}")
         if [ -z "${TRIAL_AUTO_ONLY:-}" ]; then
           baseline="${bases[0]:+smpi:${bases[0]}}"
-          sim flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-linear,pairwise,multipair_waitany,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*}"
+          candidates flat "$P" "$size" 0 "${TRIAL_CANDIDATES:-linear,pairwise,multipair_waitany,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*}"
           for b in "${bases[@]:1}"; do
             coll_cfg=("$init_cfg" --cfg=smpi/alltoallv:"$b") baseline="smpi:$b"
-            sim "smpi_$b" "$P" "$size" 0 MPI_Alltoallv
+            spawn sim "smpi_$b" "$P" "$size" 0 MPI_Alltoallv
           done
           coll_cfg=("$init_cfg" --cfg=smpi/alltoallv:"${bases[0]:-ompi}") baseline=""
         fi
@@ -192,11 +237,12 @@ for P in ${TRIAL_NP-64}; do
     for r2 in 2 4 8 16 32 64; do [ "$r2" -le "$N" ] && re="$re${re:+,}$r2"; done
     sweep=(--sweep "radix_intra=$ri" --sweep "radix_inter=$re")
     [ -n "${TRIAL_AUTO_ONLY:-}" ] ||
-      sim flat "$P" "$size" 0 "${TRIAL_FLAT:-linear,pairwise,bruck,modified_bruck,tra:radix=*},tra2:*"
+      candidates flat "$P" "$size" 0 "${TRIAL_FLAT:-linear,pairwise,bruck,modified_bruck,tra:radix=*},tra2:*"
     sweep=()
     auto_sims "$P" "$size"
   done
 done
+settle
 
 /usr/bin/python3 - "$csv" <<'PY'
 import csv, sys
