@@ -27,7 +27,8 @@ struct Stats {
   std::int64_t rank_bytes = 0;     // alltoallv: most bytes one rank sends
   std::int64_t rank_messages = 0;  // alltoallv: most non-empty blocks one rank sends
   std::int64_t remote_edges = 0;   // neighbor: most out-edges of one rank that leave its node
-  std::int64_t remote_nodes = 0;   // neighbor: most distinct other nodes one rank's edges reach
+  std::int64_t remote_nodes = 0;   // neighbor: most distinct other nodes one rank's edges reach;
+                                   // alltoallv: its non-empty blocks (0: priced as all)
 };
 
 // The constants of CostModel (model.hpp), in its order, and the number of a prediction's terms.

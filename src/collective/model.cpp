@@ -190,6 +190,7 @@ Stats stats_of(const AlltoallvStats& v) {
   st.max_block = v.max_block;
   st.rank_bytes = v.rank_bytes;
   st.rank_messages = v.rank_messages;
+  st.remote_nodes = v.remote_nodes;
   return st;
 }
 

@@ -96,6 +96,8 @@ struct AlltoallvStats {
   std::int64_t max_block = 0;      // largest block any rank sends
   std::int64_t rank_bytes = 0;     // most bytes one rank sends
   std::int64_t rank_messages = 0;  // most non-empty blocks one rank sends
+  std::int64_t remote_nodes = 0;   // most distinct other nodes one rank's non-empty blocks
+                                   // reach (0: not known or none, priced as every other node)
 };
 Stats stats_of(const AlltoallvStats& st);
 Selection choose_alltoallv(const CostModel& model, const Machine& m, const AlltoallvStats& st);

@@ -399,6 +399,35 @@ TEST(Model, LocalityIsLocalityRadixAtEveryNode) {
     }
 }
 
+// A node-aware exchange sends a message between nodes only when it carries something: where a
+// rank's blocks reach few other nodes, locality's N - 1 messages per rank become that many, and
+// locality_radix's fewer; where the statistic is not known (0), or every node is reached, the
+// price is the one of every message sent.
+TEST(Model, NodeAwareExchangesSendNoEmptyBundle) {
+  const Machine m{1024, 64, 16, true};
+  const Extent e(m.nranks, m.nnodes, m.ppn);
+  auto terms = [&](const char* sel, std::int64_t reach) {
+    return predicted_terms(parse_selection(Collective::Alltoallv, sel, e, true), m,
+                           stats_of(AlltoallvStats{256, 8192, 32, reach}));
+  };
+  // (radix 2's rounds each hold half the bundles: priced as sent at any reach above one node)
+  for (const char* sel : {"locality", "locality_radix:radix=8", "locality_radix:radix=4"}) {
+    const Terms all = terms(sel, 0), every = terms(sel, 63), more = terms(sel, 1000),
+                two = terms(sel, 2);
+    for (int i = 0; i < kModelTerms; ++i) {
+      EXPECT_DOUBLE_EQ(all.c[i], every.c[i]) << sel << i;
+      EXPECT_DOUBLE_EQ(all.c[i], more.c[i]) << sel << i;
+    }
+    EXPECT_LT(two.c[detail::kMsgInter], all.c[detail::kMsgInter]) << sel;
+    EXPECT_DOUBLE_EQ(two.c[detail::kBytesNic], all.c[detail::kBytesNic]) << sel;
+    EXPECT_DOUBLE_EQ(two.c[detail::kMsgIntra], all.c[detail::kMsgIntra]) << sel;
+  }
+  EXPECT_DOUBLE_EQ(terms("locality", 0).c[detail::kMsgInter], 63);
+  EXPECT_NEAR(terms("locality", 2).c[detail::kMsgInter], 2, 1e-9);
+  EXPECT_DOUBLE_EQ(terms("locality_radix:radix=2", 2).c[detail::kMsgInter], 6);
+  EXPECT_LT(terms("locality_radix:radix=2", 1).c[detail::kMsgInter], 6);
+}
+
 TEST(Model, CostModelText) {
   CostModel m;
   std::string warnings;
