@@ -18,6 +18,22 @@ int NodeMap::max_local() const {
   return int(m);
 }
 
+OffNode off_node(const NodeMap& map, int rank, const std::vector<int>* dest,
+                 const std::vector<std::int64_t>& bytes) {
+  OffNode out;
+  std::vector<char> seen(std::size_t(map.nnodes()), 0);
+  const int mine = map.node_of[std::size_t(rank)];
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const int d = dest ? (*dest)[i] : int(i);
+    if (d < 0 || bytes[i] == 0) continue;
+    const int n = map.node_of[std::size_t(d)];
+    if (n == mine) continue;
+    ++out.sends;
+    if (!seen[std::size_t(n)]) seen[std::size_t(n)] = 1, ++out.nodes;
+  }
+  return out;
+}
+
 bool NodeMap::uniform() const {
   for (const auto& n : members)
     if (n.size() != members.front().size()) return false;

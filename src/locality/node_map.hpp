@@ -2,6 +2,7 @@
 // builders and their simulator tests use it directly.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,16 @@ struct NodeMap {
   int max_local() const;  // the most ranks on one node (0 for an empty map)
   bool uniform() const;   // every node holds the same number of ranks
 };
+
+// What a rank's non-empty sends reach off its node (the cost model's statistics): sends of
+// bytes[i] bytes to rank dest[i] (negative: no rank, as MPI_PROC_NULL), or with dest null to
+// rank i.
+struct OffNode {
+  std::int64_t sends = 0;  // non-empty sends to a rank on another node
+  std::int64_t nodes = 0;  // the distinct other nodes they reach
+};
+OffNode off_node(const NodeMap& map, int rank, const std::vector<int>* dest,
+                 const std::vector<std::int64_t>& bytes);
 
 // From any per-rank node labels (equal label = same node): nodes renumbered 0.. in the order
 // of their lowest rank.

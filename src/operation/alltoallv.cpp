@@ -178,17 +178,8 @@ std::shared_ptr<AgreedPlan> alltoallv_plan(CommState& st, const AlltoallvArgs& a
   p.maxima[0] = sizes.local.max_block;
   p.maxima[1] = sizes.local.rank_bytes;
   p.maxima[2] = sizes.local.rank_messages;
-  {
-    // The other nodes this rank's non-empty blocks reach (what node-aware exchanges send).
-    const NodeMap& map = comm_locality(st).map;
-    std::vector<char> seen(std::size_t(map.nnodes()), 0);
-    const int mine = map.node_of[std::size_t(st.rank)];
-    for (int d = 0; d < st.size; ++d) {
-      const int n = map.node_of[std::size_t(d)];
-      if (sizes.send_bytes[std::size_t(d)] > 0 && n != mine && !seen[std::size_t(n)])
-        seen[std::size_t(n)] = 1, ++p.maxima[3];
-    }
-  }
+  // The other nodes this rank's non-empty blocks reach (what node-aware exchanges send).
+  p.maxima[3] = off_node(comm_locality(st).map, st.rank, nullptr, sizes.send_bytes).nodes;
   p.tag = threaded != nullptr;  // a blocking call's plan runs on tag 0, as every blocking call
   const Agreement ag = agree(st, p);
   Shortlist list = only(sel);

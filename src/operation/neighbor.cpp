@@ -262,20 +262,10 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
   }
   if (!p.error) p.choice = sel.to_string() + (measure ? "+measure" : "");
   for (std::int64_t b : sb) p.maxima[0] = std::max(p.maxima[0], b);
-  {
-    // Off-node edges and the distinct nodes they reach, for the model.
-    const NodeMap& map = comm_locality(st).map;
-    std::vector<int> nodes;
-    for (std::size_t i = 0; i < topo.destinations.size(); ++i) {
-      const int d = topo.destinations[i];
-      if (d < 0 || d == MPI_PROC_NULL || sb[i] == 0 || map.node_of[d] == map.node_of[st.rank])
-        continue;
-      ++p.maxima[1];
-      nodes.push_back(map.node_of[d]);
-    }
-    std::sort(nodes.begin(), nodes.end());
-    p.maxima[2] = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
-  }
+  // Off-node edges and the distinct nodes they reach, for the model.
+  const OffNode off = off_node(comm_locality(st).map, st.rank, &topo.destinations, sb);
+  p.maxima[1] = off.sends;
+  p.maxima[2] = off.nodes;
   p.tag = threaded_out != nullptr;  // a blocking call's plan runs on tag 0
   const Agreement ag = agree(st, p);
   Shortlist list = only(sel);

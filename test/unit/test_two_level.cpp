@@ -209,6 +209,22 @@ TEST(TwoLevel, DefaultsFollowThePaper) {
   EXPECT_THROW(parse_selection(Collective::Alltoall, "tra2:radix_intra=1", e, true), Error);
 }
 
+// The cost model's off-node statistics: non-empty sends to other nodes and the distinct nodes
+// they reach; empty sends, sends within the node and no-rank destinations count for nothing.
+TEST(NodeMap, OffNodeCountsNonEmptySendsAndTheNodesTheyReach) {
+  const NodeMap map = make_node_map({0, 0, 1, 1, 2, 2, 3});  // 4 nodes, the last of one rank
+  // rank 1 to every rank (alltoallv): blocks to 0 (own node), 2, 3 (node 1), 6 (node 3)
+  const OffNode a = off_node(map, 1, nullptr, {5, 0, 8, 8, 0, 0, 1});
+  EXPECT_EQ(a.sends, 3);
+  EXPECT_EQ(a.nodes, 2);
+  // rank 6 to a list of neighbours, one of them twice, one MPI_PROC_NULL-like
+  const std::vector<int> dest{6, 4, 4, -2, 0, 5};
+  const OffNode b = off_node(map, 6, &dest, {9, 1, 2, 7, 0, 3});
+  EXPECT_EQ(b.sends, 3);  // 4, 4, 5 (the self send, the no-rank and the empty one are not)
+  EXPECT_EQ(b.nodes, 1);
+  EXPECT_EQ(off_node(map, 0, nullptr, std::vector<std::int64_t>(7, 0)).nodes, 0);
+}
+
 TEST(NodeMap, LocalitySpecSyntax) {
   auto labels = [](const char* text, int P) { return parse_locality_spec(text, P); };
   EXPECT_EQ(labels("ppn:4", 10), (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2}));
