@@ -23,7 +23,6 @@
 #include "collective/record.hpp"
 
 #include <algorithm>
-#include <array>
 
 namespace mpia {
 
@@ -145,10 +144,9 @@ Terms radix_cost(const Machine& m, const Stats& st, const ParamValues& v) {
       ++k;
       const double share = std::min(1.0, double(b) * reach / double(N - 1));
       sent += share;
-      const std::array<double, 2> before{t.c[kMsgInter], t.c[kRecvInter]};
-      add_round(t, double(b) * double(Q) * u, Q, b * Q);
-      t.c[kMsgInter] = before[0] + share;
-      t.c[kRecvInter] = before[1] + share;
+      add_round(t, double(b) * double(Q) * u, Q, b * Q);  // one message each way, off the node
+      t.c[kMsgInter] -= 1 - share;
+      t.c[kRecvInter] -= 1 - share;
     }
     t.c[kLatInter] -= double(k - 1);
     t.rounds -= k - 1;
