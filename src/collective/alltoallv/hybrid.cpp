@@ -94,14 +94,20 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
 }
 
 // Radices 2, 3, 4, 8, 16, 32 and the thresholds 64 B to 4 KiB below the largest block (at or
-// above it the hybrid is bruck). The size exchange at init is O(P log P): up to 4096 ranks.
+// above it the hybrid is bruck) where the bound above leaves a block to forward: where it sends
+// every block direct, cost() prices the hybrid as linear, itself a candidate, and a measured
+// trial's first round would spend a slot on a copy of linear (issue 19: simgrid_net P = 256,
+// fft_yz 64 B, linear, the window and hybrid at one price filled it, and the log-round
+// exchanges, 1.44x faster measured, never ran). The size exchange at init is O(P log P): up
+// to 4096 ranks.
 std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
   std::vector<ParamValues> out;
   if (m.nranks < 4 || m.nranks > 4096 || st.max_block == 0) return out;
   for (std::int64_t r : {2, 3, 4, 8, 16, 32}) {
     if (r > m.nranks) break;
     for (std::int64_t threshold : {64, 256, 1024, 4096})
-      if (threshold < st.max_block) out.push_back({r, threshold});
+      if (threshold < st.max_block && st.rank_bytes / threshold < st.rank_messages)
+        out.push_back({r, threshold});
   }
   return out;
 }
