@@ -168,7 +168,7 @@ TEST(Shortlist, HotSpotCountsTryTheNodeAwareExchange) {
 }
 
 // The lab's simgrid_net P = 256 (16 nodes of 16) fft_yz counts at a mean of 64 B: each rank
-// sends 16 blocks of 1024-1527 B (19857 B in all), one to each node. locality_radix radix 3
+// sends 16 blocks of 977-1527 B (19857 B in all), one to each node. locality_radix radix 3
 // measured 52.2 us, bruck radix 4 63.9; linear, the window, hybrid and locality 75-79. Hybrid
 // priced every block direct, as linear, and those four filled the first round: the trial
 // settled on linear (1.44x). A candidate that is linear by its own cost must not take a slot.
