@@ -253,28 +253,10 @@ void TrialOperation::settle() {
     const bool close = runner >= 0 && agreed_[std::size_t(runner)] <=
                                           (1 + kRefineMargin) * agreed_[std::size_t(best)];
     std::vector<int> second;
-    const auto refine = [&](int of) {
+    for (int of : {best, close ? runner : -1})
       for (int i = 0; i < int(entries_.size()) && of >= 0; ++i)
         if (entries_[std::size_t(i)].refines == of && int(second.size()) < kRefineEntries)
           second.push_back(i);
-    };
-    refine(best);
-    refine(close ? runner : -1);
-    if (second.empty()) {
-      // Neither has a parameter to move (linear, pairwise, locality): the fastest other entry
-      // within the margin that has one is refined instead (issue 19's fft_yz P = 64 64 B:
-      // linear and locality led, locality_radix came within 12 %, and its radix 2 was the best).
-      int next = -1;
-      for (int i : r) {
-        const bool has = std::any_of(entries_.begin(), entries_.end(),
-                                     [i](const TrialEntry& e) { return e.refines == i; });
-        if (i != best && i != runner && has &&
-            agreed_[std::size_t(i)] <= (1 + kRefineMargin) * agreed_[std::size_t(best)] &&
-            (next < 0 || agreed_[std::size_t(i)] < agreed_[std::size_t(next)]))
-          next = i;
-      }
-      refine(next);
-    }
     if (!second.empty()) {
       std::string text = "refining " + entries_[std::size_t(best)].selection.to_string() + " with";
       for (int i : second) text += " " + entries_[std::size_t(i)].selection.to_string();

@@ -18,10 +18,9 @@
 // when there is something to refine: the winner's refinements (its parameter neighbours,
 // shortlist.hpp), then the runner-up's when the runner-up was within kRefineMargin of the winner
 // (a family that came close may hide a better parameter: issue 18's tra radix 4, behind tra2
-// where tra radix 8 came second) -- and when neither has a parameter to move, the fastest other
-// entry within that margin that has one -- at most kRefineEntries, kRefineStarts starts each;
-// another agreement, and the fastest of the winner and the refinements (the model's pick, when it
-// won the first round, again kept unless beaten by kKeepMargin; a measured winner has no such
+// where tra radix 8 came second), at most kRefineEntries, kRefineStarts starts each; another
+// agreement, and the fastest of the winner and the refinements (the model's pick, when it won
+// the first round, again kept unless beaten by kKeepMargin; a measured winner has no such
 // claim). At most 4 x 2 + 6 x 2 = 20 starts. From the next start on, only the settled entry runs.
 //
 // Bounded: one lowered plan at a time (the entries share the request's bound buffers and are

@@ -19,13 +19,6 @@ _mpia_env_test(trial_ranks_differ trial FILTER "TrialAgreement.*" NPROCS 3 4 ENV
 _mpia_env_test(trial_refined trial FILTER "TrialAgreement.Settles*" NPROCS 4 5 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,tra=50,tra:radix=4=10" MPIA_TEST_TRIAL_WINNER=tra:radix=4
   MPIA_TEST_TRIAL_REFINED=1)
-# The first round's two fastest (linear, pairwise) have nothing to refine; the third (tra), within
-# kRefineMargin of the winner, has: its refinement is tried and wins (a family that came close
-# may hide a better parameter behind two that have none: issue 19's fft_yz P = 64 64 B, where
-# linear and locality led and locality_radix's radix 2 was the best).
-_mpia_env_test(trial_refined_third trial FILTER "TrialAgreement.Settles*" NPROCS 4 5 ENVIRONMENT
-  "MPIX_TRIAL_TIMES=*=100,linear=10,pairwise=11,tra:=11.4,tra:radix=4=5"
-  MPIA_TEST_TRIAL_WINNER=tra:radix=4 MPIA_TEST_TRIAL_REFINED=1)
 # Less than 5 % faster: the model's pick stays.
 _mpia_env_test(trial_margin trial FILTER "TrialAgreement.*" NPROCS 3 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,bruck=96" MPIA_TEST_TRIAL_WINNER=pick)
