@@ -8,6 +8,15 @@ CSV: trial.sh's trial.csv files (scripts/smpi/results/trial_*.csv): platform, P,
 selection, time_us, with the rows auto_measured (the persistent auto request after its trial)
 and auto_model (MPIX_AUTO=model). Alltoallv rows have platform "<kind>/<pattern>".
 
+--bench NAME=ALL.csv[,MODEL.csv] (repeatable) reads mpia_bench's own CSVs instead, from real
+ranks (scripts/auto_check.sh): ALL.csv a run of every variant (its `auto` row, the persistent
+request timed after its trial, is "auto measured"; MPI_<Call> the MPI library's own), MODEL.csv
+the same sizes under MPIX_AUTO=model with --variants auto ("auto model": the time in ALL.csv of
+the algorithm it ran, where one of ALL.csv's variants ran it, else its own time scaled by the
+ratio of the two runs' MPI_<Call> times: separate runs of a real machine differ by up to ~10 %
+where one run's variants agree within a few); the machine is NAME (alltoall) or NAME/<pattern> (alltoallv); times are the median of
+the per-iteration slowest rank.
+
 Prints a markdown table, one row per (machine, P, block): the best candidate and its time,
 auto measured / best, auto model / best, and where the CSVs have SMPI's own collective (rows
 smpi:<selection>, alltoallv) the faster of them / best, and in a report of neighbor rows only
@@ -32,6 +41,47 @@ def load(paths):
     return pts
 
 
+def load_bench(specs, pts):
+    """Adds to pts the rows of mpia_bench CSVs (--bench NAME=ALL.csv[,MODEL.csv])."""
+    for spec in specs:
+        name, _, files = spec.partition("=")
+        main, _, model = files.partition(",")
+
+        def read(path):
+            out, algo = {}, {}
+            with open(path, newline="") as f:
+                for r in csv.DictReader(f):
+                    plat = name + ("/" + r["pattern"] if r["collective"] == "alltoallv" else "")
+                    key = (plat, int(r["P"]), int(r["size"]), r["variant"])
+                    out[key] = float(r["median_max_us"])
+                    algo[key] = r["algorithm"]
+            return out, algo
+
+        base = lambda key: "MPI_Alltoallv" if "/" in key[0] else "MPI_Alltoall"
+        m, malgo = read(main)
+        ran = {}  # (point, algorithm) -> time: what each of our variants ran, in this run
+        for key, t in m.items():
+            v = key[3]
+            if v == base(key):
+                pts[key[:3]]["mpi:" + v] = t
+            elif v == "auto":
+                pts[key[:3]]["auto_measured"] = t
+            elif not v.startswith(("MPI_", "MPIX_", "blk:")) and v != "system":
+                pts[key[:3]][v] = t
+                ran[key[:3] + (malgo[key],)] = ran[key[:3] + (v,)] = t
+        mo, moalgo = read(model) if model else ({}, {})
+        for key, t in mo.items():
+            b = key[:3] + (base(key),)
+            if key[3] != "auto":
+                continue
+            pick = key[:3] + (moalgo[key],)
+            if pick in ran:  # the model's pick, timed in the main run
+                pts[key[:3]]["auto_model"] = ran[pick]
+            elif b in m and b in mo:
+                pts[key[:3]]["auto_model"] = t / mo[b] * m[b]
+    return pts
+
+
 def held_out(paths, table):
     """{(platform, P, bytes): auto model / best}: the auto_model rows of trial.sh runs with a
     calibration elsewhere (TRIAL_TUNING, TRIAL_AUTO_ONLY=1), over the best of the main CSVs."""
@@ -46,12 +96,12 @@ def held_out(paths, table):
 def rows(pts):
     table = []
     for (plat, P, b), t in sorted(pts.items()):
-        cands = {k: v for k, v in t.items() if not k.startswith(("auto", "smpi:"))}
+        cands = {k: v for k, v in t.items() if not k.startswith(("auto", "smpi:", "mpi:"))}
         if not cands:
             continue
         best = min(cands, key=cands.get)
         ratio = lambda k: t[k] / cands[best] if k in t else None
-        peers = [v for k, v in t.items() if k.startswith("smpi:")]
+        peers = [v for k, v in t.items() if k.startswith(("smpi:", "mpi:"))]
         table.append((plat, P, b, best, cands[best], ratio("auto_measured"), ratio("auto_model"),
                       min(peers) / cands[best] if peers else None,
                       ratio("direct") if "/neighbor" in plat else None))
@@ -68,11 +118,14 @@ def kind_of(plat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv", nargs="+")
+    ap.add_argument("csv", nargs="*")
+    ap.add_argument("--bench", action="append", default=[], metavar="NAME=ALL.csv[,MODEL.csv]")
     ap.add_argument("--png")
     ap.add_argument("--held-out", action="append", default=[], metavar="CSV")
     args = ap.parse_args()
-    table = rows(load(args.csv))
+    pts = load(args.csv)
+    table = rows(load_bench(args.bench, pts))
+    real = bool(args.bench)
     held = held_out(args.held_out, table)
     f = lambda x: "%.2f" % x if x is not None else "n/a"
     peers = any(r[7] is not None for r in table)
@@ -80,7 +133,7 @@ def main():
     direct = bool(table) and all("/neighbor" in r[0] for r in table)
     head = "| machine | P | block | best candidate | us | auto measured / best | auto model / best |"
     print(head + (" model fitted elsewhere / best |" if held else "")
-          + (" faster SMPI selection / best |" if peers else "") + (" direct / best |" if direct else ""))
+          + ((" the MPI's own / best |" if real else " faster SMPI selection / best |") if peers else "") + (" direct / best |" if direct else ""))
     print("|---" * (7 + bool(held) + peers + direct) + "|")
     for plat, P, b, best, bt, am, ao, pe, di in table:
         extra = " %s |" % f(held.get((plat, P, b))) if held else ""
