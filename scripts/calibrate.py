@@ -8,9 +8,11 @@ does against the best measured selection and the MPI libraries' own alltoall.
 
 CSV: rows of measured times with (at least) the columns nranks, ppn, bytes, selection, time_us
 (aliases: P, block_bytes, size; algorithm, variant; time, median_max_us, avg_us, t_us; without
-ppn, nranks / nodes: mpia_bench's own --csv reads as it is). Rows whose selection is
-not one of the library's algorithms (the MPI library's own, named ompi / mpich / system /
-MPI_Alltoall) are the baselines of the grid. An `auto` row is ignored by the fit.
+ppn, nranks / nodes: mpia_bench's own --csv reads as it is, less its rows of variants
+MPIX_Alltoall and auto, whose algorithm column names what another row times). Rows whose
+selection is not one of the library's algorithms (the MPI library's own, named ompi / mpich /
+system / MPI_Alltoall / "...(ompi-ext)") are the baselines of the grid. An `auto` row is ignored
+by the fit.
 
 fit: the model's prediction is linear in its ten constants (mpia_model prints the
 coefficients), so the constants are the non-negative least-squares solution of the relative
@@ -86,6 +88,10 @@ def read_rows(paths, platform=None):
                 out["ppn"] = str(int(out["nranks"]) // int(r["nodes"]))  # mpia_bench's CSV
             if len(out) < len(ALIASES):
                 continue
+            # mpia_bench's blocking MPIX_Alltoall runs what the environment selects, and its auto
+            # what it settled on: their algorithm column names the selection of another row
+            if r.get("variant", "").startswith("MPIX_") or r.get("variant") == "auto":
+                continue
             try:
                 rows.append(
                     {
@@ -109,7 +115,8 @@ def read_rows(paths, platform=None):
 
 def is_baseline(sel):
     s = sel.lower()
-    return s.startswith(BASELINES) or s.startswith("mpi_")
+    # Open MPI's persistent alltoall: mpia_bench's MPI_Alltoall_init, "MPIX_Alltoall_init(ompi-ext)"
+    return s.startswith(BASELINES) or s.startswith("mpi_") or "(ompi-ext)" in s
 
 
 def model_rows(tool, nranks, ppn, sizes, selections=None, model=None, tuning=None):
