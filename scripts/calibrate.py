@@ -5,11 +5,13 @@ does against the best measured selection and the MPI libraries' own alltoall.
     scripts/calibrate.py fit  --model-tool build/x/benchmarks/mpia_model CSV... [-o tuning.txt] [--rules]
                               [--fix o_recv_intra=0,...] [--points]
     scripts/calibrate.py grid --model-tool build/x/benchmarks/mpia_model CSV... [--tuning FILE] [--md]
+    scripts/calibrate.py errors --model-tool build/x/benchmarks/mpia_model CSV... [--tuning FILE]
 
 CSV: rows of measured times with (at least) the columns nranks, ppn, bytes, selection, time_us
 (aliases: P, block_bytes, size; algorithm, variant; time, median_max_us, avg_us, t_us; without
-ppn, nranks / nodes: mpia_bench's own --csv reads as it is, less its rows of variants
-MPIX_Alltoall and auto, whose algorithm column names what another row times). Rows whose
+ppn, nranks / nodes: mpia_bench's own --csv reads as it is, less its auto rows, whose
+algorithm column is the model's pick, not what the trial settled on, and its blocking
+MPIX_Alltoall rows where the same run timed our algorithms persistent: auto ran that call). Rows whose
 selection is not one of the library's algorithms (the MPI library's own, named ompi / mpich /
 system / MPI_Alltoall / "...(ompi-ext)") are the baselines of the grid. An `auto` row is ignored
 by the fit.
@@ -26,7 +28,11 @@ selection for that P and block size).
 
 grid: for every (P, ppn, bytes) measured: the best selection and its time, what auto picks
 (the model of --tuning, else the built-in one) and its measured time (when the sweep measured
-it), and the fastest baseline; auto/best and auto/peers. Pure Python 3 + numpy.
+it), and the fastest baseline; auto/best and auto/peers.
+
+errors: the model's relative error (the tuning file's constants, else the built-in ones) over
+every measured time of one of its selections: a calibration judged on points it was not fitted
+to. Pure Python 3 + numpy.
 """
 import argparse
 import csv
@@ -88,9 +94,9 @@ def read_rows(paths, platform=None):
                 out["ppn"] = str(int(out["nranks"]) // int(r["nodes"]))  # mpia_bench's CSV
             if len(out) < len(ALIASES):
                 continue
-            # mpia_bench's blocking MPIX_Alltoall runs what the environment selects, and its auto
-            # what it settled on: their algorithm column names the selection of another row
-            if r.get("variant", "").startswith("MPIX_") or r.get("variant") == "auto":
+            # mpia_bench's auto runs what its trial settled on, its algorithm column names the
+            # model's pick: not that selection's time
+            if r.get("variant") == "auto":
                 continue
             try:
                 rows.append(
@@ -101,10 +107,20 @@ def read_rows(paths, platform=None):
                         # mpia_bench's algorithm column: "tra2:... (as init)" for MPIX_Alltoall
                         "selection": out["selection"].split(" (")[0].strip(),
                         "time_us": float(out["time_us"]),
+                        # mpia_bench's blocking MPIX_Alltoall: the selection MPIX_ALLTOALL names
+                        # (scripts/calibrate_cluster.sh's tra2 pairs), or auto's
+                        "blocking": r.get("variant", "").startswith("MPIX_"),
+                        "file": path,
                     }
                 )
             except ValueError:
                 continue
+    # A run that timed our algorithms persistent beside the blocking call ran that call under
+    # auto (a trial, whose choice the algorithm column does not show): its rows are not a
+    # selection's; a run of the blocking call alone is one of MPIX_ALLTOALL's selection.
+    point = lambda r: (r["file"], r["nranks"], r["ppn"], r["bytes"])
+    persistent = {point(r) for r in rows if not r["blocking"] and not is_baseline(r["selection"])}
+    rows = [r for r in rows if not (r["blocking"] and point(r) in persistent)]
     if platform is None and len(seen) > 1:
         sys.exit("calibrate: rows of several platforms (%s): choose one with --platform"
                  % ", ".join(sorted(seen)))
@@ -338,10 +354,31 @@ def grid(args):
         "\n" if args.md else "# ", len(hits), len(known), len(table) - len(known)))
 
 
+def errors(args):
+    """The model's prediction (the tuning file's constants, else the built-in ones) against every
+    measured time of one of its selections: a fit judged on points it was not fitted to."""
+    rows = [r for r in read_rows(args.csv, args.platform) if not is_baseline(r["selection"])
+            and not r["selection"].startswith("auto")]
+    rel = []
+    for (P, Q), rs in sorted(machines(rows).items()):
+        sels = sorted({r["selection"] for r in rs})
+        terms, _ = model_rows(args.model_tool, P, Q, sorted({r["bytes"] for r in rs}), sels,
+                              tuning=args.tuning)
+        for r in rs:
+            t = terms.get((r["bytes"], r["selection"]))
+            if t is not None:
+                rel.append(abs(float(t["predicted_us"]) / r["time_us"] - 1))
+    if not rel:
+        sys.exit("calibrate: no measured row is one of the model's selections")
+    rel = np.array(rel)
+    print("%d points; relative error median %.1f %%, 90th percentile %.1f %%, max %.1f %%"
+          % (len(rel), 100 * np.median(rel), 100 * np.percentile(rel, 90), 100 * rel.max()))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("fit", "grid"):
+    for name in ("fit", "grid", "errors"):
         s = sub.add_parser(name)
         s.add_argument("csv", nargs="+")
         s.add_argument("--model-tool", required=True, help="path of the mpia_model executable")
@@ -359,8 +396,10 @@ def main():
     g.add_argument("--md", action="store_true", help="a Markdown table")
     g.add_argument("--auto-rows", action="store_true",
                    help="use the sweep's measured auto rows when auto's pick was not swept")
+    e = sub.choices["errors"]
+    e.add_argument("--tuning", help="tuning file whose model line to judge (default: the built-in model)")
     args = p.parse_args()
-    fit(args) if args.cmd == "fit" else grid(args)
+    {"fit": fit, "grid": grid, "errors": errors}[args.cmd](args)
 
 
 if __name__ == "__main__":
