@@ -49,15 +49,8 @@ run() {
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
   mpia_log "$tag: ${envs[*]} ${launch[*]} mpia_bench $*"
-  env "${envs[@]}" timeout --kill-after=30 "${MPIA_CHECK_TIMEOUT:-900}" "${launch[@]}" "$bench" \
-    "$@" "${timing[@]}" --csv "$out/$tag.csv" >"$out/$tag.log" 2>&1 || {
-    tail -n 20 "$out/$tag.log" >&2
-    die "the run $tag failed (log: $out/$tag.log)"
-  }
-  if grep -qE 'FATAL|WRONG RESULT' "$out/$tag.log"; then
-    grep -E 'FATAL|WRONG RESULT' "$out/$tag.log" >&2
-    die "mpia_bench found a wrong result in $tag"
-  fi
+  mpia_run_bench "$out/$tag" "${MPIA_CHECK_TIMEOUT:-900}" env "${envs[@]}" "${launch[@]}" "$bench" \
+    "$@" "${timing[@]}" || die "running $tag"
   mpia_log "$tag: $((SECONDS - t0)) s"
 }
 

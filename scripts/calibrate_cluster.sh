@@ -76,16 +76,9 @@ measure() {  # NAME VARIANTS [NAME=VALUE...]
   shift 2
   rm -f "$out/$name.csv"
   mpia_log "measure $name: ${launch[*]} mpia_bench --variants '$vars' --sizes $sizes"
-  if ! env "$@" timeout --kill-after=30 "$timeout_s" "${launch[@]}" "$bench" --collective alltoall \
-      --variants "$vars" --radices "$radices" --sizes "$sizes" "${timing[@]}" --settle 0 \
-      --csv "$out/$name.csv" >"$out/$name.log" 2>&1; then
-    tail -n 20 "$out/$name.log" >&2
-    die "the run $name failed (log: $out/$name.log)"
-  fi
-  if grep -qE 'FATAL|WRONG RESULT' "$out/$name.log"; then
-    grep -E 'FATAL|WRONG RESULT' "$out/$name.log" >&2
-    die "mpia_bench found a wrong result in $name"
-  fi
+  mpia_run_bench "$out/$name" "$timeout_s" env "$@" "${launch[@]}" "$bench" --collective alltoall \
+    --variants "$vars" --radices "$radices" --sizes "$sizes" "${timing[@]}" --settle 0 ||
+    die "measuring $name"
   mpia_log "measure $name: $((SECONDS - t0)) s"
 }
 

@@ -13,6 +13,11 @@
 #   mpia_build     FLAVOUR [VARIANT] [cmake args...]   configure, then build -j$MPIA_JOBS (2)
 #   mpia_python [MODULE...]          print the first Python 3 that imports the modules (default
 #                                    numpy): $MPIA_PYTHON, /usr/bin/python3, then python3 on PATH
+#   mpia_run_bench BASE SECONDS COMMAND...
+#                                    one mpia_bench launch (COMMAND: [env ...] launcher
+#                                    mpia_bench args) with --csv BASE.csv, its output in BASE.log;
+#                                    returns 1, saying why, when it fails, times out or finds a
+#                                    wrong result
 
 MPIA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${MPIA_JOBS:=2}"
@@ -128,4 +133,19 @@ mpia_build() {
   mpia_configure "$flavour" "$variant" "$@" || return 1
   mpia_log "build $flavour${variant:+ ($variant)} with -j$MPIA_JOBS"
   cmake --build "$(mpia_build_dir "$flavour" "$variant")" -j "$MPIA_JOBS"
+}
+
+mpia_run_bench() {
+  local base="$1" seconds="$2"
+  shift 2
+  if ! timeout --kill-after=30 "$seconds" "$@" --csv "$base.csv" >"$base.log" 2>&1; then
+    tail -n 20 "$base.log" >&2
+    mpia_log "the run $(basename "$base") failed (log: $base.log)"
+    return 1
+  fi
+  if grep -qE 'FATAL|WRONG RESULT' "$base.log"; then
+    grep -E 'FATAL|WRONG RESULT' "$base.log" >&2
+    mpia_log "mpia_bench found a wrong result in $(basename "$base")"
+    return 1
+  fi
 }
