@@ -14,8 +14,8 @@ request timed after its trial, is "auto measured"; MPI_<Call> the MPI library's 
 the same sizes under MPIX_AUTO=model with --variants auto ("auto model": the time in ALL.csv of
 the algorithm it ran, where one of ALL.csv's variants ran it, else its own time scaled by the
 ratio of the two runs' MPI_<Call> times: separate runs of a real machine differ by up to ~10 %
-where one run's variants agree within a few); the machine is NAME (alltoall) or NAME/<pattern> (alltoallv); times are the median of
-the per-iteration slowest rank.
+where one run's variants agree within a few); the machine is NAME (alltoall) or NAME/<pattern>
+(alltoallv); times are the median of the per-iteration slowest rank.
 
 Prints a markdown table, one row per (machine, P, block): the best candidate and its time,
 auto measured / best, auto model / best, and where the CSVs have SMPI's own collective (rows
@@ -123,6 +123,8 @@ def main():
     ap.add_argument("--png")
     ap.add_argument("--held-out", action="append", default=[], metavar="CSV")
     args = ap.parse_args()
+    if not args.csv and not args.bench:
+        ap.error("give trial.sh CSVs or --bench NAME=ALL.csv[,MODEL.csv]")
     pts = load(args.csv)
     table = rows(load_bench(args.bench, pts))
     real = bool(args.bench)
@@ -132,8 +134,9 @@ def main():
     # direct / best: in a report of neighbor rows only (not a column of n/a beside alltoall's)
     direct = bool(table) and all("/neighbor" in r[0] for r in table)
     head = "| machine | P | block | best candidate | us | auto measured / best | auto model / best |"
+    peer_head = " the MPI's own / best |" if real else " faster SMPI selection / best |"
     print(head + (" model fitted elsewhere / best |" if held else "")
-          + ((" the MPI's own / best |" if real else " faster SMPI selection / best |") if peers else "") + (" direct / best |" if direct else ""))
+          + (peer_head if peers else "") + (" direct / best |" if direct else ""))
     print("|---" * (7 + bool(held) + peers + direct) + "|")
     for plat, P, b, best, bt, am, ao, pe, di in table:
         extra = " %s |" % f(held.get((plat, P, b))) if held else ""
