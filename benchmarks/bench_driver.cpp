@@ -357,6 +357,7 @@ std::vector<Variant> build_variants(const Ctx& c, const Options& o, const Worklo
 // Everything one rank collected for one variant in one configuration, over all rounds.
 struct Samples {
   std::string algorithm, chosen, chosen_by;
+  std::string ran;  // persistent variants: what the timed iterations ran, each round's ('|')
   bool skipped = false, deviates = false;
   std::vector<double> t;       // own call -> own completion, seconds, per timed iteration
   std::vector<double> arrive;  // imbalance mode: barrier exit -> call
@@ -570,6 +571,23 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   }
   check("after the timed iterations");
 
+  // What a persistent request ran in the timed iterations: an auto request's trial has settled
+  // by now (or is still trying, with a short warm-up), so ask again; each round's request
+  // settles on its own, so every distinct choice is kept, in the order first seen.
+  if (ours != MPIX_REQUEST_NULL) {
+    std::string ran;
+    check_rc(c, request_algorithm(ours, ran), "MPIX_Request_get_algorithm", where);
+    char text[MPIX_MAX_TRIAL_STRING];
+    int len = 0;
+    check_rc(c, MPIX_Request_get_trial(ours, text, &len), "MPIX_Request_get_trial", where);
+    if (len > 0) out.chosen_by = "trial";
+    if (out.ran.empty()) {
+      out.ran = ran;
+    } else if (("|" + out.ran + "|").find("|" + ran + "|") == std::string::npos) {
+      out.ran += "|" + ran;
+    }
+    out.chosen = out.ran;
+  }
   if (ours != MPIX_REQUEST_NULL) check_rc(c, MPIX_Request_free(&ours), "MPIX_Request_free", where);
   if (sys != MPI_REQUEST_NULL) check_rc(c, MPI_Request_free(&sys), "MPI_Request_free", where);
   if (comm != k.comm) {
