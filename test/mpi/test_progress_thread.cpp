@@ -20,6 +20,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -280,30 +281,51 @@ TEST_F(ProgressThread, UserThreadsAndProgressThread) {
     comms.push_back(dup_of(MPI_COMM_WORLD));
     rings.push_back(ring_of(MPI_COMM_WORLD));
   }
+  // Where each thread is, for the watchdog's message if this hangs.
+  std::mutex steps_mutex;
+  std::vector<std::string> steps(nthreads, "not started");
+  auto step = [&](int t, int it, const char* what) {
+    std::lock_guard<std::mutex> lock(steps_mutex);
+    steps[std::size_t(t)] = "iteration " + std::to_string(it) + ": " + what;
+    std::string all;
+    for (int u = 0; u < nthreads; ++u)
+      all += (u ? "; thread " : "thread ") + std::to_string(u) + " " + steps[std::size_t(u)];
+    watchdog_->phase(all);
+  };
   run_threads(nthreads, [&](int t) {
     const Active& a = kActive[t == 0 ? 0 : 4];
     Exchange x(comms[t], a.kind, 4000, 70 + unsigned(t));
     Exchange blocking(rings[t], Kind::Ring, 333, 80 + unsigned(t));
     MPIX_Request req = MPIX_REQUEST_NULL;
+    step(t, -1, "init");
     const int rc = x.init(a.algorithm, threaded_info(), &req);
     EXPECT_EQ(rc, MPI_SUCCESS) << error_text(rc);
     if (rc != MPI_SUCCESS) return;
     for (int it = 0; it < 4; ++it) {
       x.prepare(it);
       blocking.prepare(it);
+      step(t, it, "start");
       EXPECT_EQ(MPIX_Start(&req), MPI_SUCCESS);
       if ((me_ + t) % 2 == 0) {
+        step(t, it, "barrier, request active");
         EXPECT_EQ(MPI_Barrier(comms[t]), MPI_SUCCESS);
+        step(t, it, "wait after the barrier");
         EXPECT_EQ(MPIX_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
       } else {
+        step(t, it, "wait before the barrier");
         EXPECT_EQ(MPIX_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        step(t, it, "barrier after the wait");
         EXPECT_EQ(MPI_Barrier(comms[t]), MPI_SUCCESS);
       }
+      step(t, it, "blocking neighbor call");
       EXPECT_EQ(blocking.blocking(), MPI_SUCCESS);
+      step(t, it, "check");
       x.check(it, "thread " + std::to_string(t) + " threaded request");
       blocking.check(it, "thread " + std::to_string(t) + " blocking neighbor call");
     }
+    step(t, 4, "free");
     EXPECT_EQ(MPIX_Request_free(&req), MPI_SUCCESS);
+    step(t, 4, "done");
   });
   for (int t = 0; t < nthreads; ++t) {
     MPI_Comm_free(&comms[t]);
