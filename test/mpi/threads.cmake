@@ -19,6 +19,10 @@
 #   mpi.progress_thread_single   the same program initialised with MPI_THREAD_SINGLE: the info
 #                                key is harmless (warning, no thread), the thread tests skip
 #   mpi.progress_thread_single_env  ... with MPIX_PROGRESS=thread
+#   mpi.running_list             the running list and the progress thread from inside (the static
+#                                library's internals, operations of the test's own): passes by
+#                                other threads never put the progress thread to sleep while a
+#                                threaded operation runs (test_running_list; one rank)
 #
 # Rank counts: Open MPI 1-8 (16 for the thread program); oversubscribed MPICH busy-polls (and
 # more so with threads), so it runs few, with fewer iterations and a sample of the progress
@@ -49,6 +53,10 @@ _mpia_thread_test(mpia_test_threads test_threads.cpp mpia_mpi_gtest_main_mt)
 _mpia_thread_test(mpia_test_progress test_progress.cpp mpia_mpi_gtest_main)
 _mpia_thread_test(mpia_test_progress_thread test_progress_thread.cpp mpia_mpi_gtest_main_mt)
 _mpia_thread_test(mpia_test_progress_thread_single test_progress_thread.cpp mpia_mpi_gtest_main)
+add_executable(mpia_test_running_list test_running_list.cpp)
+target_include_directories(mpia_test_running_list PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(mpia_test_running_list PRIVATE mpia_internal mpia_mpi_gtest_main_mt
+                      Threads::Threads mpia_build_flags)
 
 # _mpia_thread_register(NAME <name> TARGET <target> OPENMPI <n>... MPICH <n>...
 #                       [SANITIZE <n>...] [ARGS ...] [ENVIRONMENT ...])
@@ -90,6 +98,8 @@ _mpia_thread_register(NAME mpi.progress_thread_env TARGET mpia_test_progress_thr
                       ENVIRONMENT MPIX_PROGRESS=thread)
 _mpia_thread_register(NAME mpi.progress_thread_single TARGET mpia_test_progress_thread_single
                       OPENMPI 1 3 MPICH 3 SANITIZE 3)
+_mpia_thread_register(NAME mpi.running_list TARGET mpia_test_running_list
+                      OPENMPI 1 MPICH 1 SANITIZE 1)
 _mpia_thread_register(NAME mpi.progress_thread_single_env TARGET mpia_test_progress_thread_single
                       OPENMPI 3 MPICH 3
                       ENVIRONMENT MPIX_PROGRESS=thread)
