@@ -29,7 +29,10 @@ struct ProgressList {
   std::mutex sleep;
   std::condition_variable wake;
 
-  void push_back(Operation* op) {
+  // The list alone: the counts are kept by link and unlink, never by the moves of a pass, so
+  // that a reader never sees a running operation missing from them (the progress thread, seeing
+  // no threaded operation, would sleep with one running; Wait would think itself alone).
+  void append(Operation* op) {
     op->prev_ = tail;
     op->next_ = nullptr;
     if (tail)
@@ -37,13 +40,8 @@ struct ProgressList {
     else
       head = op;
     tail = op;
-    op->linked_ = true;
-    count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    if (op->threaded)
-      threaded.store(threaded.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
-  void remove(Operation* op) {
-    if (!op->linked_) return;
+  void detach(Operation* op) {
     if (op->prev_)
       op->prev_->next_ = op->next_;
     else
@@ -53,15 +51,14 @@ struct ProgressList {
     else
       tail = op->prev_;
     op->prev_ = op->next_ = nullptr;
-    op->linked_ = false;
-    count.store(count.load(std::memory_order_relaxed) - 1, std::memory_order_release);
-    if (op->threaded)
-      threaded.store(threaded.load(std::memory_order_relaxed) - 1, std::memory_order_release);
   }
   void link(Operation* op) {
     {
       std::lock_guard<SpinLock> guard(lock);
-      push_back(op);
+      append(op);
+      op->linked_ = true;
+      count.fetch_add(1, std::memory_order_release);
+      if (op->threaded) threaded.fetch_add(1, std::memory_order_release);
     }
     if (op->threaded) {  // the sleeper checks threaded with sleep held: no lost wake-up
       std::lock_guard<std::mutex> guard(sleep);
@@ -70,7 +67,11 @@ struct ProgressList {
   }
   void unlink(Operation* op) {
     std::lock_guard<SpinLock> guard(lock);
-    remove(op);
+    if (!op->linked_) return;
+    detach(op);
+    op->linked_ = false;
+    count.fetch_sub(1, std::memory_order_release);
+    if (op->threaded) threaded.fetch_sub(1, std::memory_order_release);
   }
   // Whether op is the only running operation. op must be running, and its owner lock held by
   // the caller (then it is linked, and stays so).
@@ -87,8 +88,8 @@ struct ProgressList {
         op = head;
         if (!op) break;
         if (op != tail) {  // rotate: the next pass, or another thread, starts elsewhere
-          remove(op);
-          push_back(op);
+          detach(op);
+          append(op);
         }
         if (threaded_only && !op->threaded) continue;
         if (!op->owner_.try_lock()) continue;
