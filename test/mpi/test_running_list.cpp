@@ -12,7 +12,7 @@
 // in the barrier, the progress thread asleep). The same dip could make Wait think its
 // operation was the only one running and block in MPI on it.
 //
-// Rank-local: every rank runs the same checks; registered at one rank (threads.cmake).
+// Rank-local: every rank runs the same checks (registered at 1 and 3 ranks, threads.cmake).
 #include <gtest/gtest.h>
 #include <mpi.h>
 

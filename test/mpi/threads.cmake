@@ -22,7 +22,7 @@
 #   mpi.running_list             the running list and the progress thread from inside (the static
 #                                library's internals, operations of the test's own): passes by
 #                                other threads never put the progress thread to sleep while a
-#                                threaded operation runs (test_running_list; one rank)
+#                                threaded operation runs (test_running_list; rank-local)
 #
 # Rank counts: Open MPI 1-8 (16 for the thread program); oversubscribed MPICH busy-polls (and
 # more so with threads), so it runs few, with fewer iterations and a sample of the progress
@@ -99,7 +99,7 @@ _mpia_thread_register(NAME mpi.progress_thread_env TARGET mpia_test_progress_thr
 _mpia_thread_register(NAME mpi.progress_thread_single TARGET mpia_test_progress_thread_single
                       OPENMPI 1 3 MPICH 3 SANITIZE 3)
 _mpia_thread_register(NAME mpi.running_list TARGET mpia_test_running_list
-                      OPENMPI 1 MPICH 1 SANITIZE 1)
+                      OPENMPI 1 3 MPICH 1 SANITIZE 3)
 _mpia_thread_register(NAME mpi.progress_thread_single_env TARGET mpia_test_progress_thread_single
                       OPENMPI 3 MPICH 3
                       ENVIRONMENT MPIX_PROGRESS=thread)
