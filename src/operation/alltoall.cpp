@@ -178,7 +178,8 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
       [&]() -> std::unique_ptr<Operation> {
         if (!plan.schedule) return make_system_alltoall(a, st.comm);
         return lower_alltoall(a, plan.algorithm, *plan.schedule, plan.traffic, st, ag.tag);
-      });
+      },
+      [&] { return make_system_alltoall(a, st.comm); });
   op->tag = std::move(plan.tag);
   op->threaded = threaded;
   return op;
@@ -208,8 +209,13 @@ Selection choose_blocking(CommState& st, const AlltoallArgs& a, std::int64_t byt
   if (list.entries.size() > 1 && !find_trial(st, bytes)) {
     auto plan = std::make_shared<AgreedPlan>();
     set_entries(
-        *plan, list, [&](const Selection& s, bool) { return alltoall_schedule(a, s, st); },
-        [&](const Schedule* s) { return alltoall_traffic(*s, st); }, alltoall_later(list, a, st));
+        *plan, list,
+        [&](const Selection& s, bool) -> std::shared_ptr<const Schedule> {
+          if (s.algorithm->kind == AlgorithmKind::System) return nullptr;
+          return alltoall_schedule(a, s, st);
+        },
+        [&](const Schedule* s) { return s ? alltoall_traffic(*s, st) : Traffic{}; },
+        alltoall_later(list, a, st));
     plan->point = TrialPoint{Collective::Alltoall, st.size, comm_locality(st).map.nnodes(), bytes};
     if (st.trials.size() == CommState::kBlockingTrials) st.trials.erase(st.trials.begin());
     st.trials.push_back({bytes, st.default_algorithm(Collective::Alltoall), std::move(plan)});
@@ -266,7 +272,14 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
         [&] {
           return lower_alltoall(a, trial->algorithm, *trial->schedule, trial->traffic, st, 0);
         },
-        []() -> std::unique_ptr<Operation> { return nullptr; });
+        []() -> std::unique_ptr<Operation> { return nullptr; },
+        [&] {
+          // The blocking form, as this call would make it (a's words are the cached op's key).
+          const MPI_Comm c = st.comm->get();
+          return blocking_call_operation(
+              find_kind(Collective::Alltoall, AlgorithmKind::System)->name,
+              [a, c] { return system_alltoall(a, c); });
+        });
   });
   note_call(st, Collective::Alltoall, *sel, hit);
 }

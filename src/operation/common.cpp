@@ -135,6 +135,41 @@ void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* s
 namespace mpia {
 
 bool settings_report() { return settings().report; }
+
+std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked) {
+  const std::vector<std::string>& skip = settings().trial_skip;
+  if (skip.empty()) return ranked;
+  std::vector<Ranked> kept;
+  for (Ranked& r : ranked)
+    if (std::find(skip.begin(), skip.end(), r.selection.algorithm->name) == skip.end())
+      kept.push_back(std::move(r));
+  return kept.empty() ? ranked : kept;
+}
+
+namespace {
+
+class BlockingCallOperation final : public Operation {
+ public:
+  BlockingCallOperation(std::string name, std::function<int()> call) : call_(std::move(call)) {
+    algorithm_ = std::move(name);
+  }
+
+ protected:
+  bool do_start() override {
+    errors_.note(call_(), "the MPI library's collective");
+    return true;
+  }
+  bool do_progress(bool) override { return true; }
+
+ private:
+  std::function<int()> call_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operation> blocking_call_operation(std::string name, std::function<int()> call) {
+  return std::make_unique<BlockingCallOperation>(std::move(name), std::move(call));
+}
 const Tuning& settings_tuning() { return settings().tuning; }
 
 CommState::PlanCache::Entry::Entry() = default;

@@ -227,16 +227,28 @@ void set_entries(AgreedPlan& plan, const Shortlist& list, BuildSchedule&& schedu
 
 // The operation of an agreed plan over a call's buffers: its trial (bind() lowers the first
 // entry over them) when it has one, else lower().
+// system: the MPI library's call over the same buffers, for a trial that has it (a persistent
+// request's: its persistent or nonblocking form; a blocking call's: its blocking form).
 template <class Bind, class Lower>
 std::unique_ptr<Operation> plan_operation(const AgreedPlan& p, std::shared_ptr<PrivateComm> comm,
-                                          Bind&& bind, Lower&& lower) {
+                                          Bind&& bind, Lower&& lower, const SystemMaker& system) {
   if (p.trial.empty()) return lower();
   return std::make_unique<TrialOperation>(bind(), p.trial, std::move(comm), p.tag.get(), p.point,
-                                          p.trial_state);
+                                          p.trial_state, system);
 }
 
+// An operation whose start makes one blocking call (a blocking collective's trial entry for the
+// MPI library's call): only where the start is itself inside a blocking call on every rank, after
+// a barrier (a trial start's opening exchange), so it cannot wait on what this rank owes a peer.
+std::unique_ptr<Operation> blocking_call_operation(std::string name, std::function<int()> call);
+
+// The candidates a trial may run: the ranking without MPIX_TRIAL_SKIP's algorithms (all of it
+// when that leaves none).
+std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked);
+
 // The shortlist auto runs for collective c: a tuning rule's selection, or (measure) the
-// shortlist of the model's ranking, or its pick. rank() is the model's ranking.
+// shortlist of the model's ranking and the MPI library's own call (trial.hpp), or its pick.
+// rank() is the model's ranking.
 template <class Rank>
 Shortlist auto_list(Collective c, const Machine& m, std::int64_t bytes, bool measure, Rank&& rank) {
   const Tuning& t = settings_tuning();
@@ -244,7 +256,9 @@ Shortlist auto_list(Collective c, const Machine& m, std::int64_t bytes, bool mea
   const Selection s = resolve_auto(t, c, m, bytes, [&] {
     std::vector<Ranked> ranked = rank(t.model);
     if (!measure) return ranked.front().selection;
-    list = shortlist(ranked);
+    list = shortlist(trial_candidates(std::move(ranked)));
+    list.entries.push_back(Selection{find_kind(c, AlgorithmKind::System), {}});
+    list.refines.push_back(-1);
     return list.entries.front();
   });
   if (list.entries.empty()) list = only(s);

@@ -227,6 +227,10 @@ std::unique_ptr<Operation> planned_neighbor(const AlltoallvArgs& a, const Agreed
       [&] { return bind_neighbor(a, p.algorithm, *p.schedule, p.traffic, st, t, p.tag.get()); },
       [&] {
         return lower_neighbor(a, p.algorithm, p.schedule.get(), p.traffic, st, t, p.tag.get());
+      },
+      [&] {
+        return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()),
+                                    neighbor_system_comm(st));
       });
 }
 

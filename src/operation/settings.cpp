@@ -66,6 +66,14 @@ Settings read_settings() {
                  automode.c_str());
   s.tuning_out = env("MPIX_TUNING_OUT");
   s.trial_times = env("MPIX_TRIAL_TIMES");
+  s.trial_noise = env("MPIX_TRIAL_NOISE");
+  const std::string skip = env("MPIX_TRIAL_SKIP");
+  for (std::size_t at = 0; at < skip.size();) {
+    std::size_t comma = skip.find(',', at);
+    if (comma == std::string::npos) comma = skip.size();
+    if (comma > at) s.trial_skip.push_back(skip.substr(at, comma - at));
+    at = comma + 1;
+  }
   const std::string report = env("MPIX_REPORT");
   s.report = !report.empty() && report != "0";
   const std::string progress = env("MPIX_PROGRESS");
@@ -81,7 +89,7 @@ Settings read_settings() {
   s.text += "MPIX_COST_MODEL=" + s.cost_model + ";MPIX_TUNING=<" +
             std::to_string(hash63(s.tuning_text)) + ">;MPIX_LOCALITY=" + s.locality +
             ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub) +
-            ";MPIX_AUTO=" + (s.auto_measure ? "measure" : "model");
+            ";MPIX_AUTO=" + (s.auto_measure ? "measure" : "model") + ";MPIX_TRIAL_SKIP=" + skip;
   s.fingerprint = hash63(s.text);
   return s;
 }

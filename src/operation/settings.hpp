@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mpia {
 
@@ -29,6 +30,9 @@ struct Settings {
   // MPIX_AUTO: "measure" (default): persistent auto requests try the model's shortlist and keep
   // the fastest (operation/trial.hpp); "model": the model's pick, never measured.
   bool auto_measure = true;
+  // MPIX_TRIAL_SKIP: algorithms (names, comma separated) a measured trial never tries -- the
+  // simulated lab's, which SMPI cannot run correctly (scripts/smpi/README.md).
+  std::vector<std::string> trial_skip;
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).
   ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread
@@ -37,6 +41,8 @@ struct Settings {
   // MPIX_TRIAL_TIMES (for tests): times that replace what a trial measures (trial.hpp). Local on
   // purpose: ranks that measure differently are what the trial's agreement is for.
   std::string trial_times;
+  // MPIX_TRIAL_NOISE="mean[:seed]" (for tests): noise on what a trial measures (trial.cpp).
+  std::string trial_noise;
   std::string text;  // "MPIX_ALLTOALL=...;..." of the agreed ones, for messages
 };
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <random>
 #include <tuple>
 
 namespace mpia {
@@ -63,6 +64,27 @@ double fake_time(const std::string& spec, const std::string& name, int rank, dou
   return value;
 }
 
+// MPIX_TRIAL_NOISE="mean[:seed]" (for tests): each measured time times 1 + an exponential draw
+// of that mean, from a generator of this process's own (seeded with seed and the rank in
+// MPI_COMM_WORLD): ranks see different noise, as on a real machine. 1 when unset.
+double trial_noise() {
+  const std::string& spec = settings().trial_noise;
+  if (spec.empty()) return 1;
+  static std::mutex mutex;
+  static std::mt19937_64 rng = [&] {
+    int world = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    const std::size_t colon = spec.find(':');
+    const unsigned long long seed =
+        colon == std::string::npos ? 1 : std::strtoull(spec.c_str() + colon + 1, nullptr, 10);
+    return std::mt19937_64(seed * 1000003ULL + unsigned(world));
+  }();
+  const double mean = std::strtod(spec.c_str(), nullptr);
+  if (!(mean > 0)) return 1;
+  std::lock_guard<std::mutex> lock(mutex);
+  return 1 + std::exponential_distribution<double>(1 / mean)(rng);
+}
+
 std::string micros(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", s * 1e6);
@@ -73,7 +95,8 @@ std::string micros(double s) {
 
 TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
                                std::vector<TrialEntry> entries, std::shared_ptr<PrivateComm> comm,
-                               int tag, const TrialPoint& point, std::shared_ptr<TrialState> state)
+                               int tag, const TrialPoint& point, std::shared_ptr<TrialState> state,
+                               const SystemMaker& system)
     : exec_(std::move(exec)),
       entries_(std::move(entries)),
       comm_(std::move(comm)),
@@ -82,13 +105,18 @@ TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
       state_(std::move(state)) {
   MPIA_CHECK(MPI_Comm_rank(comm_->get(), &rank_));
   MPIA_CHECK(MPI_Comm_size(comm_->get(), &size_));
-  if (!state_) state_ = std::make_shared<TrialState>();
-  if (state_->fastest.empty()) {
-    state_->fastest.assign(entries_.size(), std::numeric_limits<double>::infinity());
-    state_->shown = "trying";
-    for (int i : round()) state_->shown += " " + entries_[std::size_t(i)].selection.to_string();
+  std::vector<int> refines;
+  for (int i = 0; i < int(entries_.size()); ++i) {
+    refines.push_back(entries_[std::size_t(i)].refines);
+    if (!entries_[std::size_t(i)].scheduled()) system_entry_ = i;
   }
-  algorithm_ = entries_[0].selection.to_string();
+  if (system_entry_ >= 0) system_ = system();
+  if (!state_) state_ = std::make_shared<TrialState>();
+  if (!state_->rule) {
+    state_->rule = std::make_unique<TrialRule>(std::move(refines), system_entry_);
+    show_round();
+  }
+  algorithm_ = name(0);
   traffic_ = entries_[0].traffic;
   shown_algorithm_ = algorithm_;
   shown_traffic_ = traffic_;
@@ -112,93 +140,103 @@ std::string TrialOperation::trial() const {
 }
 
 std::unique_ptr<Operation> TrialOperation::settled_part() {
-  if (state_->winner < 0 || active() || !exec_) return nullptr;
-  use(state_->winner);
-  exec_->set_trial(trial());
-  exec_->tag = std::move(tag);
-  exec_->threaded = threaded;
-  return std::move(exec_);
+  const int w = state_->winner;
+  if (w < 0 || active() || (w == system_entry_ ? !system_ : !exec_)) return nullptr;
+  std::unique_ptr<Operation> out;
+  if (w == system_entry_) {
+    out = std::move(system_);
+  } else {
+    use(w);
+    out = std::move(exec_);
+  }
+  out->set_trial(trial());
+  out->tag = std::move(tag);
+  out->threaded = threaded;
+  return out;
+}
+
+Operation& TrialOperation::part() {
+  if (current_ == system_entry_) return *system_;
+  return *exec_;
 }
 
 void TrialOperation::use(int entry) {
-  if (entry == current_) return;
-  TrialEntry& e = entries_[std::size_t(entry)];
-  std::shared_ptr<const Schedule> schedule = e.schedule;
-  if (!schedule) {
-    schedule = e.build(e.traffic);  // the lowered plan keeps what it needs: it goes after
-  }
-  exec_->relower(*schedule, e.selection.to_string(), e.traffic);
   current_ = entry;
+  TrialEntry& e = entries_[std::size_t(entry)];
+  if (entry != system_entry_ && entry != lowered_) {
+    std::shared_ptr<const Schedule> schedule = e.schedule;
+    if (!schedule) schedule = e.build(e.traffic);  // the lowered plan keeps what it needs
+    exec_->relower(*schedule, e.selection.to_string(), e.traffic);
+    lowered_ = entry;
+  }
   std::lock_guard<std::mutex> lock(shown_mutex_);
   shown_algorithm_ = e.selection.to_string();
   shown_traffic_ = e.traffic;
 }
 
-double TrialOperation::measured(int entry, double seconds) const {
-  const std::string& spec = settings().trial_times;
-  if (spec.empty()) return seconds;
-  return fake_time(spec, entries_[std::size_t(entry)].selection.to_string(), rank_, seconds);
+double TrialOperation::measured(int entry, double seconds) {
+  const Settings& s = settings();
+  if (!s.trial_times.empty()) seconds = fake_time(s.trial_times, name(entry), rank_, seconds);
+  return seconds * trial_noise();
 }
 
-std::vector<int> TrialOperation::round() const {
-  std::vector<int> out;
-  if (state_->refining >= 0) {
-    out.push_back(state_->refining);
-    out.insert(out.end(), state_->second.begin(), state_->second.end());
-    return out;
+// "trying a b c" (the round's entries still in), "refining W with a b" in the second round.
+void TrialOperation::show_round() {
+  const TrialRule& r = *state_->rule;
+  std::string text;
+  for (int i : r.entries()) {
+    if (r.round() == 1 && text.empty()) {
+      text = "refining " + name(i) + " with";
+      continue;
+    }
+    text += (text.empty() ? "trying " : " ") + name(i);
   }
-  for (int i = 0; i < int(entries_.size()); ++i)
-    if (entries_[std::size_t(i)].refines < 0) out.push_back(i);
-  return out;
-}
-
-int TrialOperation::first_round() const {
-  int n = 0;
-  for (const TrialEntry& e : entries_) n += e.refines < 0;
-  return n;
-}
-
-int TrialOperation::entry_for(int n) const {
-  const int first = first_round();
-  if (n < first * kTrialStarts) return n / kTrialStarts;
-  return state_->second[std::size_t((n - first * kTrialStarts) / kRefineStarts)];
+  std::lock_guard<std::mutex> lock(shown_mutex_);
+  state_->shown = text;
 }
 
 bool TrialOperation::do_start() {
-  // Settled: the entry's own start, nothing timed (a settled request costs what its entry does).
-  timing_ = state_->winner < 0;
-  if (!timing_) {
-    use(state_->winner);
-    return start_part(*exec_);
+  TrialState& s = *state_;
+  timing_ = s.winner < 0;
+  if (!timing_) {  // settled: the entry's own start, nothing timed
+    use(s.winner);
+    return start_part(part());
   }
-  use(entry_for(state_->starts));
+  agreed_.assign(1, s.pending ? s.pending_time : 0.0);
+  if (size_ == 1) return launch();
+  exchanging_ = true;
+  distance_ = 1;
+  post_round();
+  return do_progress(false);
+}
+
+bool TrialOperation::launch() {
+  TrialState& s = *state_;
+  if (s.pending) {
+    s.pending = false;
+    const int before = s.rule->round();
+    s.rule->record(agreed_[0]);
+    if (s.rule->winner() >= 0)
+      settle();
+    else if (s.rule->round() != before || s.rule->starts() % int(s.rule->entries().size()) == 0)
+      show_round();
+  }
+  timing_ = s.winner < 0;
+  use(timing_ ? s.rule->next() : s.winner);
   t0_ = MPI_Wtime();
-  return start_part(*exec_) && data_done();
+  return start_part(part()) && data_done();
 }
 
 bool TrialOperation::data_done() {
-  const double t = MPI_Wtime() - t0_;
-  TrialState& s = *state_;
-  const int n = s.starts++;
-  double& f = s.fastest[std::size_t(current_)];
-  f = std::min(f, measured(current_, t));
-  // The starts of the trial up to the end of this round.
-  const int last = first_round() * kTrialStarts + int(s.second.size()) * kRefineStarts;
-  if (n + 1 < last) return true;
-  agreed_ = s.fastest;
-  if (size_ == 1) {
-    settle();
-    return true;
-  }
-  reducing_ = true;
-  distance_ = 1;
-  post_round();
-  return false;
+  if (!timing_) return true;
+  state_->pending_time = measured(current_, MPI_Wtime() - t0_);
+  state_->pending = true;
+  return true;
 }
 
 // Round k of the max-reduction: this rank's vector to rank + 2^k, its peer's from rank - 2^k;
 // after ceil(log2 P) rounds every rank holds the maximum over all (the maximum is idempotent:
-// the overlap of the last round changes nothing).
+// the overlap of the last round changes nothing), and every rank has entered this start.
 void TrialOperation::post_round() {
   const int n = int(agreed_.size());
   incoming_.assign(agreed_.size(), 0.0);
@@ -225,56 +263,33 @@ bool TrialOperation::reduce(bool block) {
     if (distance_ >= size_) break;
     post_round();
   }
-  reducing_ = false;
-  settle();
+  exchanging_ = false;
   return true;
 }
 
 void TrialOperation::settle() {
-  // The round's entries, the one to beat first (the model's pick, or the first round's winner).
-  const std::vector<int> r = round();
-  int best = r[0];
-  for (int i : r)
-    if (agreed_[std::size_t(i)] < agreed_[std::size_t(best)]) best = i;
-  // The model's pick stays unless beaten by the margin (in the second round too, when it won
-  // the first); a measured winner is no better than what beats it by a little.
-  if (r[0] == 0 && agreed_[std::size_t(best)] > (1 - kKeepMargin) * agreed_[0]) best = 0;
+  TrialState& s = *state_;
+  const TrialRule& r = *s.rule;
+  const int best = r.winner();
+  s.winner = best;
   std::string times;
-  for (std::size_t i = 0; i < entries_.size(); ++i)
-    if (agreed_[i] < std::numeric_limits<double>::infinity())
-      times += (times.empty() ? " " : ", ") + entries_[i].selection.to_string() + "=" +
-               micros(agreed_[i]) + "us";
-  if (state_->refining < 0) {
-    // A second round: best's refinements, and the runner-up's when it came within the margin.
-    int runner = -1;
-    for (int i : r)
-      if (i != best && (runner < 0 || agreed_[std::size_t(i)] < agreed_[std::size_t(runner)]))
-        runner = i;
-    const bool close = runner >= 0 && agreed_[std::size_t(runner)] <=
-                                          (1 + kRefineMargin) * agreed_[std::size_t(best)];
-    std::vector<int> second;
-    for (int of : {best, close ? runner : -1})
-      for (int i = 0; i < int(entries_.size()) && of >= 0; ++i)
-        if (entries_[std::size_t(i)].refines == of && int(second.size()) < kRefineEntries)
-          second.push_back(i);
-    if (!second.empty()) {
-      std::string text = "refining " + entries_[std::size_t(best)].selection.to_string() + " with";
-      for (int i : second) text += " " + entries_[std::size_t(i)].selection.to_string();
-      std::lock_guard<std::mutex> lock(shown_mutex_);
-      state_->refining = best;
-      state_->second = std::move(second);
-      state_->shown = text + " after" + times;
-      return;
-    }
-  }
-  state_->winner = best;
-  const std::string text =
-      "chose " + entries_[std::size_t(best)].selection.to_string() + " after" + times;
+  for (int i = 0; i < int(entries_.size()); ++i)
+    if (r.median(i) >= 0)
+      times += (times.empty() ? " " : ", ") + name(i) + "=" + micros(r.median(i)) + "us";
+  std::string text = "chose " + name(best) + " after" + times + "; " + std::to_string(r.starts()) +
+                     " starts, " + micros(r.cost()) + "us over the choice's";
+  const int sys = r.system();
+  if (sys >= 0 && best != sys && r.median(sys) > 0 && r.median(best) > 0) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2f", r.median(best) / r.median(sys));
+    text += std::string("; ") + ratio + "x " + name(sys);
+  } else if (sys >= 0 && best == sys)
+    text += "; none of ours faster beyond the noise";
   const bool report = settings().report && rank_ == 0;
   {
     std::lock_guard<std::mutex> lock(shown_mutex_);
-    state_->shown = text;
-    shown_algorithm_ = entries_[std::size_t(best)].selection.to_string();
+    s.shown = text;
+    shown_algorithm_ = name(best);
     shown_traffic_ = entries_[std::size_t(best)].traffic;
   }
   if (report)
@@ -282,19 +297,20 @@ void TrialOperation::settle() {
                  collective_name(point_.collective), point_.nranks,
                  static_cast<long long>(point_.bytes), text.c_str());
   if (!settings().tuning_out.empty()) {
-    Settled& s = settled();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.rules[{int(point_.collective), point_.nranks, point_.nnodes, point_.bytes}] =
-        entries_[std::size_t(best)].selection.to_string();
+    Settled& st = settled();
+    std::lock_guard<std::mutex> lock(st.mutex);
+    st.rules[{int(point_.collective), point_.nranks, point_.nnodes, point_.bytes}] = name(best);
   }
 }
 
 bool TrialOperation::do_progress(bool block) {
-  if (!reducing_) {
-    if (!progress_part(*exec_, block)) return false;
-    if (!timing_ || data_done()) return true;
+  if (exchanging_) {
+    if (!reduce(block)) return false;
+    if (launch()) return true;
+    if (!block) return false;
   }
-  return reduce(block);
+  if (!progress_part(part(), block)) return false;
+  return data_done();
 }
 
 void write_tuning_out() {

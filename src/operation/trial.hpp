@@ -1,36 +1,33 @@
-// auto that measures: a persistent request whose model shortlist (collective/shortlist.hpp) has
+// auto that measures: a persistent request whose shortlist (collective/shortlist.hpp) has
 // several entries tries them during its first starts, and then keeps the fastest for good.
 // Anchors: STAR-MPI (Faraj, Yuan, Lowenthal, ICS'06: collectives tuned during the application's
 // own calls) and ADCL (Gabriel et al.: runtime selection among implementations of a persistent
 // operation).
 //
-// The trial is a fixed sequence, the same on every rank, in two rounds. First round: starts
-// 0..R-1 run the model's pick, R..2R-1 the second first-round entry, and so on (R =
-// kTrialStarts; at most 4 such entries). Every start is a complete, correct execution of the
-// collective: only the schedule differs. Each rank keeps, per entry, its fastest start (start to
-// observed completion: noise only ever adds). When the round's last start's data exchange is
-// complete, the request agrees on the result before it completes: a max-reduction of those
-// times over the ranks (the slowest rank sets the pace), log2(P) rounds of one message each way
-// on the request's own tag (its messages cannot meet another request's, and come after all of
-// this start's data on every pair: no reordering with the data of the next start). Every rank
-// then holds the same vector and takes the same round winner: the fastest, unless it is less
-// than kKeepMargin faster than the model's pick (noise must not flip a good pick). Second round,
-// when there is something to refine: the winner's refinements (its parameter neighbours,
-// shortlist.hpp), then the runner-up's when the runner-up was within kRefineMargin of the winner
-// (a family that came close may hide a better parameter: issue 18's tra radix 4, behind tra2
-// where tra radix 8 came second), at most kRefineEntries, kRefineStarts starts each; another
-// agreement, and the fastest of the winner and the refinements (the model's pick, when it won
-// the first round, again kept unless beaten by kKeepMargin; a measured winner has no such
-// claim). At most 4 x 2 + 6 x 2 = 20 starts. From the next start on, only the settled entry runs.
+// The shortlist always holds the MPI library's own call (`system`: its persistent form where it
+// has one), and the trial keeps one of ours only where it is faster beyond the noise measured
+// (collective/trial_rule.hpp decides: interleaved batches, the median of the slowest rank's
+// time, eliminations beyond the spread measured, at most TrialRule::bound() starts).
 //
-// Bounded: one lowered plan at a time (the entries share the request's bound buffers and are
-// lowered in turn, at the first start of each; schedules are built at init, where the entries'
-// sizes are learnt, except the second round's of a collective whose schedules are local to build:
-// those at the start that lowers them); no trial for a shortlist of one, a tuning-file rule, an
-// explicit algorithm, MPIX_AUTO=model or info mpix_auto=model.
+// Every trial start begins together on every rank: a dissemination max-reduction of the
+// previous trial start's time (this rank's, start to observed completion) over the ranks, log2(P)
+// rounds of one message each way on the request's own tag. It is a barrier too -- no rank's data
+// exchange begins before every rank has entered the start, so the skew a previous start left
+// does not decide -- and it leaves every rank holding the same agreed (slowest rank's) time,
+// which goes to the rule; every rank's rule then names the same entry for this start, or the
+// same winner. Its messages come after all of the previous start's data on every pair, and
+// before this start's: no reordering with the data. Every start is a complete, correct execution
+// of the collective: only the schedule differs. The start that learns the winner runs it; from
+// the next on, the request is the winner itself (settled_part), with no trial layer.
+//
+// Bounded: one lowered plan at a time (the scheduled entries share the request's bound buffers
+// and are lowered in turn; the MPI library's call is made once, at construction, and dropped
+// once another entry wins); no trial for a tuning-file rule, an explicit algorithm, MPIX_AUTO=model
+// or info mpix_auto=model.
 #pragma once
 
 #include "collective/registry.hpp"
+#include "collective/trial_rule.hpp"
 #include "operation/operation.hpp"
 
 #include <mpi.h>
@@ -43,12 +40,6 @@
 #include <vector>
 
 namespace mpia {
-
-constexpr int kTrialStarts = 2;         // starts per first-round entry
-constexpr int kRefineStarts = 2;        // starts per second-round entry
-constexpr int kRefineEntries = 6;       // second-round entries at most
-constexpr double kRefineMargin = 0.15;  // a runner-up this close is refined too
-constexpr double kKeepMargin = 0.05;    // the model's pick stays unless beaten by more
 
 struct TrialEntry {
   Selection selection;
@@ -75,28 +66,31 @@ struct TrialPoint {
 // the trial goes on where it was (every rank runs the same entry on the same call: its hits are
 // agreed).
 struct TrialState {
-  int starts = 0;               // completed starts
-  int winner = -1;              // settled entry, -1 while trying
-  int refining = -1;            // the first round's winner, once the second round begins
-  std::vector<int> second;      // the second round's entries
-  std::vector<double> fastest;  // this rank's fastest start per entry (s)
-  std::string shown;            // what MPIX_Request_get_trial says (guarded by the op's mutex)
+  std::unique_ptr<TrialRule> rule;  // made by the first operation of the trial
+  int winner = -1;                  // settled entry, -1 while trying
+  bool pending = false;             // a trial start's time awaits agreement (at the next start)
+  double pending_time = 0;          // this rank's time of that start (s)
+  std::string shown;                // what MPIX_Request_get_trial says (guarded by the op's mutex)
 };
+
+// Makes the operation of the MPI library's own call over the request's buffers.
+using SystemMaker = std::function<std::unique_ptr<Operation>()>;
 
 class TrialOperation : public Operation {
  public:
   // exec: bound to the request's buffers, lowered with entries[0]'s schedule on tag. state:
-  // the trial so far (a new one when null).
+  // the trial so far (a new one when null). system: makes the MPI library's call over the same
+  // buffers, for the entry that is not scheduled (called once, here).
   TrialOperation(std::unique_ptr<ScheduledOperation> exec, std::vector<TrialEntry> entries,
                  std::shared_ptr<PrivateComm> comm, int tag, const TrialPoint& point,
-                 std::shared_ptr<TrialState> state = nullptr);
+                 std::shared_ptr<TrialState> state, const SystemMaker& system);
   ~TrialOperation() override;
 
   std::string algorithm() const override;
   Traffic traffic() const override;
   std::string trial() const override;
-  // Once settled: the lowered winner itself (the request then runs it with no trial layer in
-  // between, so a settled request costs what its entry costs).
+  // Once settled: the winner itself (the request then runs it with no trial layer in between,
+  // so a settled request costs what its entry costs).
   std::unique_ptr<Operation> settled_part() override;
 
  protected:
@@ -104,29 +98,32 @@ class TrialOperation : public Operation {
   bool do_progress(bool block) override;
 
  private:
-  // The data exchange of this start completed: records its time; true when the start is
-  // complete, false when the agreement has begun.
+  // After the opening exchange: the previous start's agreed time to the rule, then this
+  // start's entry; returns whether the start is complete.
+  bool launch();
   bool data_done();
   void post_round();
   bool reduce(bool block);
   void settle();
-  // The entry start number n of the trial runs; the entries of the round under way.
-  int entry_for(int n) const;
-  int first_round() const;  // the first round's entries (entries_[0, first_round()))
-  std::vector<int> round() const;
+  void show_round();
   void use(int entry);
-  double measured(int entry, double seconds) const;
+  Operation& part();
+  double measured(int entry, double seconds);
+  std::string name(int entry) const { return entries_[std::size_t(entry)].selection.to_string(); }
 
   std::unique_ptr<ScheduledOperation> exec_;
+  std::unique_ptr<Operation> system_;
   std::vector<TrialEntry> entries_;
   std::shared_ptr<PrivateComm> comm_;
   int tag_, rank_ = 0, size_ = 1;
   TrialPoint point_;
-  int current_ = 0;  // the entry lowered in exec_
+  int current_ = 0;  // the entry this start runs
+  int lowered_ = 0;  // the entry lowered in exec_
+  int system_entry_ = -1;
   std::shared_ptr<TrialState> state_;
   double t0_ = 0;
   bool timing_ = false;  // this start is a trial start (timed)
-  bool reducing_ = false;
+  bool exchanging_ = false;
   int distance_ = 1;
   std::vector<double> agreed_, incoming_;
   MPI_Request reqs_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
