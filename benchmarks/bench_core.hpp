@@ -178,6 +178,16 @@ struct Options {
   std::string csv;
   double watchdog_s = 120.0;
   double imbalance_us = 0;
+  // --noise US: before every start of every variant (its first run, warm-up, timed iterations),
+  // each rank waits a seeded heavy-tailed delay of mean US (arrival noise); 0: none.
+  double noise_us = 0;
+  // --check-every (default): the send data change before every start and every received byte
+  // is checked after it (a stale-data bug shows); --check-ends: the first run and the timed
+  // iterations' last result only, the send data fixed.
+  bool check_every = true;
+  // --jitter J (SimGrid SMPI builds only): every message's latency, the MPI library's own
+  // collectives' included, times 1 + a seeded heavy-tailed draw of mean J; 0: none.
+  double jitter = 0;
   unsigned long long seed = 20240601ull;
   std::string periodic = "auto";
   int degree = 16;                  // neighbor "random": neighbours per rank (expected)

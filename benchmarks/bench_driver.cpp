@@ -37,10 +37,22 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fnmatch.h>
+#include <memory>
+#include <random>
+#if defined(SMPI_H)
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <unordered_set>
+#include <vector>
+#endif
 
 namespace mpia_bench {
 namespace {
@@ -92,6 +104,15 @@ const char* const kUsage =
     "  --sweep P=LIST   values of parameter P, e.g. --sweep radix_intra=2,4 (repeatable)\n"
     "  --imbalance US   each rank busy-waits a seeded delay in [0,US] us before each timed\n"
     "                   iteration; report the time from the last arrival\n"
+    "  --noise US       arrival noise: before every start of every variant (warm-up and a\n"
+    "                   measured trial included) each rank waits a seeded heavy-tailed delay\n"
+    "                   of mean US us (exponential; one delay in ten ten times longer)\n"
+    "  --jitter J       simulated (SMPI) runs: every message's latency times 1 + a seeded\n"
+    "                   heavy-tailed draw of mean J (exponential; one in ten ten times longer),\n"
+    "                   SMPI's own collectives' messages included (per-message noise)\n"
+    "  --check-ends     check the result of the first run and after the timed iterations only,\n"
+    "                   with fixed send data (default: new send data before every start and\n"
+    "                   every received byte checked after it, untimed)\n"
     "  --seed N         seed of the random patterns and delays (default 20240601)\n"
     "  --periodic MODE  neighbor: Cartesian periodicity auto (dimensions of >= 3 ranks),\n"
     "                   all, none (default auto)\n"
@@ -163,6 +184,12 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.watchdog_s = a.number(0, 1e9);
     else if (a.is("--imbalance"))
       o.imbalance_us = a.number(0, 1e9);
+    else if (a.is("--noise"))
+      o.noise_us = a.number(0, 1e9);
+    else if (a.is("--jitter"))
+      o.jitter = a.number(0, 1e6);
+    else if (a.is("--check-ends"))
+      o.check_every = false;
     else if (a.is("--seed"))
       o.seed = a.count(0, ~0ull);
     else if (a.is("--periodic"))
@@ -388,6 +415,54 @@ double delay_s(const Options& o, int rank, int iter) {
   return u * o.imbalance_us * 1e-6 * (1.0 + 1e-12);
 }
 
+// The arrival noise of `rank` before its start number `n` of a variant, in seconds: mean
+// noise_us, exponential, one draw in ten from an exponential ten times longer (heavy-tailed).
+double noise_s(const Options& o, int rank, long long n) {
+  if (o.noise_us <= 0) return 0;
+  std::uint64_t h = mix64(mix64(o.seed ^ 0x6A09E667F3BCC909ull) ^
+                          mix64((static_cast<std::uint64_t>(rank) << 40) ^ std::uint64_t(n)));
+  const double u = (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);  // (0,1)
+  const bool tail = (mix64(h) & 0xFF) < 26;  // ~1 in 10
+  return -std::log(u) * (tail ? 10.0 : 1.0) / 1.9 * o.noise_us * 1e-6;
+}
+
+// --jitter: SimGrid's latency factor of every communication (SMPI's own collectives' too), a
+// seeded draw per message; set by rank 0 before the first case (one simulation: every rank's
+// messages go through the one network model). The lab's smpi/lat-factor is 1 (platform.env),
+// which this replaces.
+#if defined(SMPI_H)
+void set_jitter(const Options& o) {
+  auto rng = std::make_shared<std::mt19937_64>(o.seed ^ 0xBB67AE8584CAA73Bull);
+  const double mean = o.jitter;
+  simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_lat_factor_cb(
+      [rng, mean](double, const simgrid::s4u::Host*, const simgrid::s4u::Host*,
+                  const std::vector<simgrid::s4u::Link*>&,
+                  const std::unordered_set<simgrid::s4u::NetZone*>&) {
+        const double x = std::exponential_distribution<double>(1.0)(*rng);
+        const bool tail = std::uniform_real_distribution<double>(0, 1)(*rng) < 0.1;
+        return 1 + mean * x * (tail ? 10.0 : 1.0) / 1.9;
+      });
+}
+#else
+void set_jitter(const Options&) {}
+#endif
+
+// Waits s seconds: simulated time under SMPI (its nanosleep), a busy wait elsewhere (sleeping
+// is far coarser than the delays wanted).
+void pause_for(double s) {
+  if (s <= 0) return;
+#if defined(SMPI_H)
+  struct timespec ts;
+  ts.tv_sec = static_cast<time_t>(s);
+  ts.tv_nsec = static_cast<long>((s - double(ts.tv_sec)) * 1e9);
+  nanosleep(&ts, nullptr);
+#else
+  const double t0 = MPI_Wtime();
+  while (MPI_Wtime() - t0 < s) {
+  }
+#endif
+}
+
 std::string where_str(const Run& r, const Case& k, const Variant& v) {
   std::string s = "variant '" + v.name + "', ";
   if (!k.pattern.empty()) s += "pattern " + k.pattern + ", ";
@@ -492,7 +567,25 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   out.chosen = chosen;
   out.chosen_by = chosen_by;
 
+  // --check-every: start n sends the case's data with every byte xor (1 + n mod 255), and the
+  // elements of the receive buffer that carry data (those where expected and poison differ:
+  // not the gaps) expect the same; restored at the end of the round.
+  const std::vector<unsigned char> base_send = r.o.check_every ? k.send : std::vector<unsigned char>();
+  const std::vector<unsigned char> base_expected =
+      r.o.check_every ? k.expected : std::vector<unsigned char>();
+  long long starts = 0;
+  auto vary = [&](long long n) {
+    const unsigned char m = static_cast<unsigned char>(1 + n % 255);
+    for (std::size_t j = 0; j < base_send.size(); ++j) k.send[j] = base_send[j] ^ m;
+    for (std::size_t e = 0; e + k.elem <= base_expected.size(); e += k.elem) {
+      if (std::memcmp(&base_expected[e], &k.poison[e], k.elem) == 0) continue;
+      for (std::size_t j = e; j < e + k.elem; ++j) k.expected[j] = base_expected[j] ^ m;
+    }
+    recv = k.poison;
+  };
   auto op = [&]() {
+    pause_for(noise_s(r.o, c.rank, starts));
+    ++starts;
     switch (v.kind) {
       case Kind::SystemBlocking:
         check_rc(c, k.sys_blocking(recv.data(), comm), v.name, where);
@@ -531,6 +624,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   };
 
   // 1. Correctness of the first run.
+  if (r.o.check_every) vary(starts);
   MPI_Barrier(c.comm);
   op();
   g_watchdog.poke();
@@ -546,14 +640,17 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
       MPI_Allreduce(&settled, &all, 1, MPI_INT, MPI_MIN, c.comm);
       if (all) break;
     }
+    if (r.o.check_every) vary(starts);
     op();
     g_watchdog.poke();
+    if (r.o.check_every) check(("warm-up start " + std::to_string(i)).c_str());
   }
   // 3. Timed iterations; the result must be rewritten in full: poison it first.
   recv = k.poison;
   const bool imb = r.o.imbalance_us > 0;
   for (int i = 0; i < iters; ++i) {
     const double d = delay_s(r.o, c.rank, first_iter + i);
+    if (r.o.check_every) vary(starts);
     MPI_Barrier(c.comm);
     const double t0 = MPI_Wtime();
     double ta = t0;
@@ -568,8 +665,14 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
       out.done.push_back(t1 - t0);
     }
     g_watchdog.poke();
+    if (r.o.check_every && i + 1 < iters)
+      check(("timed iteration " + std::to_string(i)).c_str());
   }
   check("after the timed iterations");
+  if (r.o.check_every) {
+    k.send = base_send;
+    k.expected = base_expected;
+  }
 
   // What a persistent request ran in the timed iterations: an auto request's trial has settled
   // by now (or is still trying, with a short warm-up), so ask again; each round's request
@@ -853,6 +956,15 @@ int run_bench(int argc, char** argv) {
   const Workload* wp = nullptr;
   const Options o = parse_options(argc, argv, c.rank, c.nprocs, wp);
   const Workload& w = *wp;
+#if !defined(SMPI_H)
+  if (o.jitter > 0) {
+    if (c.rank == 0) std::fprintf(stderr, "mpia_bench: --jitter needs a SimGrid SMPI build\n");
+    return 2;
+  }
+#endif
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (o.jitter > 0 && c.rank == 0) set_jitter(o);
+  MPI_Barrier(MPI_COMM_WORLD);
   c.mpi_library = first_line_of_library_version();
   MPI_Comm_dup(MPI_COMM_WORLD, &c.comm);
   MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);

@@ -274,11 +274,9 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
         },
         []() -> std::unique_ptr<Operation> { return nullptr; },
         [&] {
-          // The blocking form, as this call would make it (a's words are the cached op's key).
-          const MPI_Comm c = st.comm->get();
-          return blocking_call_operation(
-              find_kind(Collective::Alltoall, AlgorithmKind::System)->name,
-              [a, c] { return system_alltoall(a, c); });
+          // The blocking form, as this call would make it: made at a lowering that is this
+          // rank's alone (no persistent request: that would be collective).
+          return make_system_alltoall(a, st.comm, true);
         });
   });
   note_call(st, Collective::Alltoall, *sel, hit);

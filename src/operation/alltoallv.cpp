@@ -116,13 +116,15 @@ std::unique_ptr<Operation> make_alltoallv(const AlltoallvArgs& a, const Selectio
 }
 
 // An agreed plan over a's buffers: local.
+// blocking: a blocking call's plan, lowered by this rank alone (its `system` entry makes the
+// blocking call; a persistent one would be collective).
 std::unique_ptr<Operation> planned_alltoallv(const AlltoallvArgs& a, const AgreedPlan& p,
-                                             CommState& st) {
+                                             CommState& st, bool blocking) {
   return plan_operation(
       p, st.comm,
       [&] { return bind_alltoallv(a, p.algorithm, *p.schedule, p.traffic, st, p.tag.get()); },
       [&] { return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get()); },
-      [&] { return make_system_alltoallv(a, st.size, st.comm); });
+      [&] { return make_system_alltoallv(a, st.size, st.comm, blocking); });
 }
 
 // What a persistent init (and a blocking call's agreed plan) agrees on and builds, before
@@ -208,7 +210,7 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
                                           bool request_given) {
   bool threaded = false;
   const std::shared_ptr<AgreedPlan> plan = alltoallv_plan(st, a, info, request_given, &threaded);
-  std::unique_ptr<Operation> op = planned_alltoallv(a, *plan, st);
+  std::unique_ptr<Operation> op = planned_alltoallv(a, *plan, st, false);
   op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;
@@ -243,7 +245,7 @@ void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) {
     const bool ran = run_agreed(
         st, Collective::Alltoallv, !local, a.send.buf, a.recv.buf,
         [&] { return alltoallv_plan(st, a, MPI_INFO_NULL, true, nullptr); },
-        [&](const AgreedPlan& p) { return planned_alltoallv(a, p, st); });
+        [&](const AgreedPlan& p) { return planned_alltoallv(a, p, st, true); });
     if (ran) return;
     // Not every rank has seen its pattern before, or direct mode: the uncached exchange below.
     // (A local argument error takes the agreed build, which raises it on every rank, except in

@@ -146,30 +146,6 @@ std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked) {
   return kept.empty() ? ranked : kept;
 }
 
-namespace {
-
-class BlockingCallOperation final : public Operation {
- public:
-  BlockingCallOperation(std::string name, std::function<int()> call) : call_(std::move(call)) {
-    algorithm_ = std::move(name);
-  }
-
- protected:
-  bool do_start() override {
-    errors_.note(call_(), "the MPI library's collective");
-    return true;
-  }
-  bool do_progress(bool) override { return true; }
-
- private:
-  std::function<int()> call_;
-};
-
-}  // namespace
-
-std::unique_ptr<Operation> blocking_call_operation(std::string name, std::function<int()> call) {
-  return std::make_unique<BlockingCallOperation>(std::move(name), std::move(call));
-}
 const Tuning& settings_tuning() { return settings().tuning; }
 
 CommState::PlanCache::Entry::Entry() = default;

@@ -237,11 +237,6 @@ std::unique_ptr<Operation> plan_operation(const AgreedPlan& p, std::shared_ptr<P
                                           p.trial_state, system);
 }
 
-// An operation whose start makes one blocking call (a blocking collective's trial entry for the
-// MPI library's call): only where the start is itself inside a blocking call on every rank, after
-// a barrier (a trial start's opening exchange), so it cannot wait on what this rank owes a peer.
-std::unique_ptr<Operation> blocking_call_operation(std::string name, std::function<int()> call);
-
 // The candidates a trial may run: the ranking without MPIX_TRIAL_SKIP's algorithms (all of it
 // when that leaves none).
 std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked);

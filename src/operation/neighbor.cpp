@@ -220,8 +220,10 @@ std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection
 namespace {
 
 // An agreed plan over a's buffers: local.
+// blocking: see planned_alltoallv.
 std::unique_ptr<Operation> planned_neighbor(const AlltoallvArgs& a, const AgreedPlan& p,
-                                            CommState& st, const NeighborTopology& t) {
+                                            CommState& st, const NeighborTopology& t,
+                                            bool blocking) {
   return plan_operation(
       p, st.comm,
       [&] { return bind_neighbor(a, p.algorithm, *p.schedule, p.traffic, st, t, p.tag.get()); },
@@ -230,7 +232,7 @@ std::unique_ptr<Operation> planned_neighbor(const AlltoallvArgs& a, const Agreed
       },
       [&] {
         return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()),
-                                    neighbor_system_comm(st));
+                                    neighbor_system_comm(st), blocking);
       });
 }
 
@@ -300,7 +302,7 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
                                          bool request_given) {
   bool threaded = false;
   const std::shared_ptr<AgreedPlan> plan = neighbor_plan(st, a, info, request_given, &threaded);
-  std::unique_ptr<Operation> op = planned_neighbor(a, *plan, st, comm_topology(st));
+  std::unique_ptr<Operation> op = planned_neighbor(a, *plan, st, comm_topology(st), false);
   op->tag = std::move(plan->tag);
   op->threaded = threaded;
   return op;
@@ -336,7 +338,7 @@ void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
     const bool ran = run_agreed(
         st, Collective::NeighborAlltoallv, !local, a.send.buf, a.recv.buf,
         [&] { return neighbor_plan(st, a, MPI_INFO_NULL, true, nullptr); },
-        [&](const AgreedPlan& p) { return planned_neighbor(a, p, st, topo); });
+        [&](const AgreedPlan& p) { return planned_neighbor(a, p, st, topo, true); });
     if (ran) return;
     if (local) throw *local;  // direct mode (see alltoallv_blocking)
   }

@@ -364,10 +364,15 @@ class SystemCall {
 class SystemOperation : public Operation {
  public:
   // Named as its record is (the System kind of the table).
-  SystemOperation(Collective c, std::unique_ptr<SystemCall> call, std::shared_ptr<PrivateComm> comm)
-      : comm_(std::move(comm)), call_(std::move(call)) {
+  // blocking: each start is run_system's (common.hpp): a nonblocking barrier, completed while
+  // the running operations are driven, then the blocking call -- for the plans of blocking calls,
+  // which every rank starts in the same call. Otherwise the persistent request is made here:
+  // collective, so never where ranks lower plans alone.
+  SystemOperation(Collective c, std::unique_ptr<SystemCall> call, std::shared_ptr<PrivateComm> comm,
+                  bool blocking = false)
+      : comm_(std::move(comm)), call_(std::move(call)), blocking_(blocking) {
     algorithm_ = find_kind(c, AlgorithmKind::System)->name;
-    persistent_ = call_->persistent(comm_->get(), &request_);
+    if (!blocking_) persistent_ = call_->persistent(comm_->get(), &request_);
   }
   ~SystemOperation() override {
     int finalized = 0;
@@ -379,11 +384,25 @@ class SystemOperation : public Operation {
   // A failure to start or complete is the request's error; a failed MPI request counts as
   // complete.
   bool do_start() override {
+    if (blocking_) {
+      if (!errors_.note(MPI_Ibarrier(comm_->get(), &request_), "MPI_Ibarrier")) return true;
+      return do_progress(false);
+    }
     const int rc = persistent_ ? MPI_Start(&request_) : call_->nonblocking(comm_->get(), &request_);
     return !errors_.note(rc, persistent_ ? "MPI_Start" : "the MPI library's collective");
   }
 
   bool do_progress(bool block) override {
+    if (blocking_) {
+      int flag = 1;
+      if (block)
+        errors_.note(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait (barrier)");
+      else if (!errors_.note(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test (barrier)"))
+        return true;  // a failed barrier counts as complete
+      if (!flag) return false;
+      errors_.note(call_->blocking(comm_->get()), "the MPI library's collective");
+      return true;
+    }
     if (block) {
       errors_.note(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
       return true;
@@ -397,22 +416,22 @@ class SystemOperation : public Operation {
   std::shared_ptr<PrivateComm> comm_;
   std::unique_ptr<SystemCall> call_;
   MPI_Request request_ = MPI_REQUEST_NULL;
-  bool persistent_ = false;
+  bool blocking_ = false, persistent_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<Operation> make_system_alltoall(const AlltoallArgs& a,
-                                                std::shared_ptr<PrivateComm> comm) {
-  return std::make_unique<SystemOperation>(Collective::Alltoall,
-                                           std::make_unique<SystemCall>(a, true), std::move(comm));
+                                                std::shared_ptr<PrivateComm> comm, bool blocking) {
+  return std::make_unique<SystemOperation>(
+      Collective::Alltoall, std::make_unique<SystemCall>(a, true), std::move(comm), blocking);
 }
 
 std::unique_ptr<Operation> make_system_alltoallv(const AlltoallvArgs& a, int nranks,
-                                                 std::shared_ptr<PrivateComm> comm) {
+                                                 std::shared_ptr<PrivateComm> comm, bool blocking) {
   return std::make_unique<SystemOperation>(
       Collective::Alltoallv, std::make_unique<SystemCall>(Call::Alltoallv, a, nranks, nranks, true),
-      std::move(comm));
+      std::move(comm), blocking);
 }
 
 // MPI_Neighbor_alltoall for the regular form, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw
@@ -422,10 +441,11 @@ std::unique_ptr<Operation> make_system_alltoallv(const AlltoallvArgs& a, int nra
 // of size 1 and 2, where its blocking call is right: the System record is the library's own
 // nonblocking answer there).
 std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree,
-                                                std::shared_ptr<PrivateComm> comm) {
+                                                std::shared_ptr<PrivateComm> comm, bool blocking) {
   return std::make_unique<SystemOperation>(
       Collective::NeighborAlltoallv,
-      std::make_unique<SystemCall>(Call::Neighbor, a, outdegree, indegree, true), std::move(comm));
+      std::make_unique<SystemCall>(Call::Neighbor, a, outdegree, indegree, true), std::move(comm),
+      blocking);
 }
 
 int system_alltoall(const AlltoallArgs& a, MPI_Comm comm) {
