@@ -17,6 +17,10 @@
 #   MPIA_PERF_STAGES    any of "time init callgrind" (default all three)
 #   MPIA_PERF_ANNOTATE  a variant and block (e.g. linear@8): print callgrind_annotate of its
 #                       first measured call
+#   MPIA_PERF_CG_TRIAL_TIMES  MPIX_TRIAL_TIMES of the callgrind stage (default "*=100,linear=10":
+#                       auto's trials settle on linear, so that its rows count auto's own cost,
+#                       not whichever entry won a trial timed on a rank slowed down by callgrind;
+#                       set it empty to let the trials measure)
 #
 # Builds the library (RelWithDebInfo: -O2 -g, what a user's release build gets) into
 # build/perf-<flavour> and the program scripts/perf/persistent_overhead.cpp next to it. Output
@@ -36,6 +40,7 @@ mpia_mpi_env
 : "${MPIA_PERF_REPS:=10}"
 : "${MPIA_PERF_STAGES:=time init callgrind}"
 : "${MPIA_PERF_ANNOTATE:=}"
+: "${MPIA_PERF_CG_TRIAL_TIMES=*=100,linear=10}"
 
 command -v valgrind >/dev/null || { mpia_log "valgrind is missing (apt-get install valgrind)"; exit 2; }
 
@@ -120,9 +125,10 @@ for f in $MPIA_PERF_FLAVOURS; do
   if has_stage callgrind; then
     printf '\n-- callgrind, rank 0 (rank 1 native, its message already in): instructions of one call,\n'
     printf '   median over %s calls; in_MPI: inside MPI_* entry points; outside_MPI: the rest\n' "$MPIA_PERF_REPS"
+    printf '   MPIX_TRIAL_TIMES=%s (auto: what its trials settle on)\n' "$MPIA_PERF_CG_TRIAL_TIMES"
     printf '   command: %s -n 1 valgrind --tool=callgrind --collect-atstart=no %s callgrind %s %s : -n 1 %s callgrind ...\n' \
       "${run[0]}" "$prog" "$MPIA_PERF_SIZES" "$MPIA_PERF_REPS" "$prog"
-    "${run[@]}" -n 1 valgrind --tool=callgrind --collect-atstart=no \
+    MPIX_TRIAL_TIMES="$MPIA_PERF_CG_TRIAL_TIMES" "${run[@]}" -n 1 valgrind --tool=callgrind --collect-atstart=no \
       --callgrind-out-file="$out/cg.out" "$prog" callgrind "$MPIA_PERF_SIZES" "$MPIA_PERF_REPS" \
       : -n 1 "$prog" callgrind "$MPIA_PERF_SIZES" "$MPIA_PERF_REPS" >"$out/callgrind.log" 2>&1 ||
       { tail -20 "$out/callgrind.log"; exit 1; }

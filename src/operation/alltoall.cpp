@@ -20,20 +20,22 @@ namespace {
 // Local argument checks (throw mpia::Error); returns the packed bytes of one block.
 std::int64_t check_alltoall(const AlltoallArgs& a, int P, MPI_Comm comm) {
   if (a.recvbuf == MPI_IN_PLACE) fail(MPI_ERR_BUFFER, "mpi-advance: recvbuf is MPI_IN_PLACE");
-  // The bytes of count x type, all P blocks of them addressable.
-  auto block_bytes = [&](std::int64_t count, MPI_Datatype type, const char* side) {
-    if (count < 0) fail(MPI_ERR_COUNT, std::string("mpi-advance: negative ") + side + "count");
-    check_type(type, comm, (std::string(side) + "type").c_str());
+  // The bytes of count x type, all P blocks of them addressable. The names are literals: no
+  // string is built on a call that passes (a blocking call checks on every call).
+  auto block_bytes = [&](std::int64_t count, MPI_Datatype type, const char* count_name,
+                         const char* type_name) {
+    if (count < 0) fail(MPI_ERR_COUNT, std::string("mpi-advance: negative ") + count_name);
+    check_type(type, comm, type_name);
     const std::int64_t size = type_size(type);
     if (size > 0 && count > INT64_MAX / size / std::max(P, 1))
-      fail(MPI_ERR_COUNT, std::string("mpi-advance: ") + side + "count x the number of ranks " +
-                              "is more than 2^63 bytes");
+      fail(MPI_ERR_COUNT, std::string("mpi-advance: ") + count_name +
+                              " x the number of ranks is more than 2^63 bytes");
     return count * size;
   };
-  const std::int64_t rbytes = block_bytes(a.recvcount, a.recvtype, "recv");
+  const std::int64_t rbytes = block_bytes(a.recvcount, a.recvtype, "recvcount", "recvtype");
   check_buffer(a.recvbuf, rbytes, a.recvtype, "recvbuf");
   if (a.in_place()) return rbytes;
-  const std::int64_t sbytes = block_bytes(a.sendcount, a.sendtype, "send");
+  const std::int64_t sbytes = block_bytes(a.sendcount, a.sendtype, "sendcount", "sendtype");
   check_buffer(a.sendbuf, sbytes, a.sendtype, "sendbuf");
   if (sbytes != rbytes)
     fail(MPI_ERR_TRUNCATE, "mpi-advance: send block (" + std::to_string(sbytes) +
