@@ -139,6 +139,7 @@ class Case {
   std::vector<unsigned char> send, expected, poison;
   long long load_bytes = 0;  // the most bytes a rank sends (same on every rank)
   std::string reproduce;     // options that rebuild this case
+  double noise_us = 0;       // the arrival noise's mean at this case (--noise, --noise-rel)
 
   virtual int sys_blocking(void* recv, MPI_Comm cm) = 0;
   virtual int sys_init(void* recv, MPI_Comm cm, MPI_Request* req) = 0;
@@ -181,6 +182,9 @@ struct Options {
   // --noise US: before every start of every variant (its first run, warm-up, timed iterations),
   // each rank waits a seeded heavy-tailed delay of mean US (arrival noise); 0: none.
   double noise_us = 0;
+  // --noise-rel F: the same, of mean F x the time of MPI_<Call> at the case (measured: the
+  // median over 5 barrier-separated calls of the slowest rank's time, noise-free).
+  double noise_rel = 0;
   // --check-every (default): the send data change before every start and every received byte
   // is checked after it (a stale-data bug shows); --check-ends: the first run and the timed
   // iterations' last result only, the send data fixed.
@@ -188,6 +192,10 @@ struct Options {
   // --jitter J (SimGrid SMPI builds only): every message's latency, the MPI library's own
   // collectives' included, times 1 + a seeded heavy-tailed draw of mean J; 0: none.
   double jitter = 0;
+  // --lat-factor SPEC: the latency factors the jitter multiplies, SimGrid's smpi/lat-factor
+  // syntax ("bound:factor;..."; a message of size >= bound takes the first such factor from the
+  // right) -- the callback replaces SimGrid's own, which smpirun must then not set.
+  std::string lat_factor = "0:1";
   unsigned long long seed = 20240601ull;
   std::string periodic = "auto";
   int degree = 16;                  // neighbor "random": neighbours per rank (expected)

@@ -110,6 +110,10 @@ const char* const kUsage =
     "  --jitter J       simulated (SMPI) runs: every message's latency times 1 + a seeded\n"
     "                   heavy-tailed draw of mean J (exponential; one in ten ten times longer),\n"
     "                   SMPI's own collectives' messages included (per-message noise)\n"
+    "  --noise-rel F    the same, of mean F x the time of MPI_<Call> at each size (measured\n"
+    "                   first: the median of 5 calls' slowest rank)\n"
+    "  --lat-factor S   with --jitter: the latency factors it multiplies, in smpi/lat-factor's\n"
+    "                   syntax (default 0:1; smpirun must not set smpi/lat-factor then)\n"
     "  --check-ends     check the result of the first run and after the timed iterations only,\n"
     "                   with fixed send data (default: new send data before every start and\n"
     "                   every received byte checked after it, untimed)\n"
@@ -186,8 +190,12 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.imbalance_us = a.number(0, 1e9);
     else if (a.is("--noise"))
       o.noise_us = a.number(0, 1e9);
+    else if (a.is("--noise-rel"))
+      o.noise_rel = a.number(0, 1e3);
     else if (a.is("--jitter"))
       o.jitter = a.number(0, 1e6);
+    else if (a.is("--lat-factor"))
+      o.lat_factor = a.value();
     else if (a.is("--check-ends"))
       o.check_every = false;
     else if (a.is("--seed"))
@@ -417,13 +425,13 @@ double delay_s(const Options& o, int rank, int iter) {
 
 // The arrival noise of `rank` before its start number `n` of a variant, in seconds: mean
 // noise_us, exponential, one draw in ten from an exponential ten times longer (heavy-tailed).
-double noise_s(const Options& o, int rank, long long n) {
-  if (o.noise_us <= 0) return 0;
+double noise_s(const Options& o, const Case& k, int rank, long long n) {
+  if (k.noise_us <= 0) return 0;
   std::uint64_t h = mix64(mix64(o.seed ^ 0x6A09E667F3BCC909ull) ^
                           mix64((static_cast<std::uint64_t>(rank) << 40) ^ std::uint64_t(n)));
   const double u = (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);  // (0,1)
   const bool tail = (mix64(h) & 0xFF) < 26;  // ~1 in 10
-  return -std::log(u) * (tail ? 10.0 : 1.0) / 1.9 * o.noise_us * 1e-6;
+  return -std::log(u) * (tail ? 10.0 : 1.0) / 1.9 * k.noise_us * 1e-6;
 }
 
 // --jitter: SimGrid's latency factor of every communication (SMPI's own collectives' too), a
@@ -434,13 +442,27 @@ double noise_s(const Options& o, int rank, long long n) {
 void set_jitter(const Options& o) {
   auto rng = std::make_shared<std::mt19937_64>(o.seed ^ 0xBB67AE8584CAA73Bull);
   const double mean = o.jitter;
+  std::vector<std::pair<double, double>> base;  // (bound, factor), bounds descending
+  for (const std::string& item : split(o.lat_factor, ';')) {
+    const std::size_t colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    base.emplace_back(std::atof(item.substr(0, colon).c_str()),
+                      std::atof(item.c_str() + colon + 1));
+  }
+  std::sort(base.begin(), base.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_lat_factor_cb(
-      [rng, mean](double, const simgrid::s4u::Host*, const simgrid::s4u::Host*,
-                  const std::vector<simgrid::s4u::Link*>&,
-                  const std::unordered_set<simgrid::s4u::NetZone*>&) {
+      [rng, mean, base](double size, const simgrid::s4u::Host*, const simgrid::s4u::Host*,
+                        const std::vector<simgrid::s4u::Link*>&,
+                        const std::unordered_set<simgrid::s4u::NetZone*>&) {
+        double factor = 1;
+        for (const auto& b : base)
+          if (size >= b.first) {
+            factor = b.second;
+            break;
+          }
         const double x = std::exponential_distribution<double>(1.0)(*rng);
         const bool tail = std::uniform_real_distribution<double>(0, 1)(*rng) < 0.1;
-        return 1 + mean * x * (tail ? 10.0 : 1.0) / 1.9;
+        return factor * (1 + mean * x * (tail ? 10.0 : 1.0) / 1.9);
       });
 }
 #else
@@ -584,7 +606,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     recv = k.poison;
   };
   auto op = [&]() {
-    pause_for(noise_s(r.o, c.rank, starts));
+    pause_for(noise_s(r.o, k, c.rank, starts));
     ++starts;
     switch (v.kind) {
       case Kind::SystemBlocking:
@@ -1049,6 +1071,24 @@ int run_bench(int argc, char** argv) {
         check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),
                  "settling");
         g_watchdog.poke();
+      }
+      k->noise_us = o.noise_us;
+      if (o.noise_rel > 0) {
+        std::vector<double> ts;
+        std::vector<unsigned char> buf = k->poison;
+        for (int i = 0; i < 5; ++i) {
+          MPI_Barrier(c.comm);
+          const double t0 = MPI_Wtime();
+          check_rc(c, k->sys_blocking(buf.data(), k->comm), "MPI_" + std::string(w.call),
+                   "timing the noise's reference");
+          double t = MPI_Wtime() - t0, slowest = 0;
+          MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, c.comm);
+          ts.push_back(slowest);
+        }
+        k->noise_us = o.noise_rel * median(ts) * 1e6;
+        if (c.rank == 0)
+          std::printf("# arrival noise at size %lld: mean %.3g us (%g x MPI_%s's %.3g us)\n", size,
+                      k->noise_us, o.noise_rel, w.call, median(ts) * 1e6);
       }
       const int per_round = (iterations_for(o, k->load_bytes) + o.rounds - 1) / o.rounds;
       std::vector<Samples> samples(variants.size());

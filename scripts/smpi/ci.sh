@@ -35,8 +35,9 @@ mapfile -t cfg < <(smpi_cfg_common)
 t1=$SECONDS
 # simulate NAME [smpirun option ...] -- mpia_bench argument ...: one simulation of P ranks, its
 # output in $out/NAME.log and its CSV in $out/NAME.csv; ends the script when the run fails or
-# mpia_bench finds a wrong byte. Every run: 2 timed iterations, a warm-up of at most 20 starts
-# that ends once an auto request's trial settled.
+# mpia_bench finds a wrong byte (every start's bytes are checked). Every run: 2 timed iterations,
+# a warm-up of at most 121 starts (the trial's bound: test/mpi/test_trial.cpp) that ends once an
+# auto request's trial settled.
 simulate() {
   local name="$1" opts=()
   shift
@@ -46,7 +47,7 @@ simulate() {
   (cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
     smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
-      "${opts[@]}" "$build/benchmarks/mpia_bench" "$@" --iters 2 --warmup 20 --warmup-until-settled \
+      "${opts[@]}" "$build/benchmarks/mpia_bench" "$@" --iters 2 --warmup 121 --warmup-until-settled \
       --settle 0 --watchdog 0 --csv "$out/$name.csv") >"$out/$name.log" 2>&1 ||
     { tail -n 30 "$out/$name.log"; echo "ci.sh: simulation $name failed" >&2; exit 1; }
   if grep -qE 'FATAL|WRONG RESULT' "$out/$name.log"; then
@@ -77,7 +78,7 @@ sys.exit(bad)
 PY
 # auto that measures (issue #18): a persistent auto request tries its shortlist during its first
 # starts and settles, agreeing over point-to-point messages and SMPI's simulated clock; the
-# warm-up runs until the trial settled (at most 20 starts, the trial's bound), so the timed starts
+# warm-up runs until the trial settled (within the trial's bound), so the timed starts
 # run the settled entry, and every result is checked again.
 MPIX_REPORT=1 simulate ci_trial -- --variants auto --sizes 8,1024
 settled=$(grep -c 'mpi-advance: auto alltoall P=32 .*: chose ' "$out/ci_trial.log" || true)

@@ -242,18 +242,21 @@ std::unique_ptr<Operation> plan_operation(const AgreedPlan& p, std::shared_ptr<P
 std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked);
 
 // The shortlist auto runs for collective c: a tuning rule's selection, or (measure) the
-// shortlist of the model's ranking and the MPI library's own call (trial.hpp), or its pick.
-// rank() is the model's ranking.
+// shortlist of the model's ranking and, unless !with_system (agreed), the MPI library's own call
+// (trial.hpp), or its pick. rank() is the model's ranking.
 template <class Rank>
-Shortlist auto_list(Collective c, const Machine& m, std::int64_t bytes, bool measure, Rank&& rank) {
+Shortlist auto_list(Collective c, const Machine& m, std::int64_t bytes, bool measure, Rank&& rank,
+                    bool with_system = true) {
   const Tuning& t = settings_tuning();
   Shortlist list;
   const Selection s = resolve_auto(t, c, m, bytes, [&] {
     std::vector<Ranked> ranked = rank(t.model);
     if (!measure) return ranked.front().selection;
     list = shortlist(trial_candidates(std::move(ranked)));
-    list.entries.push_back(Selection{find_kind(c, AlgorithmKind::System), {}});
-    list.refines.push_back(-1);
+    if (with_system) {
+      list.entries.push_back(Selection{find_kind(c, AlgorithmKind::System), {}});
+      list.refines.push_back(-1);
+    }
     return list.entries.front();
   });
   if (list.entries.empty()) list = only(s);

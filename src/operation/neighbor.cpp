@@ -272,15 +272,25 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
   const OffNode off = off_node(comm_locality(st).map, st.rank, &topo.destinations, sb);
   p.maxima[1] = off.sends;
   p.maxima[2] = off.nodes;
+  // A neighbour twice in a list (a periodic dimension of 1 or 2 ranks): where the MPI libraries'
+  // neighbor collectives are known to differ from MPI's rule and from one another (system.cpp),
+  // so auto does not try the library's call there.
+  auto twice = [](std::vector<int> v) {
+    v.erase(std::remove(v.begin(), v.end(), MPI_PROC_NULL), v.end());
+    std::sort(v.begin(), v.end());
+    return std::adjacent_find(v.begin(), v.end()) != v.end();
+  };
+  p.maxima[3] = twice(topo.sources) || twice(topo.destinations);
   p.tag = threaded_out != nullptr;  // a blocking call's plan runs on tag 0
   const Agreement ag = agree(st, p);
   Shortlist list = only(sel);
   const Machine m = machine_of(comm_locality(st).map);
   const NeighborStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
   if (sel.algorithm->kind == AlgorithmKind::Auto)
-    list = auto_list(Collective::NeighborAlltoallv, m, stats.max_message,
-                     measure && m.nranks > 1 && stats.max_message > 0,
-                     [&](const CostModel& model) { return rank_neighbor(model, m, stats); });
+    list = auto_list(
+        Collective::NeighborAlltoallv, m, stats.max_message,
+        measure && m.nranks > 1 && stats.max_message > 0,
+        [&](const CostModel& model) { return rank_neighbor(model, m, stats); }, ag.maxima[3] == 0);
   if (threaded_out) *threaded_out = threaded;
   auto plan = std::make_shared<AgreedPlan>();
   if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);

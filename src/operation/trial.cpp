@@ -198,45 +198,43 @@ void TrialOperation::show_round() {
 bool TrialOperation::do_start() {
   TrialState& s = *state_;
   timing_ = s.winner < 0;
-  if (!timing_) {  // settled: the entry's own start, nothing timed
-    use(s.winner);
-    return start_part(part());
-  }
-  agreed_.assign(1, s.pending ? s.pending_time : 0.0);
-  if (size_ == 1) return launch();
-  exchanging_ = true;
-  distance_ = 1;
-  post_round();
-  return do_progress(false);
-}
-
-bool TrialOperation::launch() {
-  TrialState& s = *state_;
-  if (s.pending) {
-    s.pending = false;
-    const int before = s.rule->round();
-    s.rule->record(agreed_[0]);
-    if (s.rule->winner() >= 0)
-      settle();
-    else if (s.rule->round() != before || s.rule->starts() % int(s.rule->entries().size()) == 0)
-      show_round();
-  }
-  timing_ = s.winner < 0;
+  // The entry is known here, so the MPI library's call (an MPI collective) is made in the order
+  // the application starts its requests, the same on every rank.
   use(timing_ ? s.rule->next() : s.winner);
   t0_ = MPI_Wtime();
   return start_part(part()) && data_done();
 }
 
+// This start's data exchange is complete: its time goes to the agreement (the start completes
+// with it), or, settled, nothing is timed.
 bool TrialOperation::data_done() {
   if (!timing_) return true;
-  state_->pending_time = measured(current_, MPI_Wtime() - t0_);
-  state_->pending = true;
-  return true;
+  agreed_.assign(1, measured(current_, MPI_Wtime() - t0_));
+  if (size_ == 1) {
+    agreed();
+    return true;
+  }
+  reducing_ = true;
+  distance_ = 1;
+  post_round();
+  return false;
+}
+
+// The agreed (slowest rank's) time of this start: to the rule, which names the next start's
+// entry, or the winner.
+void TrialOperation::agreed() {
+  TrialRule& r = *state_->rule;
+  const int before = r.round();
+  r.record(agreed_[0]);
+  if (r.winner() >= 0)
+    settle();
+  else if (r.round() != before || r.starts() % int(r.entries().size()) == 0)
+    show_round();
 }
 
 // Round k of the max-reduction: this rank's vector to rank + 2^k, its peer's from rank - 2^k;
 // after ceil(log2 P) rounds every rank holds the maximum over all (the maximum is idempotent:
-// the overlap of the last round changes nothing), and every rank has entered this start.
+// the overlap of the last round changes nothing).
 void TrialOperation::post_round() {
   const int n = int(agreed_.size());
   incoming_.assign(agreed_.size(), 0.0);
@@ -263,7 +261,8 @@ bool TrialOperation::reduce(bool block) {
     if (distance_ >= size_) break;
     post_round();
   }
-  exchanging_ = false;
+  reducing_ = false;
+  agreed();
   return true;
 }
 
@@ -304,13 +303,11 @@ void TrialOperation::settle() {
 }
 
 bool TrialOperation::do_progress(bool block) {
-  if (exchanging_) {
-    if (!reduce(block)) return false;
-    if (launch()) return true;
-    if (!block) return false;
+  if (!reducing_) {
+    if (!progress_part(part(), block)) return false;
+    if (data_done()) return true;
   }
-  if (!progress_part(part(), block)) return false;
-  return data_done();
+  return reduce(block);
 }
 
 void write_tuning_out() {

@@ -9,16 +9,17 @@
 // (collective/trial_rule.hpp decides: interleaved batches, the median of the slowest rank's
 // time, eliminations beyond the spread measured, at most TrialRule::bound() starts).
 //
-// Every trial start begins together on every rank: a dissemination max-reduction of the
-// previous trial start's time (this rank's, start to observed completion) over the ranks, log2(P)
-// rounds of one message each way on the request's own tag. It is a barrier too -- no rank's data
-// exchange begins before every rank has entered the start, so the skew a previous start left
-// does not decide -- and it leaves every rank holding the same agreed (slowest rank's) time,
-// which goes to the rule; every rank's rule then names the same entry for this start, or the
-// same winner. Its messages come after all of the previous start's data on every pair, and
-// before this start's: no reordering with the data. Every start is a complete, correct execution
-// of the collective: only the schedule differs. The start that learns the winner runs it; from
-// the next on, the request is the winner itself (settled_part), with no trial layer.
+// Every trial start ends with a dissemination max-reduction over the ranks of its time (this
+// rank's, start to observed completion), log2(P) rounds of one message each way on the
+// request's own tag, before the start completes: every rank then holds the same sample -- the
+// slowest rank's time -- and its rule takes the same decisions, naming the same entry for the
+// next start, or the same winner; and the ranks leave the start together, so the skew one
+// entry's schedule leaves does not carry into the next start. The reduction's messages come
+// after all of this start's data on every pair: no reordering with the data of the next start.
+// The entry of a start is known when it begins, so the MPI library's call (an MPI collective)
+// is made in the order the application starts its requests. Every start is a complete, correct
+// execution of the collective: only the schedule differs. The start that learns the winner
+// completes with it; from the next on, the request is the winner itself (settled_part).
 //
 // Bounded: one lowered plan at a time (the scheduled entries share the request's bound buffers
 // and are lowered in turn; the MPI library's call is made once, at construction, and dropped
@@ -68,8 +69,6 @@ struct TrialPoint {
 struct TrialState {
   std::unique_ptr<TrialRule> rule;  // made by the first operation of the trial
   int winner = -1;                  // settled entry, -1 while trying
-  bool pending = false;             // a trial start's time awaits agreement (at the next start)
-  double pending_time = 0;          // this rank's time of that start (s)
   std::string shown;                // what MPIX_Request_get_trial says (guarded by the op's mutex)
 };
 
@@ -98,10 +97,8 @@ class TrialOperation : public Operation {
   bool do_progress(bool block) override;
 
  private:
-  // After the opening exchange: the previous start's agreed time to the rule, then this
-  // start's entry; returns whether the start is complete.
-  bool launch();
   bool data_done();
+  void agreed();
   void post_round();
   bool reduce(bool block);
   void settle();
@@ -123,7 +120,7 @@ class TrialOperation : public Operation {
   std::shared_ptr<TrialState> state_;
   double t0_ = 0;
   bool timing_ = false;  // this start is a trial start (timed)
-  bool exchanging_ = false;
+  bool reducing_ = false;
   int distance_ = 1;
   std::vector<double> agreed_, incoming_;
   MPI_Request reqs_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
