@@ -149,3 +149,24 @@ mpia_run_bench() {
     return 1
   fi
 }
+
+# Per callgrind dump in OUTDIR (cg.out.*, one a call, named by the client request that made it):
+# "name total in_mpi" -- the dump's total instructions and the inclusive cost of the MPI
+# library's entry points (MPI_x / PMPI_x; Open MPI and MPICH export one function under both
+# names, counted once), leaving out the MPI functions named in SKIP (a regular expression, e.g.
+# the harness's own "^MPI_Barrier$"). Used by scripts/perf_persistent.sh and test/perf.
+mpia_callgrind_counts() { # mpia_callgrind_counts OUTDIR [SKIP]
+  local out="$1" skip="${2:-^$}" file name total mpi
+  for file in $(ls "$out"/cg.out.* 2>/dev/null | sort -V); do
+    name="$(sed -n 's/^desc: Trigger: Client Request: //p' "$file")"
+    [ -n "$name" ] || continue
+    total="$(sed -n 's/^summary: //p;s/^totals: //p' "$file" | head -1 | awk '{print $1}')"
+    mpi="$(callgrind_annotate --inclusive=yes --threshold=100 "$file" 2>/dev/null |
+      awk -v skip="$skip" '/:P?MPI_[A-Z][a-z_]*( |$)/ {
+             gsub(",", "", $1); n = $0; sub(/^[^:]*:/, "", n); sub(/ .*/, "", n); sub(/^P/, "", n);
+             if (n !~ /^MPI_[A-Z][a-z_]*$/ || n ~ skip) next
+             if (!(n in c) || $1 + 0 > c[n]) c[n] = $1 + 0 }
+           END { s = 0; for (k in c) s += c[k]; print s }')"
+    printf '%s %s %s\n' "${name%#*}" "$total" "$mpi"
+  done
+}

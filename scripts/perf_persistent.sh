@@ -68,20 +68,7 @@ build_one() { # build_one FLAVOUR -> prints the program path
 # points (inclusive cost of the MPI_x / PMPI_x functions; the harness's own MPI_Barrier excluded)
 # and of the rest (our layer; for the system's variants the harness's call of MPI).
 callgrind_table() { # callgrind_table OUTDIR
-  local out="$1" file name total mpi
-  for file in $(ls "$out"/cg.out.* 2>/dev/null | sort -V); do
-    name="$(sed -n 's/^desc: Trigger: Client Request: //p' "$file")"
-    [ -n "$name" ] || continue
-    total="$(sed -n 's/^summary: //p;s/^totals: //p' "$file" | head -1 | awk '{print $1}')"
-    # Open MPI and MPICH export one function under both names: count each name once.
-    mpi="$(callgrind_annotate --inclusive=yes --threshold=100 "$file" 2>/dev/null |
-      awk '/:P?MPI_[A-Z][a-z_]*( |$)/ {
-             gsub(",", "", $1); n = $0; sub(/^[^:]*:/, "", n); sub(/ .*/, "", n); sub(/^P/, "", n);
-             if (n !~ /^MPI_[A-Z][a-z_]*$/ || n == "MPI_Barrier") next
-             if (!(n in c) || $1 + 0 > c[n]) c[n] = $1 + 0 }
-           END { s = 0; for (k in c) s += c[k]; print s }')"
-    printf '%s %s %s\n' "${name%#*}" "$total" "$mpi"
-  done | awk '
+  mpia_callgrind_counts "$1" '^MPI_Barrier$' | awk '
     function med(a, n,   i, j, t) {  # a[1..n] sorted copy
       for (i = 2; i <= n; ++i) for (j = i; j > 1 && a[j-1] > a[j]; --j) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }

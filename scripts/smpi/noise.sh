@@ -52,19 +52,8 @@ point() {
   (
     # shellcheck source=scripts/smpi/platform.env
     . "$env_file"
-    Q="$SMPI_PPN" N=$((P / SMPI_PPN))
-    if [ "$SMPI_TOPOLOGY" = fattree ]; then
-      leaves=$((N / SMPI_FT_LEAF))
-      xml="$dir/fattree_N$N.xml" hosts="$dir/hosts_fattree_N$N.txt"
-      [ -f "$xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="" SMPI_FT_NODES="$N" \
-        SMPI_FT_PARAMS="2;$SMPI_FT_LEAF,$leaves;1,$SMPI_FT_UP;1,1" \
-        SMPI_FT_SHAPE="$leaves leaf switches of $SMPI_FT_LEAF nodes" \
-        bash "$here/gen_platforms.sh" "$dir" >/dev/null
-    else
-      xml="$dir/cluster_N$N.xml" hosts="$dir/hosts_N$N.txt"
-      [ -f "$xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="$N" SMPI_FT_NODES=0 \
-        bash "$here/gen_platforms.sh" "$dir" >/dev/null
-    fi
+    Q="$SMPI_PPN"
+    smpi_platform_files $((P / SMPI_PPN)) "$dir" "$env_file"
     # The kind's latency factors go to mpia_bench's jitter callback instead of smpirun.
     lat="0:1"
     if [ "$SMPI_NETWORK" = simgrid ]; then

@@ -56,23 +56,7 @@ csv="$out/trial.csv"
 echo "platform,P,ppn,bytes,selection,time_us" >"$csv"
 
 # platform_files N: writes the machine's platform for N nodes (once) and sets xml and hosts.
-platform_files() {
-  local N="$1" leaves
-  if [ "$SMPI_TOPOLOGY" = fattree ]; then
-    leaves=$((N / SMPI_FT_LEAF))
-    [ $((leaves * SMPI_FT_LEAF)) -eq "$N" ] && [ "$leaves" -ge 2 ] ||
-      { echo "trial.sh: $N nodes are not 2+ leaves of $SMPI_FT_LEAF" >&2; exit 2; }
-    xml="$out/fattree_N$N.xml" hosts="$out/hosts_fattree_N$N.txt"
-    [ -f "$xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="" SMPI_FT_NODES="$N" \
-      SMPI_FT_PARAMS="2;$SMPI_FT_LEAF,$leaves;1,$SMPI_FT_UP;1,1" \
-      SMPI_FT_SHAPE="$leaves leaf switches of $SMPI_FT_LEAF nodes, each with $SMPI_FT_UP up-link(s) to $SMPI_FT_UP spine(s) of $leaves down-links: $((SMPI_FT_LEAF / SMPI_FT_UP)):1 tapered" \
-      bash "$here/gen_platforms.sh" "$out" >/dev/null
-  else
-    xml="$out/cluster_N$N.xml" hosts="$out/hosts_N$N.txt"
-    [ -f "$xml" ] || SMPI_ENV="$env_file" SMPI_CLUSTER_NODES="$N" SMPI_FT_NODES=0 \
-      bash "$here/gen_platforms.sh" "$out" >/dev/null
-  fi
-}
+platform_files() { smpi_platform_files "$1" "$out" "$env_file"; }
 
 # sim TAG P SIZE WARMUP VARIANTS [ENV=VALUE...]: one simulation; appends its rows as TAG or, for
 # the variant MPIX_Alltoall, as the selection MPIX_ALLTOALL names; the MPI library's own call

@@ -124,7 +124,10 @@ std::unique_ptr<Operation> planned_alltoallv(const AlltoallvArgs& a, const Agree
       p, st.comm,
       [&] { return bind_alltoallv(a, p.algorithm, *p.schedule, p.traffic, st, p.tag.get()); },
       [&] { return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get()); },
-      [&] { return make_system_alltoallv(a, st.size, st.comm, blocking); });
+      [&] {
+        if (blocking) return make_system_alltoallv(a, st.size, st.comm, true);
+        return make_system_alltoallv(a, st.size, private_dup(*st.comm));
+      });
 }
 
 // What a persistent init (and a blocking call's agreed plan) agrees on and builds, before

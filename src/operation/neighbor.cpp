@@ -231,8 +231,9 @@ std::unique_ptr<Operation> planned_neighbor(const AlltoallvArgs& a, const Agreed
         return lower_neighbor(a, p.algorithm, p.schedule.get(), p.traffic, st, t, p.tag.get());
       },
       [&] {
+        const std::shared_ptr<PrivateComm> c = neighbor_system_comm(st);
         return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()),
-                                    neighbor_system_comm(st), blocking);
+                                    blocking ? c : private_dup(*c), blocking);
       });
 }
 

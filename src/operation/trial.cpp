@@ -198,11 +198,58 @@ void TrialOperation::show_round() {
 bool TrialOperation::do_start() {
   TrialState& s = *state_;
   timing_ = s.winner < 0;
-  // The entry is known here, so the MPI library's call (an MPI collective) is made in the order
-  // the application starts its requests, the same on every rank.
+  // The entry is known here: the MPI library's call of a blocking collective's plan is made
+  // inside the same blocking call on every rank, a persistent request's on a communicator of its
+  // own (common.hpp's private_dup): either way after the barrier, in the same order everywhere.
   use(timing_ ? s.rule->next() : s.winner);
+  part_done_ = false;
+  if (!timing_) return start_part(part()) && data_done();
+  if (size_ == 1) return begin_data();
+  // The opening barrier: the entry begins once every rank has entered this start, and its time
+  // is counted from there.
+  barrier_ = true;
+  distance_ = 1;
+  post_barrier();
+  return do_progress(false);
+}
+
+// Every rank has entered this start: its time begins, and so does the entry's exchange. Returns
+// whether the start is complete.
+bool TrialOperation::begin_data() {
   t0_ = MPI_Wtime();
-  return start_part(part()) && data_done();
+  part_done_ = start_part(part());
+  return part_done_ && data_done();
+}
+
+// Round k of the opening barrier: an empty message to rank + 2^k, one from rank - 2^k; after
+// ceil(log2 P) rounds every rank has heard, through some path, from every other.
+void TrialOperation::post_barrier() {
+  const MPI_Comm c = comm_->get();
+  errors_.note(MPI_Irecv(nullptr, 0, MPI_BYTE, (rank_ - distance_ % size_ + size_) % size_, tag_, c,
+                         &reqs_[0]),
+               "MPI_Irecv (trial barrier)");
+  errors_.note(MPI_Isend(nullptr, 0, MPI_BYTE, (rank_ + distance_) % size_, tag_, c, &reqs_[1]),
+               "MPI_Isend (trial barrier)");
+}
+
+bool TrialOperation::barrier(bool block) {
+  for (;;) {
+    if (!rounds_done(block)) return false;
+    distance_ *= 2;
+    if (distance_ >= size_) break;
+    post_barrier();
+  }
+  barrier_ = false;
+  return true;
+}
+
+bool TrialOperation::rounds_done(bool block) {
+  int flag = 1;
+  if (block)
+    errors_.note(MPI_Waitall(2, reqs_, MPI_STATUSES_IGNORE), "MPI_Waitall (trial)");
+  else
+    errors_.note(MPI_Testall(2, reqs_, &flag, MPI_STATUSES_IGNORE), "MPI_Testall (trial)");
+  return flag != 0;
 }
 
 // This start's data exchange is complete: its time goes to the agreement (the start completes
@@ -249,12 +296,7 @@ void TrialOperation::post_round() {
 
 bool TrialOperation::reduce(bool block) {
   for (;;) {
-    int flag = 1;
-    if (block)
-      errors_.note(MPI_Waitall(2, reqs_, MPI_STATUSES_IGNORE), "MPI_Waitall (trial)");
-    else
-      errors_.note(MPI_Testall(2, reqs_, &flag, MPI_STATUSES_IGNORE), "MPI_Testall (trial)");
-    if (!flag) return false;
+    if (!rounds_done(block)) return false;
     for (std::size_t i = 0; i < agreed_.size(); ++i)
       agreed_[i] = std::max(agreed_[i], incoming_[i]);
     distance_ *= 2;
@@ -303,8 +345,12 @@ void TrialOperation::settle() {
 }
 
 bool TrialOperation::do_progress(bool block) {
+  if (barrier_) {
+    if (!barrier(block)) return false;
+    if (begin_data()) return true;
+  }
   if (!reducing_) {
-    if (!progress_part(part(), block)) return false;
+    if (!part_done_ && !(part_done_ = progress_part(part(), block))) return false;
     if (data_done()) return true;
   }
   return reduce(block);

@@ -9,22 +9,26 @@
 // (collective/trial_rule.hpp decides: interleaved batches, the median of the slowest rank's
 // time, eliminations beyond the spread measured, at most TrialRule::bound() starts).
 //
-// Every trial start ends with a dissemination max-reduction over the ranks of its time (this
-// rank's, start to observed completion), log2(P) rounds of one message each way on the
-// request's own tag, before the start completes: every rank then holds the same sample -- the
-// slowest rank's time -- and its rule takes the same decisions, naming the same entry for the
-// next start, or the same winner; and the ranks leave the start together, so the skew one
-// entry's schedule leaves does not carry into the next start. The reduction's messages come
-// after all of this start's data on every pair: no reordering with the data of the next start.
-// The entry of a start is known when it begins, so the MPI library's call (an MPI collective)
-// is made in the order the application starts its requests. Every start is a complete, correct
-// execution of the collective: only the schedule differs. The start that learns the winner
-// completes with it; from the next on, the request is the winner itself (settled_part).
+// Every trial start begins with a barrier (dissemination, log2(P) rounds of empty messages on
+// the request's own tag): the entry begins, and its time is counted, once every rank has entered
+// the start -- the ranks' different arrival (the application's imbalance, a late rank) and the
+// skew a previous start left decide nothing. The MPI library's call, an MPI collective that must
+// be made in the same order on every rank, is then made on a communicator of the request's own
+// (persistent requests; common.hpp's private_dup), or inside the blocking call that every rank
+// is making (a blocking collective's plan). Every trial start ends with a dissemination
+// max-reduction of its time over the ranks (this rank's, from the barrier to observed
+// completion; log2(P) rounds on the same tag), before the start completes: every rank then holds
+// the same sample -- the slowest rank's time -- and its rule takes the same decisions, naming
+// the same entry for the next start, or the same winner. The barrier's and the reduction's
+// messages and the data keep their order on every pair (one tag, posted in the same order on
+// every rank): none matches another's receive. Every start is a complete, correct execution of
+// the collective: only the schedule differs. The start that learns the winner completes with it;
+// from the next on, the request is the winner itself (settled_part).
 //
 // Bounded: one lowered plan at a time (the scheduled entries share the request's bound buffers
 // and are lowered in turn; the MPI library's call is made once, at construction, and dropped
-// once another entry wins); no trial for a tuning-file rule, an explicit algorithm, MPIX_AUTO=model
-// or info mpix_auto=model.
+// with its communicator once another entry wins); no trial for a tuning-file rule, an explicit
+// algorithm, MPIX_AUTO=model or info mpix_auto=model.
 #pragma once
 
 #include "collective/registry.hpp"
@@ -97,6 +101,10 @@ class TrialOperation : public Operation {
   bool do_progress(bool block) override;
 
  private:
+  bool begin_data();
+  void post_barrier();
+  bool barrier(bool block);
+  bool rounds_done(bool block);  // the two requests of a barrier or reduction round
   bool data_done();
   void agreed();
   void post_round();
@@ -120,7 +128,8 @@ class TrialOperation : public Operation {
   std::shared_ptr<TrialState> state_;
   double t0_ = 0;
   bool timing_ = false;  // this start is a trial start (timed)
-  bool reducing_ = false;
+  bool barrier_ = false, reducing_ = false;
+  bool part_done_ = false;  // this start's part (the entry's operation) is complete
   int distance_ = 1;
   std::vector<double> agreed_, incoming_;
   MPI_Request reqs_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};

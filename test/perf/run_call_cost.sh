@@ -12,6 +12,8 @@
 # every trial settle on linear, so that what auto settles on (a measured choice) cannot move
 # the count.
 set -uo pipefail
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 budget="$1" out="$2" prog="$3" mpiexec="$4" np_flag="$5"
 shift 5
 preflags=("$@")
@@ -25,19 +27,7 @@ if ! "$mpiexec" "$np_flag" 1 "${preflags[@]}" valgrind --tool=callgrind --collec
   exit 1
 fi
 
-for file in "$out"/cg.out.*; do
-  name="$(sed -n 's/^desc: Trigger: Client Request: //p' "$file")"
-  [ -n "$name" ] || continue
-  total="$(sed -n 's/^summary: //p;s/^totals: //p' "$file" | head -1 | awk '{print $1}')"
-  # Open MPI and MPICH export a function under both names: count each name once.
-  mpi="$(callgrind_annotate --inclusive=yes --threshold=100 "$file" 2>/dev/null |
-    awk '/:P?MPI_[A-Z][a-z_]*( |$)/ {
-           gsub(",", "", $1); n = $0; sub(/^[^:]*:/, "", n); sub(/ .*/, "", n); sub(/^P/, "", n);
-           if (n !~ /^MPI_[A-Z][a-z_]*$/) next
-           if (!(n in c) || $1 + 0 > c[n]) c[n] = $1 + 0 }
-         END { s = 0; for (k in c) s += c[k]; print s }')"
-  printf '%s %s\n' "${name%#*}" "$((total - mpi))"
-done >"$out/counts.txt"
+mpia_callgrind_counts "$out" | awk '{ print $1, $2 - $3 }' >"$out/counts.txt"
 
 awk -v budget_file="$budget" '
   function med(a, n,   i, j, t) {
