@@ -605,8 +605,11 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     }
     recv = k.poison;
   };
-  auto op = [&]() {
-    pause_for(noise_s(r.o, k, c.rank, starts));
+  // noise: the index of the arrival-noise draw -- a timed iteration's own index, so that every
+  // variant's timed iteration i waits the same delays (a paired comparison), and numbers past
+  // them for the untimed starts (first run, warm-up, a trial).
+  auto op = [&](long long noise) {
+    pause_for(noise_s(r.o, k, c.rank, noise));
     ++starts;
     switch (v.kind) {
       case Kind::SystemBlocking:
@@ -648,7 +651,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   // 1. Correctness of the first run.
   if (r.o.check_every) vary(starts);
   MPI_Barrier(c.comm);
-  op();
+  op((1LL << 40) + starts);
   g_watchdog.poke();
   check("first run");
   // 2. Warm-up (no imbalance). Until settled: every rank reads its request's trial text after
@@ -663,7 +666,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
       if (all) break;
     }
     if (r.o.check_every) vary(starts);
-    op();
+    op((1LL << 40) + starts);
     g_watchdog.poke();
     if (r.o.check_every) check(("warm-up start " + std::to_string(i)).c_str());
   }
@@ -679,7 +682,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     if (imb)
       while ((ta = MPI_Wtime()) - t0 < d) {
       }
-    op();
+    op(first_iter + i);
     const double t1 = MPI_Wtime();
     out.t.push_back(t1 - ta);
     if (imb) {
