@@ -430,7 +430,7 @@ double noise_s(const Options& o, const Case& k, int rank, long long n) {
   std::uint64_t h = mix64(mix64(o.seed ^ 0x6A09E667F3BCC909ull) ^
                           mix64((static_cast<std::uint64_t>(rank) << 40) ^ std::uint64_t(n)));
   const double u = (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);  // (0,1)
-  const bool tail = (mix64(h) & 0xFF) < 26;  // ~1 in 10
+  const bool tail = (mix64(h) & 0xFF) < 26;                                            // ~1 in 10
   return -std::log(u) * (tail ? 10.0 : 1.0) / 1.9 * k.noise_us * 1e-6;
 }
 
@@ -449,7 +449,8 @@ void set_jitter(const Options& o) {
     base.emplace_back(std::atof(item.substr(0, colon).c_str()),
                       std::atof(item.c_str() + colon + 1));
   }
-  std::sort(base.begin(), base.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::sort(base.begin(), base.end(),
+            [](const auto& x, const auto& y) { return x.first > y.first; });
   simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_lat_factor_cb(
       [rng, mean, base](double size, const simgrid::s4u::Host*, const simgrid::s4u::Host*,
                         const std::vector<simgrid::s4u::Link*>&,
@@ -592,7 +593,8 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   // --check-every: start n sends the case's data with every byte xor (1 + n mod 255), and the
   // elements of the receive buffer that carry data (those where expected and poison differ:
   // not the gaps) expect the same; restored at the end of the round.
-  const std::vector<unsigned char> base_send = r.o.check_every ? k.send : std::vector<unsigned char>();
+  const std::vector<unsigned char> base_send =
+      r.o.check_every ? k.send : std::vector<unsigned char>();
   const std::vector<unsigned char> base_expected =
       r.o.check_every ? k.expected : std::vector<unsigned char>();
   long long starts = 0;
@@ -690,8 +692,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
       out.done.push_back(t1 - t0);
     }
     g_watchdog.poke();
-    if (r.o.check_every && i + 1 < iters)
-      check(("timed iteration " + std::to_string(i)).c_str());
+    if (r.o.check_every && i + 1 < iters) check(("timed iteration " + std::to_string(i)).c_str());
   }
   check("after the timed iterations");
   if (r.o.check_every) {

@@ -288,8 +288,8 @@ std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a,
 #else
   constexpr bool kMpich = false;
 #endif
-  const bool uneven_w = kMpich && (a.send.w || a.recv.w) &&
-                        topo.sources.size() != topo.destinations.size();
+  const bool uneven_w =
+      kMpich && (a.send.w || a.recv.w) && topo.sources.size() != topo.destinations.size();
   p.maxima[3] = twice(topo.sources) || twice(topo.destinations) || uneven_w;
   p.tag = threaded_out != nullptr;  // a blocking call's plan runs on tag 0
   const Agreement ag = agree(st, p);

@@ -147,7 +147,7 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
     EXPECT_EQ(algorithm_of(r), entries[0]) << "before the trial: the model's pick";
   }
   std::vector<std::string> tried = entries, before = entries;  // before: the text's entries
-  std::string settled, refined;                                 // before this start
+  std::string settled, refined;                                // before this start
   for (int it = 0; it < kTrialBound + 4; ++it) {
     b.send.fill(me, it, true);
     b.recv.poison(0xEE);
@@ -355,10 +355,10 @@ TEST(TrialBlocking, AgreedPlanSettles) {
   MPIX_Request r = MPIX_REQUEST_NULL;
   send[0].fill(me, 99, true);
   recv[0].poison(0xEE);
-  ASSERT_EQ(MPIX_Alltoallv_init(send[0].ptr(), counts.data(), displs.data(), MPI_INT,
-                                recv[0].ptr(), counts.data(), displs.data(), MPI_INT,
-                                MPI_COMM_WORLD, MPI_INFO_NULL, &r),
-            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPIX_Alltoallv_init(send[0].ptr(), counts.data(), displs.data(), MPI_INT, recv[0].ptr(),
+                          counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &r),
+      MPI_SUCCESS);
   ASSERT_EQ(MPIX_Start(&r), MPI_SUCCESS);
   ASSERT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
   EXPECT_EQ(recv[0].check(me, 99, false, "persistent after the blocking calls"), 0);
