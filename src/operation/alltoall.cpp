@@ -181,7 +181,7 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
         if (!plan.schedule) return make_system_alltoall(a, st.comm);
         return lower_alltoall(a, plan.algorithm, *plan.schedule, plan.traffic, st, ag.tag);
       },
-      [&] { return make_system_alltoall(a, private_dup(*st.comm)); });
+      [&] { return make_system_alltoall(a, std::make_shared<PrivateComm>(st.comm->get())); });
   op->tag = std::move(plan.tag);
   op->threaded = threaded;
   return op;

@@ -126,7 +126,7 @@ std::unique_ptr<Operation> planned_alltoallv(const AlltoallvArgs& a, const Agree
       [&] { return lower_alltoallv(a, p.algorithm, p.schedule.get(), p.traffic, st, p.tag.get()); },
       [&] {
         if (blocking) return make_system_alltoallv(a, st.size, st.comm, true);
-        return make_system_alltoallv(a, st.size, private_dup(*st.comm));
+        return make_system_alltoallv(a, st.size, std::make_shared<PrivateComm>(st.comm->get()));
       });
 }
 

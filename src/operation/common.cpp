@@ -136,13 +136,6 @@ namespace mpia {
 
 bool settings_report() { return settings().report; }
 
-std::shared_ptr<PrivateComm> private_dup(const PrivateComm& c) {
-  MPI_Comm d = MPI_COMM_NULL;
-  run_system(c.get(), [&] { return MPI_Comm_dup(c.get(), &d); });
-  MPIA_CHECK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
-  return std::make_shared<PrivateComm>(d, PrivateComm::Adopt{});
-}
-
 std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked) {
   const std::vector<std::string>& skip = settings().trial_skip;
   if (skip.empty()) return ranked;

@@ -263,12 +263,6 @@ Shortlist auto_list(Collective c, const Machine& m, std::int64_t bytes, bool mea
   return list;
 }
 
-// A duplicate of c of the library's own (freed with the object): where a persistent trial makes
-// the MPI library's calls, so that they need no order with the communicator's other collectives
-// (a trial start makes its call after its barrier: trial.hpp). Collective; drives the running
-// operations while it waits (run_system).
-std::shared_ptr<PrivateComm> private_dup(const PrivateComm& c);
-
 // A stable identity for a datatype in a cache key: a predefined handle stands for itself; a
 // derived type gets a serial number in an attribute (never copied to duplicates), so a handle
 // reused by MPI after MPI_Type_free is a different identity. Appends two words to key.

@@ -233,7 +233,8 @@ std::unique_ptr<Operation> planned_neighbor(const AlltoallvArgs& a, const Agreed
       [&] {
         const std::shared_ptr<PrivateComm> c = neighbor_system_comm(st);
         return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()),
-                                    blocking ? c : private_dup(*c), blocking);
+                                    blocking ? c : std::make_shared<PrivateComm>(c->get()),
+                                    blocking);
       });
 }
 

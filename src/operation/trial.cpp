@@ -200,7 +200,7 @@ bool TrialOperation::do_start() {
   timing_ = s.winner < 0;
   // The entry is known here: the MPI library's call of a blocking collective's plan is made
   // inside the same blocking call on every rank, a persistent request's on a communicator of its
-  // own (common.hpp's private_dup): either way after the barrier, in the same order everywhere.
+  // own (a PrivateComm made at init): either way after the barrier, in the same order everywhere.
   use(timing_ ? s.rule->next() : s.winner);
   part_done_ = false;
   if (!timing_) return start_part(part()) && data_done();

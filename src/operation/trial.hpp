@@ -14,8 +14,8 @@
 // the start -- the ranks' different arrival (the application's imbalance, a late rank) and the
 // skew a previous start left decide nothing. The MPI library's call, an MPI collective that must
 // be made in the same order on every rank, is then made on a communicator of the request's own
-// (persistent requests; common.hpp's private_dup), or inside the blocking call that every rank
-// is making (a blocking collective's plan). Every trial start ends with a dissemination
+// (persistent requests: a PrivateComm of its own, made at init), or inside the blocking call that
+// every rank is making (a blocking collective's plan). Every trial start ends with a dissemination
 // max-reduction of its time over the ranks (this rank's, from the barrier to observed
 // completion; log2(P) rounds on the same tag), before the start completes: every rank then holds
 // the same sample -- the slowest rank's time -- and its rule takes the same decisions, naming
