@@ -74,6 +74,8 @@ void check_comm(MPI_Comm comm) {
 }
 
 CommState& state_of(MPI_Comm comm) {
+  // A communicator with a state passed check_comm when the state was made.
+  if (CommState* st = last_comm_state(comm)) return *st;
   check_comm(comm);
   return comm_state(comm);
 }

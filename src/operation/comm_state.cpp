@@ -55,6 +55,15 @@ int g_self_keyval = MPI_KEYVAL_INVALID;
 // Every state alive, so that MPI_Finalize frees those of communicators the user never freed.
 std::mutex g_states_mutex;
 std::set<CommState*> g_states;
+// Bumped before any state is deleted: a thread's last lookup is valid while it is unchanged (a
+// freed communicator's handle may come back for a new one).
+std::atomic<std::uint64_t> g_deleted{0};
+struct LastLookup {
+  MPI_Comm user = MPI_COMM_NULL;
+  CommState* state = nullptr;
+  std::uint64_t deleted = ~std::uint64_t(0);
+};
+thread_local LastLookup t_last;
 
 int delete_state(MPI_Comm, int, void* value, void*) {
   auto* state = static_cast<CommState*>(value);
@@ -63,6 +72,7 @@ int delete_state(MPI_Comm, int, void* value, void*) {
     g_states.erase(state);
   }
   state->comm->user_freed.store(true, std::memory_order_release);
+  g_deleted.fetch_add(1, std::memory_order_acq_rel);
   delete state;
   return MPI_SUCCESS;
 }
@@ -136,12 +146,23 @@ const std::string& CommState::default_algorithm(Collective c) const {
   return algorithm[int(c)].empty() ? env_algorithm(c) : algorithm[int(c)];
 }
 
+CommState* last_comm_state(MPI_Comm user) {
+  const LastLookup& l = t_last;
+  if (l.user == user && l.state && l.deleted == g_deleted.load(std::memory_order_acquire))
+    return l.state;
+  return nullptr;
+}
+
 CommState& comm_state(MPI_Comm user) {
   ensure_keyvals();
   void* value = nullptr;
   int found = 0;
+  const std::uint64_t deleted = g_deleted.load(std::memory_order_acquire);
   MPIA_CHECK(MPI_Comm_get_attr(user, g_keyval, &value, &found));
-  if (found) return *static_cast<CommState*>(value);
+  if (found) {
+    t_last = LastLookup{user, static_cast<CommState*>(value), deleted};
+    return *static_cast<CommState*>(value);
+  }
   auto state = std::make_unique<CommState>();
   state->user = user;
   state->comm = std::make_shared<PrivateComm>(user);

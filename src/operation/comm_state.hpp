@@ -121,8 +121,26 @@ struct CommState {
     std::vector<std::int64_t> key;
     Selection selection;
   } memo;
+  std::uint64_t memo_serial = 0;  // counts the memo's rewrites (blocking_selection)
   std::unique_ptr<Operation> cached;
   std::vector<std::int64_t> cached_words, call_words;
+  // A blocking alltoall repeated with the same arguments: those of the call that built cached
+  // for a settled selection (no trial running), the memo as it was then. While the memo, cached
+  // and the arguments are unchanged, a call runs cached at once: its checks passed on these
+  // arguments (predefined types only), and the selection, the trial state and whatever else
+  // ranks must do alike follow from the memo, which every rank keeps alike.
+  struct Repeat {
+    bool valid = false;
+    std::uint64_t memo_serial = 0;
+    const void* sendbuf = nullptr;
+    std::int64_t sendcount = 0;
+    MPI_Datatype sendtype = MPI_DATATYPE_NULL;
+    void* recvbuf = nullptr;
+    std::int64_t recvcount = 0;
+    MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+    bool large = false;
+    const Selection* selection = nullptr;
+  } repeat;
   // The agreed plan cache of blocking alltoallv and neighbor calls whose algorithm needs
   // agreement (auto, bruck, locality): plans built collectively like a persistent init, kept
   // per pattern (this rank's counts, displacements, types), used only when every rank hits the
@@ -197,6 +215,9 @@ struct CommState {
 // Collective on the first call for a communicator: duplicates it and agrees on the settings,
 // driving running operations while it waits.
 CommState& comm_state(MPI_Comm user);
+// The state comm_state returned last on this thread for user, while no state has been deleted
+// since; else nullptr. A hit costs no MPI call: blocking calls look their state up on every call.
+CommState* last_comm_state(MPI_Comm user);
 
 // A state of its own over the ranks of parent, attached to no communicator (an MPIX_Topo's; its
 // owner deletes it): a new private duplicate of parent's, parent's agreed settings, algorithm

@@ -108,6 +108,7 @@ const Selection& blocking_selection(CommState& st, Collective c,
                     std::equal(key.begin(), key.end(), m.key.begin());
   if (!same) {
     m.collective = -1;  // invalid until the new selection is complete
+    ++st.memo_serial;
     Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
     if (sel.algorithm->kind == AlgorithmKind::Auto) sel = resolve();
     m.selection = sel;
@@ -134,6 +135,7 @@ bool run_blocking(CommState& st, bool cacheable, Build&& build) {
     return true;
   }
   st.cached.reset();
+  st.repeat.valid = false;
   std::unique_ptr<Operation> op = build();
   op->start();
   if (cacheable) {

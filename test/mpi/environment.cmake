@@ -100,3 +100,9 @@ _mpia_env_test(tuning_env_wins selection FILTER "SelectionEnv.*" NPROCS 3 ENVIRO
   MPIX_TUNING=${CMAKE_CURRENT_SOURCE_DIR}/tuning_example.txt
   MPIX_ALLTOALL=bruck MPIA_TEST_EXPECT_ALLTOALL=bruck
   MPIX_ALLTOALLV=pairwise MPIA_TEST_EXPECT_ALLTOALLV=pairwise)
+
+# A blocking alltoall repeated with the same arguments follows every change (buffers, sizes, the
+# communicator's algorithm, auto settling, a communicator freed and made again); under
+# MPIX_REPORT each call's algorithm is checked as well.
+_mpia_env_test(blocking_repeat alltoall FILTER "AlltoallEdge.BlockingRepeat*" NPROCS 1 3 4
+  ENVIRONMENT MPIX_REPORT=1)

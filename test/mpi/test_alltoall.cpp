@@ -6,6 +6,7 @@
 // its sentinel.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,6 +14,11 @@
 #include "test_support.hpp"
 
 using namespace mpia_test;
+
+// Not in the public header (libmpi_advance_preload's MPIX_REPORT uses it): what the last blocking
+// call of a collective (0: alltoall) ran on comm, recorded under MPIX_REPORT.
+extern "C" int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
+                                   int* cache_hit);
 
 namespace {
 
@@ -283,6 +289,59 @@ TEST(AlltoallEdge, BlockingRepeatedOnSameBuffers) {
       EXPECT_EQ(rc, MPI_SUCCESS) << error_string(rc);
       ibuf.check(me, iter, false, "in place call " + std::to_string(i));
     }
+  }
+}
+
+// A blocking call repeated with the very same arguments may run the plan it ran last without
+// looking again: it must follow whatever changed under it -- other buffers, a call of another
+// size, another algorithm set on the communicator, auto's trial settling, and a communicator
+// freed and a new one made (MPI may hand back the same handle). Under MPIX_REPORT
+// (mpi.env.blocking_repeat) the algorithm each call ran is checked too.
+TEST(AlltoallEdge, BlockingRepeatFollowsChanges) {
+  const int me = comm_rank(MPI_COMM_WORLD);
+  const int nprocs = comm_size(MPI_COMM_WORLD);
+  const bool report = std::getenv("MPIX_REPORT") != nullptr;
+  Layout lint = layout_int();
+  Buffer s1(lint, 4, nprocs, 0xC3), r1(lint, 4, nprocs, 0xA5);
+  Buffer s2(lint, 4, nprocs, 0xC3), r2(lint, 4, nprocs, 0xA5);
+  Buffer s3(lint, 7, nprocs, 0xC3), r3(lint, 7, nprocs, 0xA5);
+  int iter = 7000;
+  auto call = [&](MPI_Comm comm, Buffer& s, Buffer& r, int count, const std::string& what) {
+    ++iter;
+    s.fill(me, iter, true);
+    r.poison(0x5A);
+    const int rc = MPIX_Alltoall(s.ptr(), count, MPI_INT, r.ptr(), count, MPI_INT, comm);
+    EXPECT_EQ(rc, MPI_SUCCESS) << what << ": " << error_string(rc);
+    r.check(me, iter, false, what);
+  };
+  auto ran = [&](MPI_Comm comm) {
+    const char* algorithm = nullptr;
+    int hit = 0;
+    EXPECT_EQ(MPIA_Comm_last_call(comm, 0, &algorithm, &hit), MPI_SUCCESS);
+    return std::string(algorithm ? algorithm : "");
+  };
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE("communicator " + std::to_string(round));
+    MPI_Comm comm;
+    ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
+    for (const char* algorithm : {"linear", "pairwise", "bruck"}) {
+      SCOPED_TRACE(algorithm);
+      ScopedCommAlgorithm sel(comm, "alltoall", algorithm);
+      for (int k = 0; k < 2; ++k) {
+        call(comm, s1, r1, 4, "same buffers " + std::to_string(k));
+        if (report) EXPECT_EQ(ran(comm).rfind(algorithm, 0), 0u) << ran(comm);
+      }
+      call(comm, s2, r2, 4, "other buffers");
+      call(comm, s1, r1, 4, "back");
+      call(comm, s1, r1, 4, "back, again");
+      call(comm, s3, r3, 7, "other size");
+      call(comm, s1, r1, 4, "after the other size");
+      call(comm, s1, r1, 4, "after the other size, again");
+      if (report) EXPECT_EQ(ran(comm).rfind(algorithm, 0), 0u) << ran(comm);
+    }
+    // auto (the default): its trial runs over the first calls, then what it settled.
+    for (int k = 0; k < 130; ++k) call(comm, s1, r1, 4, "auto call " + std::to_string(k));
+    ASSERT_EQ(MPI_Comm_free(&comm), MPI_SUCCESS);
   }
 }
 
