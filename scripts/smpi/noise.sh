@@ -35,9 +35,11 @@ cmake --build "$build" -j "${MPIA_JOBS:-2}" --target mpia_bench >/dev/null || ex
 mkdir -p "$out"
 
 # The candidates of each collective (mpia_bench variant names), as trial.sh's defaults.
-alltoall_variants='linear,pairwise,bruck,modified_bruck,tra:radix=*,tra2:*,system,auto'
+# NOISE_ALLTOALL_VARIANTS, NOISE_ALLTOALLV_VARIANTS: other lists (mpia_bench --variants); a
+# shorter one makes a point cheaper and its "best" the best of fewer (say so with its results).
+alltoall_variants="${NOISE_ALLTOALL_VARIANTS:-linear,pairwise,bruck,modified_bruck,tra:radix=*,tra2:*,system,auto}"
 alltoall_opts=(--radices 2,3,4,8,16,32 --sweep radix_intra=2,4,8,16 --sweep radix_inter=2,4,8)
-alltoallv_variants='linear,pairwise,multipair_waitany,multipair_testany:window=*,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*,system,auto'
+alltoallv_variants="${NOISE_ALLTOALLV_VARIANTS:-linear,pairwise,multipair_waitany,multipair_testany:window=*,bruck:radix=*,hybrid:radix=*,locality,locality_radix:radix=*,system,auto}"
 alltoallv_opts=(--radices 2,4,8 --windows 4,16 --patterns "${NOISE_PATTERN:-skewed}")
 
 # point KIND COLLECTIVE SIZE: one simulation (skipped when its CSV exists).

@@ -90,6 +90,10 @@ class Operation {
   void wait();
   // Drives running operations once; true (and inactive, error thrown) when complete.
   bool test();
+  // Start and wait for a blocking call's plan, which no other thread and no other wait can
+  // see: never put on the running list (while it runs, this thread drives the running ones
+  // between its own steps, and lets MPI block when there are none). Its error is thrown.
+  void run();
 
   // The tag this request's messages use; released to the communicator when it is destroyed.
   TagLease tag;

@@ -188,6 +188,24 @@ void Operation::wait() {
   if (errors_) errors_.raise();
 }
 
+void Operation::run() {
+  std::lock_guard<SpinLock> lock(owner_);
+  if (active_.load(std::memory_order_relaxed))
+    fail(MPI_ERR_REQUEST, "mpi-advance: a blocking call's plan is active");
+  errors_.clear();
+  bool done;
+  try {
+    done = do_start();
+    while (!done) {
+      done = do_progress(!any_running());
+      if (!done && !g_list.pass()) std::this_thread::yield();
+    }
+  } catch (const Error& e) {  // not expected: executions record their errors
+    errors_.note(e);
+  }
+  if (errors_) errors_.raise();
+}
+
 bool Operation::test() {
   if (!active()) return true;
   bool done = false;

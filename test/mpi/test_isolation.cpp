@@ -245,6 +245,37 @@ TEST_F(Isolation, BlockingCallWhileRequestActive) {
   }
 }
 
+// A blocking MPIX_Alltoall repeated with the same arguments (the library runs its last plan at
+// once) while a persistent request of a multi-round algorithm is active, and half the ranks
+// wait for that request before their blocking calls: the blocking calls must drive the request
+// meanwhile (MPI's progress rule), or the ranks waiting for it hang.
+TEST_F(Isolation, RepeatedBlockingCallDrivesActiveRequest) {
+  Layout lint = layout_int();
+  Buffer sbuf(lint, 3, nprocs_, 0xC3);
+  Buffer rbuf(lint, 3, nprocs_, 0xA5);
+  for (const char* active : {"bruck", "pairwise"}) {
+    SCOPED_TRACE(std::string("active '") + active + "'");
+    Exchange ex(comm_, active, layout_int, 2, layout_int, 2);
+    if (!everywhere(comm_, ex.ok())) continue;
+    ScopedCommAlgorithm sel(comm_, "alltoall", "linear");
+    auto blocking = [&](int iter) {
+      sbuf.fill(me_, iter, true);
+      rbuf.poison(0x5A);
+      EXPECT_EQ(MPIX_Alltoall(sbuf.ptr(), 3, MPI_INT, rbuf.ptr(), 3, MPI_INT, comm_), MPI_SUCCESS);
+      rbuf.check(me_, iter, false, "blocking call " + std::to_string(iter));
+    };
+    blocking(800);  // the plan the repeats run
+    for (int cycle = 0; cycle < 3; ++cycle) {
+      ex.prepare(810 + cycle);
+      EXPECT_EQ(MPIX_Start(&ex.req()), MPI_SUCCESS);
+      if (me_ % 2 == 1) EXPECT_EQ(MPIX_Wait(&ex.req(), MPI_STATUS_IGNORE), MPI_SUCCESS);
+      for (int k = 0; k < 3; ++k) blocking(820 + 10 * cycle + k);
+      if (me_ % 2 == 0) EXPECT_EQ(MPIX_Wait(&ex.req(), MPI_STATUS_IGNORE), MPI_SUCCESS);
+      ex.check(810 + cycle, "active request, cycle " + std::to_string(cycle));
+    }
+  }
+}
+
 // Requests on two different communicators may be started in different orders on different
 // ranks (legal for nonblocking collectives on distinct communicators).
 TEST_F(Isolation, DifferentCommunicatorsStartedInDifferentOrders) {
