@@ -83,6 +83,7 @@ void TrialRule::batch_done() {
     for (int i : alive_)
       if (median(i) < median(lead)) lead = i;
     const double ml = median(lead), sl = error(lead);
+    const double z_incumbent = batch_ >= lim_.max_samples ? lim_.z_final : lim_.z_incumbent;
     bool all_tied = true;
     std::vector<int> kept;
     for (int i : alive_) {
@@ -90,7 +91,7 @@ void TrialRule::batch_done() {
       // The incumbent leaves only beyond a wider margin: replacing it is the risky step, and
       // the round looks up to max_samples times.
       const bool incumbent = i == incumbent_;
-      const bool out = i != lead && d > noise * (incumbent ? lim_.z_incumbent / lim_.z : 1) &&
+      const bool out = i != lead && d > noise * (incumbent ? z_incumbent / lim_.z : 1) &&
                        (!incumbent || d > lim_.min_gain * ml);
       if (!out) kept.push_back(i);
       if (!out && i != lead && std::fabs(d) + noise >= lim_.min_gain * ml) all_tied = false;

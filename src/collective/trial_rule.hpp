@@ -14,7 +14,11 @@
 //   - the round ends when one entry is left, when every entry left is within min_gain of L
 //     beyond the noise (|m - m_L| + z x sqrt(s^2 + s_L^2) < min_gain x m_L: nothing to gain by
 //     telling them apart), or after max_samples batches. It keeps the incumbent if it is still
-//     in, else the model's pick if still in, else L.
+//     in, else the model's pick if still in, else L. At the last look (max_samples) the
+//     incumbent's margin is z_final: the earlier looks' wide margin pays for looking up to
+//     max_samples times (each look could be the one where noise favours ours); the last look is
+//     one test, so a narrower margin keeps the chance of a wrong switch about as small, and a
+//     lead the noise hid until then is still taken (a group-sequential test's boundary).
 // The first round's incumbent is the MPI library's own call (`system`) when the list has it,
 // else the model's pick: ours replaces the MPI library's only where it is faster beyond the
 // noise. When the first round keeps one of ours that has refinements (its parameter
@@ -34,6 +38,7 @@ struct TrialLimits {
   int max_samples = 10;            // batches at most per round
   double z = 3.0;                  // separation, in standard errors
   double z_incumbent = 4.0;        // the same, for leaving the incumbent behind
+  double z_final = 2.5;            // the incumbent's, at a round's last look (max_samples)
   double min_gain = 0.02;          // what replacing the incumbent must gain; closer is a tie
   double floor = 0.002;            // the least standard error, relative to the median
   double refine_margin = 0.15;     // a first-round runner-up this close has its refinements tried

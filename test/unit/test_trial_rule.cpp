@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <random>
 #include <string>
@@ -232,4 +233,18 @@ TEST(TrialRule, BoundedWhateverTheTimes) {
 TEST(TrialRule, WithoutSystemTheModelsPickIsTheIncumbent) {
   for (const Noise& n : every_noise())
     EXPECT_GE(share({-1, -1}, -1, {1.0, 1.0}, n.ranks, n.kind, n.mean, 0), 0.85) << n.name;
+}
+
+// Noise the early looks cannot see through, ours 25 % faster than the MPI library's call: the
+// last look (z_final) takes the lead, where the incumbent's wide margin of the earlier looks kept
+// the MPI library's call (what the SMPI noise lab showed: the trial's medians 25-40 % apart, the
+// MPI library's call kept). With z_final at z_incumbent (4) the shares were 0.91, 0.36, 0.73,
+// 0.34 and 0.17 on kLoud's lines; with 2.5, 0.98, 0.56, 0.92, 0.57 and 0.26 -- while
+// RarelySlowerThanSystemWhateverTheNoise holds as before.
+TEST(TrialRule, LoudNoiseALargeLeadIsTakenAtTheLastLook) {
+  const double at_least[] = {0.95, 0.5, 0.85, 0.5, 0.2};
+  for (std::size_t k = 0; k < std::size(kLoud); ++k) {
+    const Noise& n = kLoud[k];
+    EXPECT_GE(share({-1, -1}, 1, {1.0, 1.25}, n.ranks, n.kind, n.mean, 0), at_least[k]) << n.name;
+  }
 }
