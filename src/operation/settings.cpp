@@ -74,6 +74,14 @@ Settings read_settings() {
     if (comma > at) s.trial_skip.push_back(skip.substr(at, comma - at));
     at = comma + 1;
   }
+  const std::string sync = env("MPIX_TRIAL_SYNC");
+  if (sync == "none")
+    s.trial_barrier = false;
+  else if (!sync.empty() && sync != "barrier")
+    std::fprintf(stderr,
+                 "mpi-advance: MPIX_TRIAL_SYNC='%s' ignored (expected barrier or none): trial "
+                 "starts begin with a barrier\n",
+                 sync.c_str());
   const std::string report = env("MPIX_REPORT");
   s.report = !report.empty() && report != "0";
   const std::string progress = env("MPIX_PROGRESS");
@@ -89,7 +97,8 @@ Settings read_settings() {
   s.text += "MPIX_COST_MODEL=" + s.cost_model + ";MPIX_TUNING=<" +
             std::to_string(hash63(s.tuning_text)) + ">;MPIX_LOCALITY=" + s.locality +
             ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub) +
-            ";MPIX_AUTO=" + (s.auto_measure ? "measure" : "model") + ";MPIX_TRIAL_SKIP=" + skip;
+            ";MPIX_AUTO=" + (s.auto_measure ? "measure" : "model") + ";MPIX_TRIAL_SKIP=" + skip +
+            ";MPIX_TRIAL_SYNC=" + (s.trial_barrier ? "barrier" : "none");
   s.fingerprint = hash63(s.text);
   return s;
 }

@@ -33,6 +33,11 @@ struct Settings {
   // MPIX_TRIAL_SKIP: algorithms (names, comma separated) a measured trial never tries -- the
   // simulated lab's, which SMPI cannot run correctly (scripts/smpi/README.md).
   std::vector<std::string> trial_skip;
+  // MPIX_TRIAL_SYNC: "barrier" (default): every trial start begins with a barrier and is timed
+  // from there, so that arrival and a previous start's skew decide nothing; "none": timed from
+  // each rank's start call, so that how an algorithm takes staggered arrivals counts as the
+  // application meets them (noisier samples: a trial keeps the MPI library's call more often).
+  bool trial_barrier = true;
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).
   ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread

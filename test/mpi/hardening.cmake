@@ -72,7 +72,8 @@ set(_mpia_settings_cases
   "tuning|MPIX_TUNING=${CMAKE_CURRENT_SOURCE_DIR}/tuning_example.txt"
   "locality|MPIX_LOCALITY=ppn:1"
   "tag_ub|MPIX_TAG_UB=4"
-  "debug|MPIX_DEBUG=1")
+  "debug|MPIX_DEBUG=1"
+  "trial_sync|MPIX_TRIAL_SYNC=none")
 mpia_test_nprocs(_np 2 5 MPICH 2 3)
 if(_np)
   foreach(case IN LISTS _mpia_settings_cases)

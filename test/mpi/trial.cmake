@@ -33,6 +33,10 @@ _mpia_env_test(trial_noise_ours trial FILTER "TrialAgreement.Settles*" NPROCS 3 
   "MPIX_TRIAL_TIMES=*=100,bruck=90" MPIX_TRIAL_NOISE=0.03:11 MPIA_TEST_TRIAL_WINNER=bruck)
 _mpia_env_test(trial_noise_system trial FILTER "TrialAgreement.Settles*" NPROCS 3 4 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,system=90" MPIX_TRIAL_NOISE=0.1:12 MPIA_TEST_TRIAL_WINNER=system)
+# Trial starts timed from each rank's start call (MPIX_TRIAL_SYNC=none, no opening barrier): the
+# same agreement, the same winner, every start right.
+_mpia_env_test(trial_sync_none trial FILTER "TrialAgreement.*" NPROCS 3 4 ENVIRONMENT
+  MPIX_TRIAL_SYNC=none "MPIX_TRIAL_TIMES=*=100,bruck=10" MPIA_TEST_TRIAL_WINNER=bruck)
 # Off for the whole process.
 _mpia_env_test(trial_model trial FILTER "TrialOff.*" NPROCS 1 3 ENVIRONMENT MPIX_AUTO=model)
 
