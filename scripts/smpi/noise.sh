@@ -32,7 +32,7 @@ kinds="${NOISE_KINDS:-platform $(cd "$here/variants" && ls -- *.env | sed 's/\.e
 P="${NOISE_NP:-64}"
 (cd "$root" && cmake --preset smpi >/dev/null) || exit 1
 cmake --build "$build" -j "${MPIA_JOBS:-2}" --target mpia_bench >/dev/null || exit 1
-mkdir -p "$out"
+mkdir -p "$out" && out="$(cd "$out" && pwd)"  # the points run in their own directories
 
 # The candidates of each collective (mpia_bench variant names), as trial.sh's defaults.
 # NOISE_ALLTOALL_VARIANTS, NOISE_ALLTOALLV_VARIANTS: other lists (mpia_bench --variants); a
