@@ -227,7 +227,7 @@ Selection choose_blocking(CommState& st, const AlltoallArgs& a, std::int64_t byt
 
 namespace {
 
-bool repeats(const CommState::Repeat& r, const AlltoallArgs& a) {
+bool same_args(const AlltoallArgs& r, const AlltoallArgs& a) {
   return r.sendbuf == a.sendbuf && r.recvbuf == a.recvbuf && r.sendcount == a.sendcount &&
          r.recvcount == a.recvcount && r.sendtype == a.sendtype && r.recvtype == a.recvtype &&
          r.large == a.large;
@@ -239,7 +239,7 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
   st.check_settings();
   CommState::Repeat& repeat = st.repeat;
   if (repeat.valid && repeat.memo_serial == st.memo_serial &&
-      st.memo.collective == int(Collective::Alltoall) && repeats(repeat, a)) {
+      st.memo.collective == int(Collective::Alltoall) && same_args(repeat.args, a)) {
     st.cached->run();
     note_call(st, Collective::Alltoall, *repeat.selection, true);
     return;
@@ -299,8 +299,7 @@ void alltoall_blocking(CommState& st, const AlltoallArgs& a) {
         });
   });
   if (cacheable && !trial && !debug && st.cached) {
-    repeat = CommState::Repeat{true,        st.memo_serial, a.sendbuf,   a.sendcount, a.sendtype,
-                               a.recvbuf,   a.recvcount,    a.recvtype, a.large,     sel};
+    repeat = CommState::Repeat{true, st.memo_serial, a, sel};
   }
   note_call(st, Collective::Alltoall, *sel, hit);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "collective/registry.hpp"
+#include "operation/args.hpp"
 
 #include <mpi.h>
 
@@ -132,13 +133,7 @@ struct CommState {
   struct Repeat {
     bool valid = false;
     std::uint64_t memo_serial = 0;
-    const void* sendbuf = nullptr;
-    std::int64_t sendcount = 0;
-    MPI_Datatype sendtype = MPI_DATATYPE_NULL;
-    void* recvbuf = nullptr;
-    std::int64_t recvcount = 0;
-    MPI_Datatype recvtype = MPI_DATATYPE_NULL;
-    bool large = false;
+    AlltoallArgs args;
     const Selection* selection = nullptr;
   } repeat;
   // The agreed plan cache of blocking alltoallv and neighbor calls whose algorithm needs

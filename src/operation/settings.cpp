@@ -17,6 +17,17 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
+// A setting with two values: true when var is `other`; false when it is `usual` or unset. Any
+// other value is ignored, with a note on stderr (and what holds instead, when given).
+bool other_value(const char* var, const char* usual, const char* other, const char* instead) {
+  const std::string v = env(var);
+  if (v == other) return true;
+  if (!v.empty() && v != usual)
+    std::fprintf(stderr, "mpi-advance: %s='%s' ignored (expected %s or %s)%s%s\n", var, v.c_str(),
+                 usual, other, *instead ? ": " : "", instead);
+  return false;
+}
+
 Settings read_settings() {
   Settings s;
   for (Collective c : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
@@ -56,14 +67,8 @@ Settings read_settings() {
     else
       s.tag_ub = int(v);
   }
-  const std::string automode = env("MPIX_AUTO");
-  if (automode == "model")
-    s.auto_measure = false;
-  else if (!automode.empty() && automode != "measure")
-    std::fprintf(stderr,
-                 "mpi-advance: MPIX_AUTO='%s' ignored (expected model or measure): persistent "
-                 "auto requests measure their shortlist\n",
-                 automode.c_str());
+  s.auto_measure = !other_value("MPIX_AUTO", "measure", "model",
+                                "persistent auto requests measure their shortlist");
   s.tuning_out = env("MPIX_TUNING_OUT");
   s.trial_times = env("MPIX_TRIAL_TIMES");
   s.trial_noise = env("MPIX_TRIAL_NOISE");
@@ -74,22 +79,11 @@ Settings read_settings() {
     if (comma > at) s.trial_skip.push_back(skip.substr(at, comma - at));
     at = comma + 1;
   }
-  const std::string sync = env("MPIX_TRIAL_SYNC");
-  if (sync == "none")
-    s.trial_barrier = false;
-  else if (!sync.empty() && sync != "barrier")
-    std::fprintf(stderr,
-                 "mpi-advance: MPIX_TRIAL_SYNC='%s' ignored (expected barrier or none): trial "
-                 "starts begin with a barrier\n",
-                 sync.c_str());
+  s.trial_barrier =
+      !other_value("MPIX_TRIAL_SYNC", "barrier", "none", "trial starts begin with a barrier");
   const std::string report = env("MPIX_REPORT");
   s.report = !report.empty() && report != "0";
-  const std::string progress = env("MPIX_PROGRESS");
-  if (progress == "thread")
-    s.progress = ProgressMode::Thread;
-  else if (!progress.empty() && progress != "calls")
-    std::fprintf(stderr, "mpi-advance: MPIX_PROGRESS='%s' ignored (expected thread or calls)\n",
-                 progress.c_str());
+  if (other_value("MPIX_PROGRESS", "calls", "thread", "")) s.progress = ProgressMode::Thread;
   // What ranks must share. Raw values, so that a value one rank rejects and another accepts
   // differs too.
   for (Collective c : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
