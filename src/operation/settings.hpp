@@ -34,9 +34,11 @@ struct Settings {
   // simulated lab's, which SMPI cannot run correctly (scripts/smpi/README.md).
   std::vector<std::string> trial_skip;
   // MPIX_TRIAL_SYNC: "barrier" (default): every trial start begins with a barrier and is timed
-  // from there, so that arrival and a previous start's skew decide nothing; "none": timed from
-  // each rank's start call, so that how an algorithm takes staggered arrivals counts as the
-  // application meets them (noisier samples: a trial keeps the MPI library's call more often).
+  // from there, so that arrival and a previous start's skew decide nothing; "none": no barrier
+  // (but one before the first timed start, whose exit is the ranks' common clock origin), each
+  // start timed from the last rank's start call to the last rank's completion, so that how an
+  // algorithm takes staggered arrivals counts as the application meets them. Assumes MPI_Wtime
+  // runs at one rate on every rank (drift over a trial's length is not corrected).
   bool trial_barrier = true;
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).

@@ -204,10 +204,11 @@ bool TrialOperation::do_start() {
   use(timing_ ? s.rule->next() : s.winner);
   part_done_ = false;
   if (!timing_) return start_part(part()) && data_done();
-  // One rank, or MPIX_TRIAL_SYNC=none: timed from this rank's start call.
-  if (size_ == 1 || !settings().trial_barrier) return begin_data();
+  // One rank, or MPIX_TRIAL_SYNC=none once the ranks' clocks have an origin: no barrier.
+  if (size_ == 1 || (!settings().trial_barrier && s.clocked)) return begin_data();
   // The opening barrier: the entry begins once every rank has entered this start, and its time
-  // is counted from there.
+  // is counted from there. Under MPIX_TRIAL_SYNC=none only the first timed start has one: its
+  // exit is the clocks' origin.
   barrier_ = true;
   distance_ = 1;
   post_barrier();
@@ -218,6 +219,10 @@ bool TrialOperation::do_start() {
 // whether the start is complete.
 bool TrialOperation::begin_data() {
   t0_ = MPI_Wtime();
+  if (!state_->clocked) {
+    state_->origin = t0_;
+    state_->clocked = true;
+  }
   part_done_ = start_part(part());
   return part_done_ && data_done();
 }
@@ -255,9 +260,18 @@ bool TrialOperation::rounds_done(bool block) {
 
 // This start's data exchange is complete: its time goes to the agreement (the start completes
 // with it), or, settled, nothing is timed.
+//
+// MPIX_TRIAL_SYNC=none: the start's time is from the last rank's start call to the last rank's
+// completion (each rank's times from the common origin; the maxima agreed), what an application
+// whose ranks arrive apart waits for beyond its own imbalance. A rank's own elapsed time would
+// add the wait for the late ranks, the same for every entry, to every sample.
 bool TrialOperation::data_done() {
   if (!timing_) return true;
-  agreed_.assign(1, measured(current_, MPI_Wtime() - t0_));
+  const double seconds = measured(current_, MPI_Wtime() - t0_);
+  if (settings().trial_barrier || size_ == 1)
+    agreed_.assign(1, seconds);
+  else
+    agreed_ = {t0_ - state_->origin + seconds, t0_ - state_->origin};
   if (size_ == 1) {
     agreed();
     return true;
@@ -273,7 +287,7 @@ bool TrialOperation::data_done() {
 void TrialOperation::agreed() {
   TrialRule& r = *state_->rule;
   const int before = r.round();
-  r.record(agreed_[0]);
+  r.record(agreed_.size() == 2 ? agreed_[0] - agreed_[1] : agreed_[0]);
   if (r.winner() >= 0)
     settle();
   else if (r.round() != before || r.starts() % int(r.entries().size()) == 0)

@@ -74,6 +74,10 @@ struct TrialState {
   std::unique_ptr<TrialRule> rule;  // made by the first operation of the trial
   int winner = -1;                  // settled entry, -1 while trying
   std::string shown;                // what MPIX_Request_get_trial says (guarded by the op's mutex)
+  // MPIX_TRIAL_SYNC=none: this rank's MPI_Wtime when it left the trial's one barrier (before its
+  // first timed start), a common origin of every rank's clock to within that barrier's skew.
+  double origin = 0;
+  bool clocked = false;
 };
 
 // Makes the operation of the MPI library's own call over the request's buffers.

@@ -13,11 +13,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mpia_test;
@@ -148,9 +150,13 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
   }
   std::vector<std::string> tried = entries, before = entries;  // before: the text's entries
   std::string settled, refined;                                // before this start
+  // MPIA_TEST_TRIAL_LATE_MS: rank 0 enters every start that much after the others.
+  const char* late = std::getenv("MPIA_TEST_TRIAL_LATE_MS");
+  const int late_ms = late ? std::atoi(late) : 0;
   for (int it = 0; it < kTrialBound + 4; ++it) {
     b.send.fill(me, it, true);
     b.recv.poison(0xEE);
+    if (me == 0 && late_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(late_ms));
     ASSERT_EQ(MPIX_Start(&r), MPI_SUCCESS);
     ASSERT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
     EXPECT_EQ(b.recv.check(me, it, false, "start " + std::to_string(it)), 0);

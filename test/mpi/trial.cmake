@@ -37,6 +37,16 @@ _mpia_env_test(trial_noise_system trial FILTER "TrialAgreement.Settles*" NPROCS 
 # same agreement, the same winner, every start right.
 _mpia_env_test(trial_sync_none trial FILTER "TrialAgreement.*" NPROCS 3 4 ENVIRONMENT
   MPIX_TRIAL_SYNC=none "MPIX_TRIAL_TIMES=*=100,bruck=10" MPIA_TEST_TRIAL_WINNER=bruck)
+# MPIX_TRIAL_SYNC=none times a start from the last rank's start call to the last rank's
+# completion: rank 0 enters every start 20 ms after the others, and rank 1, which finds bruck
+# slow, is done long before rank 0 comes, so bruck wins (with the barrier, or timed from each
+# rank's own start call, rank 1's 1 ms decides: trial_ranks_differ).
+_mpia_env_test(trial_sync_none_late trial FILTER "TrialAgreement.Settles*" NPROCS 3 4 ENVIRONMENT
+  MPIX_TRIAL_SYNC=none "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" MPIA_TEST_TRIAL_LATE_MS=20
+  MPIA_TEST_TRIAL_WINNER=bruck)
+_mpia_env_test(trial_barrier_late trial FILTER "TrialAgreement.Settles*" NPROCS 3 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" MPIA_TEST_TRIAL_LATE_MS=20
+  MPIA_TEST_TRIAL_WINNER=system)
 # Off for the whole process.
 _mpia_env_test(trial_model trial FILTER "TrialOff.*" NPROCS 1 3 ENVIRONMENT MPIX_AUTO=model)
 
