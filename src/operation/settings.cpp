@@ -79,8 +79,10 @@ Settings read_settings() {
     if (comma > at) s.trial_skip.push_back(skip.substr(at, comma - at));
     at = comma + 1;
   }
+  // "none" is the first name of "arrival" (it was not the default then).
   s.trial_barrier =
-      !other_value("MPIX_TRIAL_SYNC", "barrier", "none", "trial starts begin with a barrier");
+      other_value("MPIX_TRIAL_SYNC", env("MPIX_TRIAL_SYNC") == "none" ? "none" : "arrival",
+                  "barrier", "trial starts timed from the last rank's arrival");
   const std::string report = env("MPIX_REPORT");
   s.report = !report.empty() && report != "0";
   if (other_value("MPIX_PROGRESS", "calls", "thread", "")) s.progress = ProgressMode::Thread;
@@ -92,7 +94,7 @@ Settings read_settings() {
             std::to_string(hash63(s.tuning_text)) + ">;MPIX_LOCALITY=" + s.locality +
             ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub) +
             ";MPIX_AUTO=" + (s.auto_measure ? "measure" : "model") + ";MPIX_TRIAL_SKIP=" + skip +
-            ";MPIX_TRIAL_SYNC=" + (s.trial_barrier ? "barrier" : "none");
+            ";MPIX_TRIAL_SYNC=" + (s.trial_barrier ? "barrier" : "arrival");
   s.fingerprint = hash63(s.text);
   return s;
 }

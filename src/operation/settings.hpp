@@ -33,13 +33,14 @@ struct Settings {
   // MPIX_TRIAL_SKIP: algorithms (names, comma separated) a measured trial never tries -- the
   // simulated lab's, which SMPI cannot run correctly (scripts/smpi/README.md).
   std::vector<std::string> trial_skip;
-  // MPIX_TRIAL_SYNC: "barrier" (default): every trial start begins with a barrier and is timed
-  // from there, so that arrival and a previous start's skew decide nothing; "none": no barrier
-  // (but one before the first timed start, whose exit is the ranks' common clock origin), each
-  // start timed from the last rank's start call to the last rank's completion, so that how an
-  // algorithm takes staggered arrivals counts as the application meets them. Assumes MPI_Wtime
-  // runs at one rate on every rank (drift over a trial's length is not corrected).
-  bool trial_barrier = true;
+  // MPIX_TRIAL_SYNC: "arrival" (default; "none" is its former name): no barrier before a trial
+  // start (but one before the first timed start, whose exit is the ranks' common clock origin);
+  // each start timed from the last rank's start call to the last rank's completion, so that how
+  // an algorithm takes staggered arrivals counts as the application meets it, and the wait for
+  // the late ranks, the same for every entry, is not in the samples. Assumes MPI_Wtime runs at
+  // one rate on every rank (drift over a trial's length is not corrected). "barrier": every
+  // trial start begins with a barrier and is timed from there on each rank.
+  bool trial_barrier = false;
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).
   ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread

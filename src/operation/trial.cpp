@@ -204,10 +204,11 @@ bool TrialOperation::do_start() {
   use(timing_ ? s.rule->next() : s.winner);
   part_done_ = false;
   if (!timing_) return start_part(part()) && data_done();
-  // One rank, or MPIX_TRIAL_SYNC=none once the ranks' clocks have an origin: no barrier.
+  // One rank, or MPIX_TRIAL_SYNC=arrival (the default) once the ranks' clocks have an origin:
+  // no barrier.
   if (size_ == 1 || (!settings().trial_barrier && s.clocked)) return begin_data();
   // The opening barrier: the entry begins once every rank has entered this start, and its time
-  // is counted from there. Under MPIX_TRIAL_SYNC=none only the first timed start has one: its
+  // is counted from there. Under MPIX_TRIAL_SYNC=arrival only the first timed start has one: its
   // exit is the clocks' origin.
   barrier_ = true;
   distance_ = 1;
@@ -261,7 +262,7 @@ bool TrialOperation::rounds_done(bool block) {
 // This start's data exchange is complete: its time goes to the agreement (the start completes
 // with it), or, settled, nothing is timed.
 //
-// MPIX_TRIAL_SYNC=none: the start's time is from the last rank's start call to the last rank's
+// MPIX_TRIAL_SYNC=arrival: the start's time is from the last rank's start call to the last rank's
 // completion (each rank's times from the common origin; the maxima agreed), what an application
 // whose ranks arrive apart waits for beyond its own imbalance. A rank's own elapsed time would
 // add the wait for the late ranks, the same for every entry, to every sample.

@@ -9,21 +9,26 @@
 // (collective/trial_rule.hpp decides: interleaved batches, the median of the slowest rank's
 // time, eliminations beyond the spread measured, at most TrialRule::bound() starts).
 //
-// Every trial start begins with a barrier (dissemination, log2(P) rounds of empty messages on
-// the request's own tag): the entry begins, and its time is counted, once every rank has entered
-// the start -- the ranks' different arrival (the application's imbalance, a late rank) and the
-// skew a previous start left decide nothing. The MPI library's call, an MPI collective that must
-// be made in the same order on every rank, is then made on a communicator of the request's own
-// (persistent requests: a PrivateComm of its own, made at init), or inside the blocking call that
-// every rank is making (a blocking collective's plan). Every trial start ends with a dissemination
-// max-reduction of its time over the ranks (this rank's, from the barrier to observed
-// completion; log2(P) rounds on the same tag), before the start completes: every rank then holds
-// the same sample -- the slowest rank's time -- and its rule takes the same decisions, naming
-// the same entry for the next start, or the same winner. The barrier's and the reduction's
-// messages and the data keep their order on every pair (one tag, posted in the same order on
-// every rank): none matches another's receive. Every start is a complete, correct execution of
-// the collective: only the schedule differs. The start that learns the winner completes with it;
-// from the next on, the request is the winner itself (settled_part).
+// Trial starts are timed from the last rank's arrival (MPIX_TRIAL_SYNC=arrival, the default):
+// the first timed start begins with a barrier (dissemination, log2(P) rounds of empty messages on
+// the request's own tag) whose exit is every rank's clock origin; every start then records, from
+// that origin, when this rank called it and when it saw it complete, and the start's sample is
+// the latest completion less the latest call -- how long the exchange ran after its last rank
+// came. What an application's imbalance (a late rank) costs every entry alike is not in it; how
+// an entry takes staggered arrivals is (a direct exchange is mostly through when the last rank
+// comes; a multi-round one runs whole after it). With MPIX_TRIAL_SYNC=barrier every start begins
+// with the barrier and its sample is the slowest rank's time from there. The MPI library's call,
+// an MPI collective that must be made in the same order on every rank, is made on a communicator
+// of the request's own (persistent requests: a PrivateComm of its own, made at init), or inside
+// the blocking call that every rank is making (a blocking collective's plan). Every trial start
+// ends with a dissemination max-reduction of its times over the ranks (log2(P) rounds on the
+// same tag), before the start completes: every rank then holds the same sample and its rule
+// takes the same decisions, naming the same entry for the next start, or the same winner. The
+// barrier's and the reduction's messages and the data keep their order on every pair (one tag,
+// posted in the same order on every rank): none matches another's receive. Every start is a
+// complete, correct execution of the collective: only the schedule differs. The start that learns
+// the winner completes with it; from the next on, the request is the winner itself
+// (settled_part).
 //
 // Bounded: one lowered plan at a time (the scheduled entries share the request's bound buffers
 // and are lowered in turn; the MPI library's call is made once, at construction, and dropped
@@ -74,7 +79,7 @@ struct TrialState {
   std::unique_ptr<TrialRule> rule;  // made by the first operation of the trial
   int winner = -1;                  // settled entry, -1 while trying
   std::string shown;                // what MPIX_Request_get_trial says (guarded by the op's mutex)
-  // MPIX_TRIAL_SYNC=none: this rank's MPI_Wtime when it left the trial's one barrier (before its
+  // MPIX_TRIAL_SYNC=arrival: this rank's MPI_Wtime when it left the trial's one barrier (before its
   // first timed start), a common origin of every rank's clock to within that barrier's skew.
   double origin = 0;
   bool clocked = false;

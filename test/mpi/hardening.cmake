@@ -73,7 +73,7 @@ set(_mpia_settings_cases
   "locality|MPIX_LOCALITY=ppn:1"
   "tag_ub|MPIX_TAG_UB=4"
   "debug|MPIX_DEBUG=1"
-  "trial_sync|MPIX_TRIAL_SYNC=none")
+  "trial_sync|MPIX_TRIAL_SYNC=barrier")
 mpia_test_nprocs(_np 2 5 MPICH 2 3)
 if(_np)
   foreach(case IN LISTS _mpia_settings_cases)
@@ -99,6 +99,10 @@ if(_np)
                                 MPIX_NEIGHBOR_ALLTOALLV=direct MPIX_COST_MODEL=lat_inter=1e-5
                                 MPIX_TUNING=${CMAKE_CURRENT_SOURCE_DIR}/tuning_example.txt
                                 MPIX_TAG_UB=8)
+  # "none" is MPIX_TRIAL_SYNC's default ("arrival") by its former name: the same setting.
+  mpia_add_mpi_test(NAME mpi.settings_same_trial_sync TARGET mpia_test_settings_agreement
+                    NPROCS ${_np} TIMEOUT 120 ARGS --gtest_filter=Settings.Agree
+                    ENVIRONMENT MPIA_TEST_RANK0_ENV=MPIX_TRIAL_SYNC=none)
 endif()
 
 mpia_test_nprocs(_np 1 2 3 MPICH 1 2 3)

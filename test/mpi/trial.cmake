@@ -13,9 +13,11 @@ mpia_add_mpi_test(NAME mpi.trial TARGET mpia_test_trial)
 _mpia_env_test(trial_cheapest trial FILTER "TrialAgreement.*" NPROCS 2 3 4 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,bruck=10" MPIA_TEST_TRIAL_WINNER=bruck)
 # Ranks measure differently: rank 1 finds bruck slow, so nobody takes it; the others tie with the
-# MPI library's call, which stays.
+# MPI library's call, which stays. (A second: a start is timed from the last rank's arrival, and
+# a slow rank that came early enough is done before it -- trial_sync_arrival_late -- so rank 1's
+# time must outlast any skew the ranks' starts have here.)
 _mpia_env_test(trial_ranks_differ trial FILTER "TrialAgreement.*" NPROCS 3 4 ENVIRONMENT
-  "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" MPIA_TEST_TRIAL_WINNER=system)
+  "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000000" MPIA_TEST_TRIAL_WINNER=system)
 # The first round's winner (tra) is refined: a radix the model ranked lower wins the second round
 # (on these ranks the first round holds tra:radix=2, whose refinement is radix 4: doubled).
 _mpia_env_test(trial_refined trial FILTER "TrialAgreement.Settles*" NPROCS 4 5 ENVIRONMENT
@@ -33,20 +35,23 @@ _mpia_env_test(trial_noise_ours trial FILTER "TrialAgreement.Settles*" NPROCS 3 
   "MPIX_TRIAL_TIMES=*=100,bruck=90" MPIX_TRIAL_NOISE=0.03:11 MPIA_TEST_TRIAL_WINNER=bruck)
 _mpia_env_test(trial_noise_system trial FILTER "TrialAgreement.Settles*" NPROCS 3 4 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,system=90" MPIX_TRIAL_NOISE=0.1:12 MPIA_TEST_TRIAL_WINNER=system)
-# Trial starts timed from each rank's start call (MPIX_TRIAL_SYNC=none, no opening barrier): the
-# same agreement, the same winner, every start right.
-_mpia_env_test(trial_sync_none trial FILTER "TrialAgreement.*" NPROCS 3 4 ENVIRONMENT
-  MPIX_TRIAL_SYNC=none "MPIX_TRIAL_TIMES=*=100,bruck=10" MPIA_TEST_TRIAL_WINNER=bruck)
-# MPIX_TRIAL_SYNC=none times a start from the last rank's start call to the last rank's
-# completion: rank 0 enters every start 20 ms after the others, and rank 1, which finds bruck
-# slow, is done long before rank 0 comes, so bruck wins (with the barrier, or timed from each
-# rank's own start call, rank 1's 1 ms decides: trial_ranks_differ).
-_mpia_env_test(trial_sync_none_late trial FILTER "TrialAgreement.Settles*" NPROCS 3 4 ENVIRONMENT
-  MPIX_TRIAL_SYNC=none "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" MPIA_TEST_TRIAL_LATE_MS=20
+# Trial starts with a barrier each (MPIX_TRIAL_SYNC=barrier; the default times them from the
+# last rank's arrival): the same agreement, the same winner, every start right.
+_mpia_env_test(trial_sync_barrier trial FILTER "TrialAgreement.*" NPROCS 3 4 ENVIRONMENT
+  MPIX_TRIAL_SYNC=barrier "MPIX_TRIAL_TIMES=*=100,bruck=10" MPIA_TEST_TRIAL_WINNER=bruck)
+# A start is timed from the last rank's start call to the last rank's completion: rank 0 enters
+# every start 50 ms after the others, and rank 1, which finds bruck slow, is done long before
+# rank 0 comes, so bruck wins (with MPIX_TRIAL_SYNC=barrier, or timed from each rank's own start
+# call, rank 1's 1 ms decides: trial_ranks_differ). "none" is the default's former name.
+_mpia_env_test(trial_sync_arrival_late trial FILTER "TrialAgreement.Settles*" NPROCS 3 4
+  ENVIRONMENT "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" MPIA_TEST_TRIAL_LATE_MS=50
+  MPIA_TEST_TRIAL_WINNER=bruck)
+_mpia_env_test(trial_sync_none_late trial FILTER "TrialAgreement.Settles*" NPROCS 3 ENVIRONMENT
+  MPIX_TRIAL_SYNC=none "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" MPIA_TEST_TRIAL_LATE_MS=50
   MPIA_TEST_TRIAL_WINNER=bruck)
 _mpia_env_test(trial_barrier_late trial FILTER "TrialAgreement.Settles*" NPROCS 3 ENVIRONMENT
-  "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000" MPIA_TEST_TRIAL_LATE_MS=20
-  MPIA_TEST_TRIAL_WINNER=system)
+  MPIX_TRIAL_SYNC=barrier "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000"
+  MPIA_TEST_TRIAL_LATE_MS=50 MPIA_TEST_TRIAL_WINNER=system)
 # Off for the whole process.
 _mpia_env_test(trial_model trial FILTER "TrialOff.*" NPROCS 1 3 ENVIRONMENT MPIX_AUTO=model)
 
