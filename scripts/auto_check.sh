@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/auto_check.sh -- is `auto` right on YOUR machine? Times every algorithm of ours, the
-# persistent `auto` request after its measured trial (settled in the warm-up: at most 121 starts)
+# persistent `auto` request after its measured trial (settled in the warm-up: at most 241 starts)
 # and `auto` without measuring (MPIX_AUTO=model), for alltoall and alltoallv, side by side in one
 # launch per collective (variants rotated over rounds, every result checked byte by byte by
 # mpia_bench), and prints per point the best of ours, auto measured / best, auto model / best and
@@ -23,9 +23,9 @@
 #   MPIA_CHECK_V_SIZES   alltoallv mean block bytes (default 8,512,4096; "" skips alltoallv)
 #   MPIA_CHECK_PATTERNS  alltoallv count patterns (default uniform,skewed,sparse,power_law,
 #                        hotspot,tuna: mpia_bench --help)
-#   MPIA_CHECK_ARGS      timing options (default "--rounds 5 --iters 500 --warmup 130": each round
+#   MPIA_CHECK_ARGS      timing options (default "--rounds 5 --iters 500 --warmup 250": each round
 #                        a new request, whose trial settles within the warm-up starts: its bound
-#                        is 121)
+#                        is 241)
 #   MPIA_CHECK_TIMEOUT   seconds one launch may take (default 900)
 set -uo pipefail
 
@@ -41,7 +41,7 @@ bench="${MPIA_BUILD:-$MPIA_ROOT/build/openmpi}/benchmarks/mpia_bench"
 out="${MPIA_CHECK_OUT:-$MPIA_ROOT/results/auto_check}"
 mkdir -p "$out" || die "cannot create $out"
 name="${MPIA_CHECK_NAME:-here}"
-read -r -a timing <<<"${MPIA_CHECK_ARGS:---rounds 5 --iters 500 --warmup 130}"
+read -r -a timing <<<"${MPIA_CHECK_ARGS:---rounds 5 --iters 500 --warmup 250}"
 
 # run NAME [NAME=VALUE...] -- MPIA_BENCH_ARGS...: one launch, its CSV and log in $out.
 run() {

@@ -36,7 +36,7 @@ t1=$SECONDS
 # simulate NAME [smpirun option ...] -- mpia_bench argument ...: one simulation of P ranks, its
 # output in $out/NAME.log and its CSV in $out/NAME.csv; ends the script when the run fails or
 # mpia_bench finds a wrong byte (every start's bytes are checked). Every run: 2 timed iterations,
-# a warm-up of at most 121 starts (the trial's bound: test/mpi/test_trial.cpp) that ends once an
+# a warm-up of at most 241 starts (the trial's bound: test/mpi/test_trial.cpp) that ends once an
 # auto request's trial settled.
 simulate() {
   local name="$1" opts=()
@@ -47,7 +47,7 @@ simulate() {
   (cd "$out" && MPIX_LOCALITY="ppn:$Q" timeout --kill-after=10 300 \
     smpirun -platform "$out/cluster_N$N.xml" -hostfile "$out/hosts_N$N.txt" -np "$P" "${cfg[@]}" \
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
-      "${opts[@]}" "$build/benchmarks/mpia_bench" "$@" --iters 2 --warmup 121 --warmup-until-settled \
+      "${opts[@]}" "$build/benchmarks/mpia_bench" "$@" --iters 2 --warmup 241 --warmup-until-settled \
       --settle 0 --watchdog 0 --csv "$out/$name.csv") >"$out/$name.log" 2>&1 ||
     { tail -n 30 "$out/$name.log"; echo "ci.sh: simulation $name failed" >&2; exit 1; }
   if grep -qE 'FATAL|WRONG RESULT' "$out/$name.log"; then

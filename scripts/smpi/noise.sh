@@ -69,7 +69,7 @@ point() {
       --cfg=surf/precision:1e-8 "--cfg=smpi/privatize-libs:$build/src/libmpi_advance.so.0" \
       "--cfg=smpi/tmpdir:$dir/tmp_${coll}_$size" \
       "$build/benchmarks/mpia_bench" --collective "$coll" --sizes "$size" \
-      --variants "${!vname}" "${!oname}" --iters "${NOISE_ITERS:-40}" --warmup 121 \
+      --variants "${!vname}" "${!oname}" --iters "${NOISE_ITERS:-40}" --warmup 241 \
       --warmup-until-settled --settle 0 --watchdog 0 --seed "${NOISE_SEED:-1}" \
       --noise-rel "${NOISE_ARRIVAL:-0.3}" --jitter "${NOISE_JITTER:-0.5}" --lat-factor "$lat" \
       --csv "$base.csv.part"

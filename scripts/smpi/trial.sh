@@ -3,8 +3,8 @@
 # per (P, block size), the time of every alltoall candidate we can name (linear, pairwise, the
 # Bruck family (not zero_copy_bruck: SMPI 3.32 delivers wrong bytes with its per-round derived
 # datatypes, on the commit before issue #18's work too), tra at a ladder of radices, tra2 at a grid of radix pairs), of the persistent
-# auto request after its trial (mpia_bench --warmup 121 --warmup-until-settled: timing starts at
-# the start after the trial settled, within the trial's bound of 121 starts), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
+# auto request after its trial (mpia_bench --warmup 241 --warmup-until-settled: timing starts at
+# the start after the trial settled, within the trial's bound of 241 starts), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
 # byte by mpia_bench. Writes $TRIAL_OUT/trial.csv (platform, P, ppn, bytes, selection, time_us:
 # what scripts/calibrate.py reads; auto rows are ignored by its fit) and
 # prints, per point, the best candidate, auto measured and auto model, each / best.
@@ -153,7 +153,7 @@ plabel=""
 # depend on the selection code: a change to auto reruns only these, TRIAL_AUTO_ONLY=1).
 auto_sims() {
   [ -z "${TRIAL_CANDIDATES_ONLY:-}" ] || return 0
-  case " ${TRIAL_AUTOS:-measured model} " in *" measured "*) spawn sim auto_measured "$1" "$2" 121 auto ;; esac
+  case " ${TRIAL_AUTOS:-measured model} " in *" measured "*) spawn sim auto_measured "$1" "$2" 241 auto ;; esac
   case " ${TRIAL_AUTOS:-measured model} " in *" model "*) spawn sim auto_model "$1" "$2" 0 auto MPIX_AUTO=model ;; esac
 }
 if [ "${TRIAL_COLLECTIVE:-alltoall}" = neighbor ]; then

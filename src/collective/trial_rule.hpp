@@ -35,7 +35,7 @@ namespace mpia {
 
 struct TrialLimits {
   int min_samples = 3;             // batches before anything is decided
-  int max_samples = 10;            // batches at most per round
+  int max_samples = 20;            // batches at most per round (test_trial_rule.cpp: why 20)
   double z = 3.0;                  // separation, in standard errors
   double z_incumbent = 4.0;        // the same, for leaving the incumbent behind
   double z_final = 2.5;            // the incumbent's, at a round's last look (max_samples)

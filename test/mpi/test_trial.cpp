@@ -27,9 +27,9 @@ using namespace mpia_test;
 namespace {
 
 // The trial ends within this many starts: TrialRule::bound() for the longest shortlist (4 of
-// ours and the MPI library's call, 10 batches; 6 refinements and their incumbent, 10 batches),
+// ours and the MPI library's call, 20 batches; 6 refinements and their incumbent, 20 batches),
 // and the start that learns the winner.
-constexpr int kTrialBound = 10 * 5 + 10 * 7 + 1;
+constexpr int kTrialBound = 20 * 5 + 20 * 7 + 1;
 
 std::string trial_text(MPIX_Request r) {
   char buf[MPIX_MAX_TRIAL_STRING];

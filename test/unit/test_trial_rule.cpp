@@ -240,9 +240,12 @@ TEST(TrialRule, WithoutSystemTheModelsPickIsTheIncumbent) {
 // the MPI library's call (what the SMPI noise lab showed: the trial's medians 25-40 % apart, the
 // MPI library's call kept). With z_final at z_incumbent (4) the shares were 0.91, 0.36, 0.73,
 // 0.34 and 0.17 on kLoud's lines; with 2.5, 0.98, 0.56, 0.92, 0.57 and 0.26 -- while
-// RarelySlowerThanSystemWhateverTheNoise holds as before.
+// RarelySlowerThanSystemWhateverTheNoise holds as before. A round of up to 20 batches instead of
+// 10 (the noise lab's heavy jitter kept the MPI library's call against ours 29 % faster in the
+// medians after 10): 1.00, 0.80, 0.99, 0.77 and 0.36, the mean starts of the hardest lines 17 ->
+// 28, and the shares settling slower than the MPI library's call the same or lower.
 TEST(TrialRule, LoudNoiseALargeLeadIsTakenAtTheLastLook) {
-  const double at_least[] = {0.95, 0.5, 0.85, 0.5, 0.2};
+  const double at_least[] = {0.97, 0.7, 0.95, 0.7, 0.32};
   for (std::size_t k = 0; k < std::size(kLoud); ++k) {
     const Noise& n = kLoud[k];
     EXPECT_GE(share({-1, -1}, 1, {1.0, 1.25}, n.ranks, n.kind, n.mean, 0), at_least[k]) << n.name;
