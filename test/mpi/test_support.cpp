@@ -617,6 +617,13 @@ void run_persistent(MPI_Comm comm, const std::string& spec, const TypeCase& tc, 
   run_persistent(comm, spec, send, units * tc.send_mult, recv, units * tc.recv_mult, opt);
 }
 
+bool trial_settled(MPIX_Request r) {
+  char text[MPIX_MAX_TRIAL_STRING];
+  int len = 0;
+  EXPECT_EQ(MPIX_Request_get_trial(r, text, &len), MPI_SUCCESS);
+  return len == 0 || std::strncmp(text, "chose", 5) == 0;
+}
+
 void run_persistent(MPI_Comm comm, const std::string& spec, const Layout& send, int scount,
                     const Layout& recv, int rcount, const RunOptions& opt) {
   const int me = comm_rank(comm);
@@ -648,6 +655,7 @@ void run_persistent(MPI_Comm comm, const std::string& spec, const Layout& send, 
     expect_reported_algorithm(req, spec, nprocs, registered_algorithms());
   }
 
+  int settled_for = 0;
   for (int i = 0; i < opt.iterations; ++i) {
     const int iter = next_round();
     const std::string label = "cycle " + std::to_string(i);
@@ -692,6 +700,7 @@ void run_persistent(MPI_Comm comm, const std::string& spec, const Layout& send, 
     EXPECT_NE(req, MPIX_REQUEST_NULL) << label << ": completion must keep a persistent request";
     rbuf.check(me, iter, false, label + " receive buffer");
     if (!opt.in_place) sbuf.compare(snap, label + " send buffer was modified");
+    if (opt.after_settled >= 0 && trial_settled(req) && settled_for++ >= opt.after_settled) break;
   }
 
   rc = MPIX_Request_free(&req);

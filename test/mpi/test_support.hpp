@@ -172,7 +172,14 @@ struct RunOptions {
   int iterations = 5;          // persistent: Start/complete cycles, data changed every time
   bool in_place = false;       // sendbuf = MPI_IN_PLACE, data from recvbuf
   bool check_reported = true;  // compare MPIX_Request_get_algorithm with the request
+  // >= 0: stop this many cycles after the request's trial settled (MPIX_Request_get_trial says
+  // "chose ..." or nothing: agreed, so every rank stops at the same cycle); at most iterations.
+  int after_settled = -1;
 };
+
+// Whether r's measured trial has settled, or r has none: MPIX_Request_get_trial says "chose ..."
+// or nothing (the text is agreed: the same on every rank after the same start).
+bool trial_settled(MPIX_Request r);
 
 // Persistent: MPIX_Alltoall_init with info "mpix_algorithm" = spec (MPI_INFO_NULL when spec
 // is empty), then `iterations` cycles alternating Start/Startall and Wait/Waitall/Test, each

@@ -118,6 +118,7 @@ TEST(TrialData, EveryStartIsRight) {
   };
   RunOptions opt;
   opt.iterations = kTrialBound + 3;
+  opt.after_settled = 3;
   for (const TypeCase& tc : cases)
     for (int units : {1, 40}) {
       SCOPED_TRACE(std::string(tc.name) + " x" + std::to_string(units));
@@ -150,6 +151,7 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
   }
   std::vector<std::string> tried = entries, before = entries;  // before: the text's entries
   std::string settled, refined;                                // before this start
+  int after_settled = 0;
   // MPIA_TEST_TRIAL_LATE_MS: rank 0 enters every start that much after the others.
   const char* late = std::getenv("MPIA_TEST_TRIAL_LATE_MS");
   const int late_ms = late ? std::atoi(late) : 0;
@@ -164,9 +166,10 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
     if (entries.empty()) continue;
     EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, text)) << "start " << it << ": " << text;
     EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, ran)) << "start " << it << ": " << ran;
-    if (!settled.empty()) {  // after the trial: its winner, for good
+    if (!settled.empty()) {  // after the trial: its winner, for good (4 starts show it)
       EXPECT_EQ(text, settled) << "start " << it;
       EXPECT_EQ(ran, settled.substr(6, settled.find(' ', 6) - 6)) << "start " << it;
+      if (++after_settled == 4) break;
       continue;
     }
     // The entry that ran was in the round when the start began (its agreement, at the end of
@@ -202,8 +205,8 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
 }
 
 // Three requests in trial at once (different block sizes, so different shortlists), started
-// together and completed in an order that differs by rank, kTrialBound times: no hang, right data,
-// and each settles on the same entry on every rank.
+// together and completed in an order that differs by rank, until all three settled (at most
+// kTrialBound starts): no hang, right data, and each settles on the same entry on every rank.
 TEST(TrialAgreement, ManyRequestsAnyCompletionOrder) {
   const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
   const int counts[3] = {1, 64, 1024};
@@ -214,6 +217,7 @@ TEST(TrialAgreement, ManyRequestsAnyCompletionOrder) {
     bufs.emplace_back(counts[i], P);
     reqs[i] = init_auto(MPI_COMM_WORLD, bufs[std::size_t(i)], counts[i]);
   }
+  int after_settled = 0;
   for (int it = 0; it < kTrialBound + 1; ++it) {
     for (int i = 0; i < 3; ++i) {
       bufs[std::size_t(i)].send.fill(me, it + 7 * i, true);
@@ -240,6 +244,11 @@ TEST(TrialAgreement, ManyRequestsAnyCompletionOrder) {
                     me, it + 7 * i, false,
                     "request " + std::to_string(i) + " start " + std::to_string(it)),
                 0);
+    // Three more starts once all three have settled (the texts are agreed: every rank stops
+    // at the same start).
+    if (trial_settled(reqs[0]) && trial_settled(reqs[1]) && trial_settled(reqs[2]) &&
+        ++after_settled == 3)
+      break;
   }
   for (int i = 0; i < 3; ++i) {
     const std::string text = trial_text(reqs[i]);
@@ -430,6 +439,7 @@ TEST(TrialNeighbor, EveryStartIsRight) {
   auto value = [](int src, int block, int it, int j) {
     return src * 100000 + block * 10000 + it * 100 + j;
   };
+  int after_settled = 0;
   for (int it = 0; it < kTrialBound + 4; ++it) {
     for (int b = 0; b < 2; ++b)
       for (int j = 0; j < n; ++j) send[std::size_t(b * n + j)] = value(me, b, it, j);
@@ -442,6 +452,7 @@ TEST(TrialNeighbor, EveryStartIsRight) {
       wrong += recv[std::size_t(n + j)] != value(right, 0, it, j);
     }
     EXPECT_EQ(wrong, 0) << "start " << it << " (" << algorithm_of(r) << ")";
+    if (trial_settled(r) && ++after_settled == 4) break;
   }
   const std::string text = trial_text(r);
   EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, text)) << text;
