@@ -149,4 +149,11 @@ bool ScheduledOperation::do_start() {
 
 bool ScheduledOperation::do_progress(bool block) { return lowered_->progress(block); }
 
+bool ScheduledOperation::do_run() {
+  if (!lowered_->runs_blocking()) return false;
+  if (shadow_bytes_ > 0) std::memcpy(shadow_.get(), shadow_source_, shadow_bytes_);
+  lowered_->run_blocking();
+  return true;
+}
+
 }  // namespace mpia

@@ -108,6 +108,9 @@ class Operation {
   // Advances the execution; with block, returns only once it is complete. Returns whether it
   // is complete. Communication errors go to errors_.
   virtual bool do_progress(bool block) = 0;
+  // A whole execution for run() when nothing else is running, if the operation has a faster
+  // way than do_start + do_progress (LoweredSchedule::run_blocking); false: it did nothing.
+  virtual bool do_run() { return false; }
   // For an operation whose executions are another's (trial.cpp), driven under this one's owner
   // lock and never on the running list by itself: the part's do_start / do_progress, its
   // errors recorded as this execution's.
@@ -188,6 +191,7 @@ class ScheduledOperation : public Operation {
  protected:
   bool do_start() override;
   bool do_progress(bool block) override;
+  bool do_run() override;
 
  private:
   std::shared_ptr<PrivateComm> comm_;

@@ -195,7 +195,8 @@ void Operation::run() {
   errors_.clear();
   bool done;
   try {
-    done = do_start();
+    done = !any_running() && do_run();
+    if (!done) done = do_start();
     while (!done) {
       done = do_progress(!any_running());
       if (!done && !g_list.pass()) std::this_thread::yield();

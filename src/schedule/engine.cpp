@@ -193,6 +193,10 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
     window_.assign(2 * slots, MPI_REQUEST_NULL);
     pending_.assign(slots, 0);
     exchange_.assign(slots, 0);
+    direct_ = rounds_.size() == 1 && (policy_.window <= 0 ||
+                                      std::size_t(policy_.window) >= rounds_[0].send.size());
+    for (const LoweredRound& r : rounds_)
+      for (const Recipe& c : r.send_recipe) small_sends_ = small_sends_ || c.isend;
   } catch (...) {
     free_all();
     throw;
@@ -408,6 +412,7 @@ void LoweredSchedule::run_self(const LocalStep& s) {
 bool LoweredSchedule::start() {
   round_ = 0;
   active_ = true;
+  if (direct_) return start_direct();
   enter_round();
   return !active_;
 }
@@ -485,21 +490,132 @@ void LoweredSchedule::complete(int index) {
 void LoweredSchedule::finished(int index, int error) {
   if (error != MPI_SUCCESS) {
     errors_->note(error, "a transfer");
-    const std::size_t slot = std::size_t(index) / 2, e = exchange_[slot];
-    const bool is_send = index % 2 == 0;
-    LoweredRound& r = rounds_[round_];
-    const Recipe& c = is_send ? r.send_recipe[e] : r.recv_recipe[e];
-    if (window_[std::size_t(index)] == MPI_REQUEST_NULL && !c.isend) {
-      MPI_Request& req = is_send ? r.send[e] : r.recv[e];
-      const int rc = is_send ? MPI_Send_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req)
-                             : MPI_Recv_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req);
-      if (rc != MPI_SUCCESS) {
-        errors_->note(rc, is_send ? "MPI_Send_init (again)" : "MPI_Recv_init (again)");
-        req = MPI_REQUEST_NULL;
-      }
-    }
+    const std::size_t slot = std::size_t(index) / 2;
+    if (window_[std::size_t(index)] == MPI_REQUEST_NULL)
+      remake(rounds_[round_], exchange_[slot], index % 2 == 0);
   }
   complete(index);
+}
+
+// Makes exchange e's persistent request again from its recipe when MPI freed it on an error.
+void LoweredSchedule::remake(LoweredRound& r, std::size_t e, bool is_send) {
+  const Recipe& c = is_send ? r.send_recipe[e] : r.recv_recipe[e];
+  if (c.isend) return;
+  MPI_Request& req = is_send ? r.send[e] : r.recv[e];
+  const int rc = is_send ? MPI_Send_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req)
+                         : MPI_Recv_init(c.addr, c.count, c.type, c.peer, tag_, comm_, &req);
+  if (rc != MPI_SUCCESS) {
+    errors_->note(rc, is_send ? "MPI_Send_init (again)" : "MPI_Recv_init (again)");
+    req = MPI_REQUEST_NULL;
+  }
+}
+
+// What enter_round and fill do for a one-round schedule with every exchange in the window, in
+// the same order (exchange by exchange, its receive first), with window_ indexed by exchange.
+bool LoweredSchedule::start_direct() {
+  LoweredRound& r = rounds_[0];
+  run(r.before);
+  inflight_ = 0;
+  const std::size_t n = r.send.size();
+  for (std::size_t e = 0; e < n; ++e)
+    for (std::size_t k : {std::size_t(1), std::size_t(0)}) {
+      MPI_Request& q = window_[2 * e + k];
+      const Recipe& c = k == 0 ? r.send_recipe[e] : r.recv_recipe[e];
+      int rc;
+      const char* what = "MPI_Start";
+      if (k == 0 && c.isend) {
+        rc = MPI_Isend(c.addr, c.count, c.type, c.peer, tag_, comm_, &q);
+        what = "MPI_Isend";
+      } else {
+        q = k == 0 ? r.send[e] : r.recv[e];
+        if (q == MPI_REQUEST_NULL) continue;
+        rc = start_request(&q, k == 0, c.count, c.type);
+      }
+      if (errors_->note(rc, what))
+        ++inflight_;
+      else
+        q = MPI_REQUEST_NULL;
+    }
+  if (inflight_ > 0) return false;
+  run(r.after);
+  round_ = 1;
+  active_ = false;
+  return true;
+}
+
+// progress and complete_some for the direct mode, making the same MPI calls in the same order
+// (which a simulator may charge for): passes over the pending requests, a pass that completes
+// one followed by another; with block, a pass stops at its first completion, and passes go on
+// until all are done.
+bool LoweredSchedule::progress_direct(bool block) {
+  const std::size_t n = window_.size();
+  const bool wait = block && policy_.completion == Completion::Waitall;
+  bool any = true;
+  while (inflight_ > 0 && (block || any)) {
+    any = false;
+    for (std::size_t i = 0; i < n && !(any && block); ++i) {
+      MPI_Request& q = window_[i];
+      if (q == MPI_REQUEST_NULL) continue;
+      int flag = 1;
+      const int rc = wait ? MPI_Wait(&q, MPI_STATUS_IGNORE) : MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+      if (!flag && rc == MPI_SUCCESS) continue;
+      if (rc != MPI_SUCCESS) {
+        errors_->note(rc, "a transfer");
+        if (q == MPI_REQUEST_NULL) remake(rounds_[0], i / 2, i % 2 == 0);
+      }
+      q = MPI_REQUEST_NULL;
+      --inflight_;
+      any = true;
+    }
+  }
+  if (inflight_ > 0) return false;
+  run(rounds_[0].after);
+  round_ = 1;
+  active_ = false;
+  return true;
+}
+
+bool LoweredSchedule::runs_blocking() const { return direct_ && small_sends_; }
+
+void LoweredSchedule::run_blocking() {
+  LoweredRound& r = rounds_[0];
+  const std::size_t n = r.send.size();
+  // Which requests this execution started, in the window's counters (one per exchange here):
+  // bit 0 the send, bit 1 the receive (a start MPI refused is recorded and not waited for).
+  std::vector<int>& started = pending_;
+  round_ = 0;
+  active_ = true;
+  run(r.before);
+  for (std::size_t e = 0; e < n; ++e) {
+    started[e] = 0;
+    MPI_Request& q = r.recv[e];
+    if (q != MPI_REQUEST_NULL &&
+        errors_->note(start_request(&q, false, r.recv_recipe[e].count, r.recv_recipe[e].type),
+                      "MPI_Start"))
+      started[e] |= 2;
+  }
+  for (std::size_t e = 0; e < n; ++e) {
+    const Recipe& c = r.send_recipe[e];
+    if (c.isend) {
+      errors_->note(MPI_Send(c.addr, c.count, c.type, c.peer, tag_, comm_), "MPI_Send");
+    } else if (r.send[e] != MPI_REQUEST_NULL &&
+               errors_->note(start_request(&r.send[e], true, c.count, c.type), "MPI_Start")) {
+      started[e] |= 1;
+    }
+  }
+  for (std::size_t e = 0; e < n; ++e)
+    for (int k : {1, 0})
+      if (started[e] & (k == 1 ? 2 : 1)) {
+        MPI_Request& q = k == 1 ? r.recv[e] : r.send[e];
+        const int rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+          errors_->note(rc, "a transfer");
+          if (q == MPI_REQUEST_NULL) remake(r, e, k == 0);
+        }
+      }
+  run(r.after);
+  round_ = 1;
+  active_ = false;
 }
 
 // Requests are completed one at a time (MPI_Test, MPI_Wait), never through a multiple-completion
@@ -536,6 +652,7 @@ bool LoweredSchedule::complete_some(bool block) {
 }
 
 bool LoweredSchedule::progress(bool block) {
+  if (direct_) return !active_ || progress_direct(block);
   while (active_) {
     if (inflight_ == 0) {
       run(rounds_[round_].after);

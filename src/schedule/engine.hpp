@@ -81,6 +81,17 @@ class LoweredSchedule {
   // Advances the execution; with block, does not return before it is complete. Returns whether
   // it is complete. Never throws: errors go to the bound StickyError.
   bool progress(bool block);
+  // A whole execution inside a blocking call, where runs_blocking(): a schedule of one round
+  // whose exchanges are all posted at once (every algorithm at P = 2; direct exchanges without
+  // a window) and that has sends of at most kIsendBytes: its receives are started, then those
+  // sends made with MPI_Send (the others started), then everything waited for in order. Only
+  // for a caller that waits for nothing else meanwhile: a blocking collective (every rank posts
+  // all its receives on entry, so a send can wait on nothing but its peer's entry, even where
+  // MPI_Send waits for the match) with no other operation running. What it saves is a request
+  // per small send and the window's bookkeeping: Open MPI's ob1 sends such a message inline and
+  // completes MPI_Send at once.
+  bool runs_blocking() const;
+  void run_blocking();
   bool active() const { return active_; }
 
  private:
@@ -123,7 +134,10 @@ class LoweredSchedule {
   void fill(std::size_t slot);
   void fill_window();
   bool complete_some(bool block);
+  bool start_direct();
+  bool progress_direct(bool block);
   void finished(int index, int error);
+  void remake(LoweredRound& r, std::size_t e, bool is_send);
   void complete(int index);
   void free_all() noexcept;
 
@@ -141,6 +155,10 @@ class LoweredSchedule {
 
   // execution state
   bool active_ = false;
+  // One round, every exchange posted at once (runs_blocking()): started and completed without
+  // the window's slots (start_direct, progress_direct), in the same order as through them.
+  bool direct_ = false;
+  bool small_sends_ = false;  // some send is posted with MPI_Isend (recipe.isend)
   std::size_t round_ = 0, next_ = 0, inflight_ = 0;
   std::vector<MPI_Request> window_;    // 2 per slot: send, receive
   std::vector<int> pending_;           // per slot: requests still to complete
