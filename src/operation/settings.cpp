@@ -72,6 +72,7 @@ Settings read_settings() {
   s.tuning_out = env("MPIX_TUNING_OUT");
   s.trial_times = env("MPIX_TRIAL_TIMES");
   s.trial_noise = env("MPIX_TRIAL_NOISE");
+  s.trial_skew = env("MPIX_TRIAL_SKEW");
   const std::string skip = env("MPIX_TRIAL_SKIP");
   for (std::size_t at = 0; at < skip.size();) {
     std::size_t comma = skip.find(',', at);

@@ -34,8 +34,8 @@ struct Settings {
   // simulated lab's, which SMPI cannot run correctly (scripts/smpi/README.md).
   std::vector<std::string> trial_skip;
   // MPIX_TRIAL_SYNC: "arrival" (default; "none" is its former name): no barrier before a trial
-  // start (but one before the first timed start, whose exit is the ranks' common clock origin);
-  // each start timed from the last rank's start call to the last rank's completion, so that how
+  // start; each start timed from the last rank's start call to the last rank's completion, on
+  // clocks whose offsets from rank 0's the first timed start estimates (trial.hpp), so that how
   // an algorithm takes staggered arrivals counts as the application meets it, and the wait for
   // the late ranks, the same for every entry, is not in the samples. Assumes MPI_Wtime runs at
   // one rate on every rank (drift over a trial's length is not corrected). "barrier": every
@@ -51,6 +51,9 @@ struct Settings {
   std::string trial_times;
   // MPIX_TRIAL_NOISE="mean[:seed]" (for tests): noise on what a trial measures (trial.cpp).
   std::string trial_noise;
+  // MPIX_TRIAL_SKEW="rank=us,..." (for tests): those ranks' clocks, as a trial reads them, run
+  // that far ahead (trial.cpp).
+  std::string trial_skew;
   std::string text;  // "MPIX_ALLTOALL=...;..." of the agreed ones, for messages
 };
 

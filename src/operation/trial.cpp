@@ -204,28 +204,136 @@ bool TrialOperation::do_start() {
   use(timing_ ? s.rule->next() : s.winner);
   part_done_ = false;
   if (!timing_) return start_part(part()) && data_done();
-  // One rank, or MPIX_TRIAL_SYNC=arrival (the default) once the ranks' clocks have an origin:
-  // no barrier.
+  // One rank, or MPIX_TRIAL_SYNC=arrival (the default) once the ranks' clocks are related: no
+  // barrier.
   if (size_ == 1 || (!settings().trial_barrier && s.clocked)) return begin_data();
+  if (!settings().trial_barrier) {
+    begin_sync();
+    return do_progress(false);
+  }
   // The opening barrier: the entry begins once every rank has entered this start, and its time
-  // is counted from there. Under MPIX_TRIAL_SYNC=arrival only the first timed start has one: its
-  // exit is the clocks' origin.
+  // is counted from there.
   barrier_ = true;
   distance_ = 1;
   post_barrier();
   return do_progress(false);
 }
 
-// Every rank has entered this start: its time begins, and so does the entry's exchange. Returns
-// whether the start is complete.
+// This start's time begins, and so does the entry's exchange. Returns whether the start is
+// complete.
 bool TrialOperation::begin_data() {
-  t0_ = MPI_Wtime();
-  if (!state_->clocked) {
-    state_->origin = t0_;
-    state_->clocked = true;
-  }
+  t0_ = clock();
   part_done_ = start_part(part());
   return part_done_ && data_done();
+}
+
+double TrialOperation::clock() const {
+  double t = MPI_Wtime();
+  // MPIX_TRIAL_SKEW="rank=us,..." (for tests): that rank's clock reads that much ahead.
+  const std::string& spec = settings().trial_skew;
+  for (std::size_t at = 0; at < spec.size();) {
+    std::size_t comma = spec.find(',', at);
+    if (comma == std::string::npos) comma = spec.size();
+    if (std::atoi(spec.c_str() + at) == rank_) {
+      const std::size_t eq = spec.find('=', at);
+      if (eq < comma) t += std::strtod(spec.c_str() + eq + 1, nullptr) * 1e-6;
+    }
+    at = comma + 1;
+  }
+  return t;
+}
+
+// The clock estimate's steps for this rank (binomial tree over the ranks, rank 0 its root):
+// rank r > 0 first learns its offset from its parent r - 2^k (2^k the largest power of two not
+// above r), then, like rank 0, gives their offsets to its children r + 2^j for every larger
+// power of two 2^j (while r + 2^j < P). A parent sends a ping, its child answers with its clock
+// as it saw the ping; kSyncPings times; then the parent sends the child its offset from rank 0.
+constexpr int kSyncPings = 8;
+
+void TrialOperation::begin_sync() {
+  sync_steps_.clear();
+  int d = 1;
+  if (rank_ > 0) {
+    while (2 * d <= rank_) d *= 2;
+    sync_steps_.push_back({rank_ - d, true});
+    d *= 2;
+  }
+  for (; rank_ + d < size_; d *= 2) sync_steps_.push_back({rank_ + d, false});
+  state_->offset = 0;
+  sync_step_ = 0;
+  sync_ping_ = 0;
+  sync_phase_ = 0;
+  syncing_ = true;
+}
+
+// Advances the clock estimate; true once this rank's steps are done. Phases of a step, as a
+// child: 0 post the ping's receive, 1 wait for it (then answer), 2 wait for the answer's send, 3
+// wait for the offset; as a parent: 0 send the ping and post the answer's receive, 1 wait for
+// both, 2 wait for the offset's send.
+bool TrialOperation::sync(bool block) {
+  const MPI_Comm c = comm_->get();
+  while (sync_step_ < sync_steps_.size()) {
+    const auto [peer, parent] = sync_steps_[sync_step_];
+    if (sync_phase_ == 0) {
+      if (parent) {
+        errors_.note(MPI_Irecv(&sync_in_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[0]),
+                     "MPI_Irecv (trial clock)");
+      } else {
+        if (sync_ping_ == 0) sync_rtt_ = -1;
+        errors_.note(MPI_Irecv(&sync_in_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[0]),
+                     "MPI_Irecv (trial clock)");
+        sync_sent_ = clock();
+        errors_.note(MPI_Isend(&sync_out_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[1]),
+                     "MPI_Isend (trial clock)");
+      }
+      sync_phase_ = 1;
+    }
+    if (!rounds_done(block)) return false;
+    if (parent) {
+      if (sync_phase_ == 1) {  // the ping came: answer with this rank's clock
+        sync_out_ = clock();
+        errors_.note(MPI_Isend(&sync_out_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[1]),
+                     "MPI_Isend (trial clock)");
+        sync_phase_ = 2;
+        continue;
+      }
+      if (sync_phase_ == 2) {
+        if (++sync_ping_ < kSyncPings) {
+          sync_phase_ = 0;
+          continue;
+        }
+        errors_.note(MPI_Irecv(&sync_in_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[0]),
+                     "MPI_Irecv (trial clock)");
+        sync_phase_ = 3;
+        continue;
+      }
+      state_->offset = sync_in_;  // phase 3: the offset came
+    } else {
+      if (sync_phase_ == 1) {  // the answer came
+        const double now = clock(), rtt = now - sync_sent_;
+        if (sync_rtt_ < 0 || rtt < sync_rtt_) {
+          sync_rtt_ = rtt;
+          sync_est_ = sync_in_ - (sync_sent_ + now) / 2;  // the child's clock less this rank's
+        }
+        if (++sync_ping_ < kSyncPings) {
+          sync_phase_ = 0;
+          continue;
+        }
+        sync_out_ = state_->offset + sync_est_;
+        errors_.note(MPI_Isend(&sync_out_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[1]),
+                     "MPI_Isend (trial clock)");
+        sync_phase_ = 2;
+        continue;
+      }
+      // phase 2: the offset was sent
+    }
+    ++sync_step_;
+    sync_ping_ = 0;
+    sync_phase_ = 0;
+  }
+  syncing_ = false;
+  state_->clocked = true;
+  return true;
 }
 
 // Round k of the opening barrier: an empty message to rank + 2^k, one from rank - 2^k; after
@@ -263,16 +371,16 @@ bool TrialOperation::rounds_done(bool block) {
 // with it), or, settled, nothing is timed.
 //
 // MPIX_TRIAL_SYNC=arrival: the start's time is from the last rank's start call to the last rank's
-// completion (each rank's times from the common origin; the maxima agreed), what an application
+// completion (each rank's times on rank 0's clock, as estimated; the maxima agreed), what an application
 // whose ranks arrive apart waits for beyond its own imbalance. A rank's own elapsed time would
 // add the wait for the late ranks, the same for every entry, to every sample.
 bool TrialOperation::data_done() {
   if (!timing_) return true;
-  const double seconds = measured(current_, MPI_Wtime() - t0_);
+  const double seconds = measured(current_, clock() - t0_);
   if (settings().trial_barrier || size_ == 1)
     agreed_.assign(1, seconds);
   else
-    agreed_ = {t0_ - state_->origin + seconds, t0_ - state_->origin};
+    agreed_ = {t0_ - state_->offset + seconds, t0_ - state_->offset};
   if (size_ == 1) {
     agreed();
     return true;
@@ -361,6 +469,10 @@ void TrialOperation::settle() {
 }
 
 bool TrialOperation::do_progress(bool block) {
+  if (syncing_) {
+    if (!sync(block)) return false;
+    if (begin_data()) return true;
+  }
   if (barrier_) {
     if (!barrier(block)) return false;
     if (begin_data()) return true;

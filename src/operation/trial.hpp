@@ -10,22 +10,29 @@
 // time, eliminations beyond the spread measured, at most TrialRule::bound() starts).
 //
 // Trial starts are timed from the last rank's arrival (MPIX_TRIAL_SYNC=arrival, the default):
-// the first timed start begins with a barrier (dissemination, log2(P) rounds of empty messages on
-// the request's own tag) whose exit is every rank's clock origin; every start then records, from
-// that origin, when this rank called it and when it saw it complete, and the start's sample is
-// the latest completion less the latest call -- how long the exchange ran after its last rank
-// came. What an application's imbalance (a late rank) costs every entry alike is not in it; how
-// an entry takes staggered arrivals is (a direct exchange is mostly through when the last rank
+// every start records when this rank called it and when it saw it complete, on a clock common
+// to the ranks, and the start's sample is the latest completion less the latest call -- how long
+// the exchange ran after its last rank came. The common clock: the first timed start begins with
+// an estimate of every rank's MPI_Wtime offset from rank 0's (a binomial tree, log2(P) steps:
+// each parent exchanges kSyncPings ping-pongs with its child, keeps the offset of the one with
+// the shortest round trip, as NTP does, and sends the child its offset from rank 0). A barrier's
+// exit is no common origin: measured at P = 2 on a two-core machine, the two ranks left one
+// 65-90 us apart (each sees it when it next polls), 200 times a 1-byte exchange -- every
+// sample was then one rank's own time, wait for the other included. What an application's
+// imbalance (a late rank) costs every entry alike is not in the sample; how an entry takes
+// staggered arrivals is (a direct exchange is mostly through when the last rank
 // comes; a multi-round one runs whole after it). With MPIX_TRIAL_SYNC=barrier every start begins
-// with the barrier and its sample is the slowest rank's time from there. The MPI library's call,
+// with a barrier and its sample is the slowest rank's time from there. The MPI library's call,
 // an MPI collective that must be made in the same order on every rank, is made on a communicator
 // of the request's own (persistent requests: a PrivateComm of its own, made at init), or inside
 // the blocking call that every rank is making (a blocking collective's plan). Every trial start
 // ends with a dissemination max-reduction of its times over the ranks (log2(P) rounds on the
 // same tag), before the start completes: every rank then holds the same sample and its rule
 // takes the same decisions, naming the same entry for the next start, or the same winner. The
-// barrier's and the reduction's messages and the data keep their order on every pair (one tag,
-// posted in the same order on every rank): none matches another's receive. Every start is a
+// clock estimate's, the barrier's and the reduction's messages and the data keep their order on
+// every pair (one tag, posted in the same order on every rank; the estimate's receives name
+// their source, and a pair's estimate is done before either sends it data): none matches
+// another's receive. Every start is a
 // complete, correct execution of the collective: only the schedule differs. The start that learns
 // the winner completes with it; from the next on, the request is the winner itself
 // (settled_part).
@@ -79,9 +86,9 @@ struct TrialState {
   std::unique_ptr<TrialRule> rule;  // made by the first operation of the trial
   int winner = -1;                  // settled entry, -1 while trying
   std::string shown;                // what MPIX_Request_get_trial says (guarded by the op's mutex)
-  // MPIX_TRIAL_SYNC=arrival: this rank's MPI_Wtime when it left the trial's one barrier (before its
-  // first timed start), a common origin of every rank's clock to within that barrier's skew.
-  double origin = 0;
+  // MPIX_TRIAL_SYNC=arrival: this rank's MPI_Wtime less rank 0's, estimated by the first timed
+  // start (clocked from then on).
+  double offset = 0;
   bool clocked = false;
 };
 
@@ -111,6 +118,9 @@ class TrialOperation : public Operation {
 
  private:
   bool begin_data();
+  double clock() const;  // MPI_Wtime (skewed under MPIX_TRIAL_SKEW, for tests)
+  void begin_sync();
+  bool sync(bool block);
   void post_barrier();
   bool barrier(bool block);
   bool rounds_done(bool block);  // the two requests of a barrier or reduction round
@@ -137,7 +147,14 @@ class TrialOperation : public Operation {
   std::shared_ptr<TrialState> state_;
   double t0_ = 0;
   bool timing_ = false;  // this start is a trial start (timed)
-  bool barrier_ = false, reducing_ = false;
+  bool barrier_ = false, reducing_ = false, syncing_ = false;
+  // The clock estimate (begin_sync): this rank's steps, as (peer, whether it is this rank's
+  // parent), the step and ping-pong under way, and what the best round trip so far gave.
+  std::vector<std::pair<int, bool>> sync_steps_;
+  std::size_t sync_step_ = 0;
+  int sync_ping_ = 0, sync_phase_ = 0;
+  double sync_sent_ = 0, sync_rtt_ = 0, sync_est_ = 0;
+  double sync_out_ = 0, sync_in_ = 0;
   bool part_done_ = false;  // this start's part (the entry's operation) is complete
   int distance_ = 1;
   std::vector<double> agreed_, incoming_;

@@ -52,6 +52,14 @@ _mpia_env_test(trial_sync_none_late trial FILTER "TrialAgreement.Settles*" NPROC
 _mpia_env_test(trial_barrier_late trial FILTER "TrialAgreement.Settles*" NPROCS 3 ENVIRONMENT
   MPIX_TRIAL_SYNC=barrier "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@1=1000"
   MPIA_TEST_TRIAL_LATE_MS=50 MPIA_TEST_TRIAL_WINNER=system)
+# Clocks that disagree (MPIX_TRIAL_SKEW: ranks 1 and 3 read theirs seconds off): the first timed
+# start estimates each rank's offset from rank 0's (rank 3's through rank 1), so rank 0's slow
+# bruck still counts, and the MPI library's call stays. Timed on the ranks' raw clocks, rank
+# 1's, ahead by more than rank 0's slow start, would be the latest call and the latest
+# completion, and bruck (fast on rank 1) would win.
+_mpia_env_test(trial_sync_skew trial FILTER "TrialAgreement.*" NPROCS 2 4 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@0=1000000" "MPIX_TRIAL_SKEW=1=3000000,3=-5000000"
+  MPIA_TEST_TRIAL_WINNER=system)
 # Off for the whole process.
 _mpia_env_test(trial_model trial FILTER "TrialOff.*" NPROCS 1 3 ENVIRONMENT MPIX_AUTO=model)
 
