@@ -24,7 +24,7 @@
  * collective calls first), MPI_Dist_graph_create_adjacent, MPI_Dist_graph_neighbors(_count) and
  * MPI_(I)neighbor_alltoall(v). The stand-ins keep a record of the topology as an attribute of the
  * communicators they make (copied by MPI_Comm_dup); they are defined once per rank in the
- * library (src/util/smpi_compat.cpp, exported as MPIA_Smpi_*), so that the benchmark and the
+ * library (src/smpi/compat.cpp, exported as MPIA_Smpi_*), so that the benchmark and the
  * library find one record whichever module made the communicator:
  *  - MPI_Cart_create, MPI_Cart_sub: SMPI's own, plus the record (kind MPI_CART).
  *  - MPI_Dist_graph_create_adjacent: a duplicate of comm_old with the record of the lists

@@ -371,9 +371,9 @@ bool TrialOperation::rounds_done(bool block) {
 // with it), or, settled, nothing is timed.
 //
 // MPIX_TRIAL_SYNC=arrival: the start's time is from the last rank's start call to the last rank's
-// completion (each rank's times on rank 0's clock, as estimated; the maxima agreed), what an application
-// whose ranks arrive apart waits for beyond its own imbalance. A rank's own elapsed time would
-// add the wait for the late ranks, the same for every entry, to every sample.
+// completion (each rank's times on rank 0's clock, as estimated; the maxima agreed), what an
+// application whose ranks arrive apart waits for beyond its own imbalance. A rank's own elapsed
+// time would add the wait for the late ranks, the same for every entry, to every sample.
 bool TrialOperation::data_done() {
   if (!timing_) return true;
   const double seconds = measured(current_, clock() - t0_);

@@ -1,7 +1,7 @@
 #include "schedule/engine.hpp"
 
-#include "schedule/smpi_charge.hpp"
 #include "util/error.hpp"
+#include "util/platform.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -53,18 +53,6 @@ MPI_Datatype single_base(MPI_Datatype t, int& combiner) {
 // keeps the count an int.
 MPI_Datatype packed_type(std::int64_t bytes, int& count, std::vector<MPI_Datatype>& owned) {
   return count_type(bytes, MPI_PACKED, count, owned);
-}
-
-// Whether a send of `bytes` is posted with MPI_Isend at each start (engine.hpp). Not under
-// SMPI, whose charge for the engine's persistent sends (smpi_charge.hpp) makes them cost what
-// MPI_Isend costs there already.
-bool posts_with_isend(std::int64_t bytes) {
-#if defined(SMPI_H)
-  (void)bytes;
-  return false;
-#else
-  return bytes <= kIsendBytes;
-#endif
 }
 
 bool stage_derived_receives() {
@@ -193,8 +181,8 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
     window_.assign(2 * slots, MPI_REQUEST_NULL);
     pending_.assign(slots, 0);
     exchange_.assign(slots, 0);
-    direct_ = rounds_.size() == 1 && (policy_.window <= 0 ||
-                                      std::size_t(policy_.window) >= rounds_[0].send.size());
+    direct_ = rounds_.size() == 1 &&
+              (policy_.window <= 0 || std::size_t(policy_.window) >= rounds_[0].send.size());
     for (const LoweredRound& r : rounds_)
       for (const Recipe& c : r.send_recipe) small_sends_ = small_sends_ || c.isend;
   } catch (...) {
@@ -324,7 +312,7 @@ void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRou
   MPI_Request& req = is_send ? round.send.back() : round.recv.back();
   Recipe& recipe = is_send ? round.send_recipe.back() : round.recv_recipe.back();
   recipe = Recipe{addr, count, type, t.peer};
-  if (is_send && posts_with_isend(t.bytes()))
+  if (is_send && platform::posts_with_isend(t.bytes()))
     recipe.isend = true;  // req stays MPI_REQUEST_NULL: fill() posts it
   else if (is_send)
     MPIA_CHECK(MPI_Send_init(addr, count, type, t.peer, tag_, comm_, &req));
@@ -455,7 +443,7 @@ void LoweredSchedule::fill(std::size_t slot) {
         continue;
       }
       if (q == MPI_REQUEST_NULL) continue;
-      if (errors_->note(start_request(&q, k == 0, c.count, c.type), "MPI_Start"))
+      if (errors_->note(platform::start_request(&q, k == 0, c.count, c.type), "MPI_Start"))
         ++pending_[slot];
       else
         q = MPI_REQUEST_NULL;
@@ -529,7 +517,7 @@ bool LoweredSchedule::start_direct() {
       } else {
         q = k == 0 ? r.send[e] : r.recv[e];
         if (q == MPI_REQUEST_NULL) continue;
-        rc = start_request(&q, k == 0, c.count, c.type);
+        rc = platform::start_request(&q, k == 0, c.count, c.type);
       }
       if (errors_->note(rc, what))
         ++inflight_;
@@ -557,7 +545,8 @@ bool LoweredSchedule::progress_direct(bool block) {
       MPI_Request& q = window_[i];
       if (q == MPI_REQUEST_NULL) continue;
       int flag = 1;
-      const int rc = wait ? MPI_Wait(&q, MPI_STATUS_IGNORE) : MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+      const int rc =
+          wait ? MPI_Wait(&q, MPI_STATUS_IGNORE) : MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
       if (!flag && rc == MPI_SUCCESS) continue;
       if (rc != MPI_SUCCESS) {
         errors_->note(rc, "a transfer");
@@ -590,8 +579,9 @@ void LoweredSchedule::run_blocking() {
     started[e] = 0;
     MPI_Request& q = r.recv[e];
     if (q != MPI_REQUEST_NULL &&
-        errors_->note(start_request(&q, false, r.recv_recipe[e].count, r.recv_recipe[e].type),
-                      "MPI_Start"))
+        errors_->note(
+            platform::start_request(&q, false, r.recv_recipe[e].count, r.recv_recipe[e].type),
+            "MPI_Start"))
       started[e] |= 2;
   }
   for (std::size_t e = 0; e < n; ++e) {
@@ -599,7 +589,8 @@ void LoweredSchedule::run_blocking() {
     if (c.isend) {
       errors_->note(MPI_Send(c.addr, c.count, c.type, c.peer, tag_, comm_), "MPI_Send");
     } else if (r.send[e] != MPI_REQUEST_NULL &&
-               errors_->note(start_request(&r.send[e], true, c.count, c.type), "MPI_Start")) {
+               errors_->note(platform::start_request(&r.send[e], true, c.count, c.type),
+                             "MPI_Start")) {
       started[e] |= 1;
     }
   }

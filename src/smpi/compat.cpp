@@ -1,7 +1,7 @@
 // The process-topology stand-ins of scripts/smpi/smpi_compat.h (SimGrid 3.32's SMPI aborts in
 // MPI_Topo_test, MPI_Dist_graph_create_adjacent, MPI_Dist_graph_neighbors(_count) and
-// MPI_(I)neighbor_alltoall(v): "Not yet implemented"). Compiled into the library in every
-// build, empty unless SMPI's <mpi.h> is in use (it defines SMPI_H): one definition per rank --
+// MPI_(I)neighbor_alltoall(v): "Not yet implemented"). Part of the SMPI component (built into
+// the library only for SimGrid's SMPI, MPIA_SMPI): one definition per rank --
 // the benchmark and the library are separate modules, and the record of a topology must be
 // found through one keyval whichever of them made the communicator. Exported as MPIA_Smpi_*.
 //
@@ -12,8 +12,6 @@
 // stderr for every communicator without a topology. SMPI implements MPI_Graph_create neither:
 // graph topologies stay unsupported.
 #include <mpi.h>
-
-#if defined(SMPI_H)
 
 #include "util/error.hpp"
 
@@ -264,5 +262,3 @@ MPIA_SMPI_API int MPIA_Smpi_ineighbor_alltoall(const void* sendbuf, int sendcoun
   return MPIA_Smpi_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                      comm);
 }
-
-#endif  // SMPI_H

@@ -1,5 +1,7 @@
 #include "util/error.hpp"
 
+#include "util/platform.hpp"
+
 #include <cstdio>
 
 namespace mpia {
@@ -41,9 +43,7 @@ void call_errhandler(MPI_Comm comm, int code, const char* what) {
   }
   if (fatal && what && *what) std::fprintf(stderr, "%s\n", what);
   if (returns) return;
-#if defined(SMPI_H)
-  if (fatal) MPI_Abort(comm, code);
-#endif
+  if (fatal && platform::aborts_on_fatal()) MPI_Abort(comm, code);
   MPI_Comm_call_errhandler(comm, code);
 }
 

@@ -1,4 +1,4 @@
-#include "schedule/simulate.hpp"
+#include "simulate.hpp"
 
 #include <algorithm>
 #include <deque>

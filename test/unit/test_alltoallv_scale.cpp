@@ -14,7 +14,7 @@
 #include "collective/registry.hpp"
 #include "collective/selection.hpp"
 #include "locality/node_map.hpp"
-#include "schedule/simulate.hpp"
+#include "simulate.hpp"
 #include "thread_channel.hpp"
 
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include "collective/alltoall/builders.hpp"
 #include "collective/registry.hpp"
 #include "collective/selection.hpp"
-#include "schedule/simulate.hpp"
+#include "simulate.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include "collective/neighbor/builders.hpp"
 #include "collective/registry.hpp"
 #include "locality/node_map.hpp"
-#include "schedule/simulate.hpp"
+#include "simulate.hpp"
 #include "thread_channel.hpp"
 
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include "collective/registry.hpp"
 #include "collective/selection.hpp"
 #include "locality/node_map.hpp"
-#include "schedule/simulate.hpp"
+#include "simulate.hpp"
 #include "util/error.hpp"
 
 #include <gtest/gtest.h>

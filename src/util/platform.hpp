@@ -1,0 +1,24 @@
+// What the library asks of the MPI it runs on beyond MPI's own calls: one implementation per
+// kind of build, chosen by CMake, so that no source has a conditional for it. An MPI library:
+// util/platform_mpi.cpp. SimGrid's simulated MPI (MPIA_SMPI, the lab of scripts/smpi/):
+// smpi/platform.cpp, which charges what SMPI forgets to charge.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace mpia::platform {
+
+// MPI_Start of one request of a lowered schedule; a send is `count` elements of `type`.
+int start_request(MPI_Request* q, bool is_send, int count, MPI_Datatype type);
+
+// Whether a send of `bytes` is posted with MPI_Isend at each start rather than made a persistent
+// request (schedule/engine.hpp: kIsendBytes).
+bool posts_with_isend(std::int64_t bytes);
+
+// Whether the library itself must abort (MPI_Abort) where an error meets MPI_ERRORS_ARE_FATAL,
+// rather than leave it to MPI_Comm_call_errhandler.
+bool aborts_on_fatal();
+
+}  // namespace mpia::platform

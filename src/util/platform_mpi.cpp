@@ -1,0 +1,14 @@
+// util/platform.hpp for an MPI library (every build but SimGrid's SMPI).
+#include "util/platform.hpp"
+
+#include "schedule/engine.hpp"
+
+namespace mpia::platform {
+
+int start_request(MPI_Request* q, bool, int, MPI_Datatype) { return MPI_Start(q); }
+
+bool posts_with_isend(std::int64_t bytes) { return bytes <= kIsendBytes; }
+
+bool aborts_on_fatal() { return false; }
+
+}  // namespace mpia::platform
