@@ -433,16 +433,13 @@ MPIA_API int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, cons
                  (collective ? collective : "(null)") + "'");
       // Locally: everything but what needs the node map, against the widest ranges any node
       // map of this size allows (a value outside them is bad whatever the locality).
-      if (!text.empty())
-        parse_selection(
-            c, text, [&st](const AlgorithmSpec&) { return Extent(st.size, st.size, st.size); },
-            true);
+      if (!text.empty()) parse_selection(c, text, Extent(st.size, st.size, st.size), true);
       p.choice = std::string(collective) + "=" + text;
     });
     agree(st, p);
     // Every rank has the same text now: the parameter ranges (which may need the locality of
     // the communicator, a collective) are checked identically everywhere.
-    if (!text.empty()) parse_selection(c, text, extent_of(st), true);
+    if (!text.empty()) parse_for(c, text, extent_of(st), true);
     st.algorithm[int(c)] = text;
     st.memo.collective = -1;
   });

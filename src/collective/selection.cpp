@@ -29,19 +29,7 @@ bool parse_int(std::string_view s, std::int64_t& out) {
   return true;
 }
 
-void warn_once(const std::string& msg) {
-  static std::mutex m;
-  static std::set<std::string> said;
-  std::lock_guard<std::mutex> lock(m);
-  if (said.insert(msg).second) std::fprintf(stderr, "%s\n", msg.c_str());
-}
-
 }  // namespace
-
-Selection parse_selection(Collective c, std::string_view text, const Extent& extent, bool strict) {
-  return parse_selection(
-      c, text, [&extent](const AlgorithmSpec&) { return extent; }, strict);
-}
 
 namespace {
 
@@ -88,12 +76,22 @@ Selection parse_names(Collective c, std::string_view text, std::vector<bool>& gi
 
 }  // namespace
 
-Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent_of,
-                          bool strict) {
+void warn_once(const std::string& msg) {
+  static std::mutex m;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(m);
+  if (said.insert(msg).second) std::fprintf(stderr, "%s\n", msg.c_str());
+}
+
+const AlgorithmSpec& parse_algorithm(Collective c, std::string_view text) {
+  std::vector<bool> given;
+  return *parse_names(c, text, given).algorithm;
+}
+
+Selection parse_selection(Collective c, std::string_view text, const Extent& extent, bool strict) {
   std::vector<bool> given;
   Selection sel = parse_names(c, text, given);
   const auto& specs = sel.algorithm->params;
-  const Extent extent = specs.empty() ? Extent{} : extent_of(*sel.algorithm);
   const int nranks = extent.nranks;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!given[i]) {
@@ -115,41 +113,6 @@ Selection parse_selection(Collective c, std::string_view text, const ExtentOf& e
     sel.values[i] = sel.values[i] < lo ? lo : hi;
   }
   return sel;
-}
-
-Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
-                           const ExtentOf& nranks) {
-  if (info != MPI_INFO_NULL) {
-    int len = 0, flag = 0;
-    MPIA_CHECK(MPI_Info_get_valuelen(info, "mpix_algorithm", &len, &flag));
-    if (flag) {
-      std::string value(std::size_t(len) + 1, '\0');
-      MPIA_CHECK(MPI_Info_get(info, "mpix_algorithm", len, value.data(), &flag));
-      value.resize(std::size_t(len));
-      return parse_selection(c, value, nranks, true);
-    }
-  }
-  if (!fallback.empty()) {
-    // A bad value of the environment variable is reported and replaced by auto. A failure to
-    // learn the communicator's extent is not the variable's fault (a malformed MPIX_LOCALITY,
-    // reported where it is parsed): it is the call's error, as auto would meet it too.
-    bool extent_failed = false;
-    const ExtentOf guarded = [&](const AlgorithmSpec& a) {
-      try {
-        return nranks(a);
-      } catch (...) {
-        extent_failed = true;
-        throw;
-      }
-    };
-    try {
-      return parse_selection(c, fallback, guarded, false);
-    } catch (const Error& e) {
-      if (extent_failed) throw;
-      warn_once(std::string(e.what()) + " (from " + collective_env(c) + "; using auto)");
-    }
-  }
-  return parse_selection(c, find_kind(c, AlgorithmKind::Auto)->name, nranks, true);
 }
 
 }  // namespace mpia

@@ -1,33 +1,25 @@
-// Algorithm selection: name[:key=value[,key=value...]] from the per-call MPI_Info key
-// "mpix_algorithm" (strict: a bad value is MPI_ERR_INFO_VALUE), else from the communicator's
-// default -- set with MPIX_Comm_set_algorithm (checked strictly when set), or the collective's
-// environment variable (lenient: a bad value is reported once on stderr and "auto" runs; an
-// out-of-range parameter is clamped to this communicator's range, with a note) -- else "auto".
+// Parsing an algorithm selection: name[:key=value[,key=value...]]. Pure: no MPI call, nothing
+// learnt from a communicator here -- the caller passes the extent the parameters are resolved
+// against (operation/common.hpp: select_algorithm, which reads the per-call info and the
+// communicator's default, and computes a node map only for an algorithm that needs one).
 #pragma once
 
 #include "collective/registry.hpp"
 
-#include <mpi.h>
-
-#include <functional>
-#include <string>
 #include <string_view>
 
 namespace mpia {
 
-// Parses text for a communicator of nranks ranks. Throws mpia::Error(MPI_ERR_INFO_VALUE) when
-// strict; otherwise clamps out-of-range values and throws only for what cannot be repaired.
+// The algorithm text names, its key=value pairs checked for syntax and names (not ranges).
+// Throws mpia::Error(MPI_ERR_INFO_VALUE) for a text that names none.
+const AlgorithmSpec& parse_algorithm(Collective c, std::string_view text);
+
+// Parses text for a communicator of that extent. Throws mpia::Error(MPI_ERR_INFO_VALUE) when
+// strict; otherwise clamps out-of-range values (with a note on stderr, once) and throws only for
+// what cannot be repaired.
 Selection parse_selection(Collective c, std::string_view text, const Extent& extent, bool strict);
 
-// The extent an algorithm's parameters are resolved against: asked only once the algorithm is
-// known, so that locality (a collective the first time) is computed only for algorithms that
-// need it.
-using ExtentOf = std::function<Extent(const AlgorithmSpec&)>;
-Selection parse_selection(Collective c, std::string_view text, const ExtentOf& extent, bool strict);
-
-// Per-call info, then fallback (the communicator's default text, "" for none; lenient), then
-// auto (still unresolved: kind Auto).
-Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
-                           const ExtentOf& extent);
+// Once per distinct message, on stderr.
+void warn_once(const std::string& msg);
 
 }  // namespace mpia

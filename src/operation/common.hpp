@@ -19,6 +19,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace mpia {
 
@@ -38,9 +39,27 @@ void check_buffer(const void* buf, std::int64_t bytes, MPI_Datatype type, const 
 // Whether t is a predefined datatype (its handle can never name another type).
 bool predefined(MPI_Datatype t);
 
+// The extent an algorithm's parameters are resolved against: asked only once the algorithm is
+// known, so that locality (a collective the first time) is computed only for algorithms that
+// need it.
+using ExtentOf = std::function<Extent(const AlgorithmSpec&)>;
+
 // Parameters resolved against the communicator: its size, and for the locality-aware
 // algorithms its node map (computed the first time: collective).
 ExtentOf extent_of(CommState& st);
+
+// parse_selection against extent(the algorithm text names), asked only when that algorithm has
+// parameters.
+Selection parse_for(Collective c, std::string_view text, const ExtentOf& extent, bool strict);
+
+// The selection of a call: the per-call info key "mpix_algorithm" (strict: a bad value is
+// MPI_ERR_INFO_VALUE), else fallback, the communicator's default -- set with
+// MPIX_Comm_set_algorithm (checked strictly when set), or the collective's environment variable
+// (lenient: a bad value is reported once on stderr and "auto" runs; an out-of-range parameter
+// is clamped to this communicator's range, with a note) -- else auto (still unresolved: kind
+// Auto).
+Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
+                           const ExtentOf& extent);
 
 // The channel an algorithm's init-time exchange hook talks through (collective/exchange.hpp):
 // point-to-point int64 messages on comm and tag, completed while driving running operations.

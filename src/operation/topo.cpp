@@ -97,10 +97,7 @@ std::unique_ptr<MPIX_Topo_s> topo_create(CommState& parent, MPI_Comm user, int i
     // Locally against the widest ranges (as MPIX_Comm_set_algorithm); exactly once agreed.
     text = info_algorithm(info);
     if (!text.empty())
-      parse_selection(
-          kNeighbor, text,
-          [&](const AlgorithmSpec&) { return Extent(parent.size, parent.size, parent.size); },
-          true);
+      parse_selection(kNeighbor, text, Extent(parent.size, parent.size, parent.size), true);
   });
   const std::string mismatch = lists_ok
                                    ? check_edges(parent, indegree, sources, outdegree, destinations)
@@ -121,7 +118,7 @@ std::unique_ptr<MPIX_Topo_s> topo_create(CommState& parent, MPI_Comm user, int i
       graph_topology(std::vector<int>(sources, sources + indegree),
                      std::vector<int>(destinations, destinations + outdegree)));
   if (!text.empty()) {
-    parse_selection(kNeighbor, text, extent_of(st), true);  // the same text on every rank
+    parse_for(kNeighbor, text, extent_of(st), true);  // the same text on every rank
     st.algorithm[int(kNeighbor)] = text;
   }
   return topo;
