@@ -57,7 +57,7 @@ _mpia_env_test(trial_barrier_late trial FILTER "TrialAgreement.Settles*" NPROCS 
 # bruck still counts, and the MPI library's call stays. Timed on the ranks' raw clocks, rank
 # 1's, ahead by more than rank 0's slow start, would be the latest call and the latest
 # completion, and bruck (fast on rank 1) would win.
-_mpia_env_test(trial_sync_skew trial FILTER "TrialAgreement.*" NPROCS 2 4 ENVIRONMENT
+_mpia_env_test(trial_sync_skew trial FILTER "TrialAgreement.*" NPROCS 2 3 4 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@0=1000000" "MPIX_TRIAL_SKEW=1=3000000,3=-5000000"
   MPIA_TEST_TRIAL_WINNER=system)
 # Off for the whole process.
