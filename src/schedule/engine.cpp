@@ -428,31 +428,35 @@ void LoweredSchedule::fill(std::size_t slot) {
   while (next_ < r.send.size()) {
     const std::size_t e = next_++;
     exchange_[slot] = e;
-    window_[2 * slot] = r.send[e];
-    window_[2 * slot + 1] = r.recv[e];
     pending_[slot] = 0;
     // Receive first so that an eager message finds its buffer posted.
-    for (std::size_t k : {std::size_t(1), std::size_t(0)}) {
-      MPI_Request& q = window_[2 * slot + k];
-      const Recipe& c = k == 0 ? r.send_recipe[e] : r.recv_recipe[e];
-      if (k == 0 && c.isend) {
-        if (errors_->note(MPI_Isend(c.addr, c.count, c.type, c.peer, tag_, comm_, &q), "MPI_Isend"))
-          ++pending_[slot];
-        else
-          q = MPI_REQUEST_NULL;
-        continue;
-      }
-      if (q == MPI_REQUEST_NULL) continue;
-      if (errors_->note(platform::start_request(&q, k == 0, c.count, c.type), "MPI_Start"))
-        ++pending_[slot];
-      else
-        q = MPI_REQUEST_NULL;
-    }
+    for (std::size_t k : {std::size_t(1), std::size_t(0)})
+      if (post(window_[2 * slot + k], r, e, k == 0)) ++pending_[slot];
     if (pending_[slot] > 0) {
       ++inflight_;
       return;
     }
   }
+}
+
+// Posts exchange e's send or receive into q (a window entry): a send of at most kIsendBytes with
+// MPI_Isend, else a copy of its persistent request, started. Returns whether anything is posted;
+// a request MPI refuses to start is recorded and q left null.
+bool LoweredSchedule::post(MPI_Request& q, const LoweredRound& r, std::size_t e, bool is_send) {
+  const Recipe& c = is_send ? r.send_recipe[e] : r.recv_recipe[e];
+  int rc;
+  const char* what = "MPI_Start";
+  if (is_send && c.isend) {
+    rc = MPI_Isend(c.addr, c.count, c.type, c.peer, tag_, comm_, &q);
+    what = "MPI_Isend";
+  } else {
+    q = is_send ? r.send[e] : r.recv[e];
+    if (q == MPI_REQUEST_NULL) return false;
+    rc = platform::start_request(&q, is_send, c.count, c.type);
+  }
+  if (errors_->note(rc, what)) return true;
+  q = MPI_REQUEST_NULL;
+  return false;
 }
 
 void LoweredSchedule::fill_window() {
@@ -504,26 +508,9 @@ bool LoweredSchedule::start_direct() {
   LoweredRound& r = rounds_[0];
   run(r.before);
   inflight_ = 0;
-  const std::size_t n = r.send.size();
-  for (std::size_t e = 0; e < n; ++e)
-    for (std::size_t k : {std::size_t(1), std::size_t(0)}) {
-      MPI_Request& q = window_[2 * e + k];
-      const Recipe& c = k == 0 ? r.send_recipe[e] : r.recv_recipe[e];
-      int rc;
-      const char* what = "MPI_Start";
-      if (k == 0 && c.isend) {
-        rc = MPI_Isend(c.addr, c.count, c.type, c.peer, tag_, comm_, &q);
-        what = "MPI_Isend";
-      } else {
-        q = k == 0 ? r.send[e] : r.recv[e];
-        if (q == MPI_REQUEST_NULL) continue;
-        rc = platform::start_request(&q, k == 0, c.count, c.type);
-      }
-      if (errors_->note(rc, what))
-        ++inflight_;
-      else
-        q = MPI_REQUEST_NULL;
-    }
+  for (std::size_t e = 0; e < r.send.size(); ++e)
+    for (std::size_t k : {std::size_t(1), std::size_t(0)})
+      if (post(window_[2 * e + k], r, e, k == 0)) ++inflight_;
   if (inflight_ > 0) return false;
   run(r.after);
   round_ = 1;

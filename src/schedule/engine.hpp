@@ -132,6 +132,7 @@ class LoweredSchedule {
   void run(const std::vector<LocalStep>& steps);
   void enter_round();
   void fill(std::size_t slot);
+  bool post(MPI_Request& q, const LoweredRound& r, std::size_t e, bool is_send);
   void fill_window();
   bool complete_some(bool block);
   bool start_direct();
