@@ -32,6 +32,10 @@ void check_records(const std::vector<AlgorithmSpec>& table) {
                           : a.collective == Collective::Alltoallv ? (const void*)a.build_alltoallv
                                                                   : (const void*)a.build_neighbor;
     if (scheduled != (builder != nullptr)) bad(a, "a scheduled algorithm has a builder");
+    if ((a.kind == AlgorithmKind::System) != (a.build_operation != nullptr))
+      bad(a, "the MPI library's call, and only it, builds an operation");
+    if ((a.kind == AlgorithmKind::Auto) != (a.resolve != nullptr))
+      bad(a, "auto, and only it, resolves");
     const bool learns = a.collective == Collective::Alltoallv ? a.learn_alltoallv != nullptr
                         : a.collective == Collective::NeighborAlltoallv
                             ? a.learn_neighbor != nullptr

@@ -16,6 +16,7 @@
 #include "schedule/schedule.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,11 +31,20 @@ bool collective_from_name(std::string_view name, Collective& c);
 // The environment variable holding the process-wide choice for a collective (MPIX_ALLTOALL).
 const char* collective_env(Collective c);
 
+// What a record is, as its hooks say: a builder (run by the engine), build_operation (the MPI
+// library's own call) or resolve (auto: resolved into other records before anything is built).
+// The pipeline (operation/pipeline.hpp) looks at the hooks, never at the kind; the kind names
+// the record for the listings and tests (find_kind), and the table checks they agree.
 enum class AlgorithmKind : std::uint8_t {
   Scheduled,  // a builder + the engine
   System,     // handed to the MPI library
   Auto,       // resolved by the cost model (collective/model.cpp) before building
 };
+
+class Operation;
+struct LibraryCall;  // operation/operation.hpp: a call's arguments as the MPI library takes them
+struct Resolving;    // collective/resolve.hpp: what auto is resolved from
+struct Shortlist;    // collective/shortlist.hpp
 
 // What parameter defaults and ranges depend on: the communicator's size and, for the
 // locality-aware algorithms, its number of nodes and the most ranks on one node.
@@ -119,6 +129,14 @@ using NeighborLearn = void (*)(NeighborShape& shape, const ParamValues& values,
 // model's constants its schedule incurs on machine m for a call with statistics st, and the
 // parameter values auto's search weighs there (none: not a candidate there). Both are pure
 // functions of values every rank agrees on. Only called for m.nranks > 1.
+// The "system" record's builder: the MPI library's own collective over a call's arguments, as an
+// operation (operation/system.cpp).
+using OperationBuilder = std::unique_ptr<Operation> (*)(const LibraryCall& call);
+// The "auto" record's hook: the records (with parameters) a call of the record's collective runs,
+// the first of them the pick, several when a trial measures them (collective/resolve.hpp).
+struct Selection;
+using Resolver = Shortlist (*)(const Selection& chosen, const Resolving& in);
+
 using CostFunction = Terms (*)(const Machine& m, const Stats& st, const ParamValues& values);
 using CandidatesFunction = std::vector<ParamValues> (*)(const Machine& m, const Stats& st);
 
@@ -143,6 +161,9 @@ struct AlgorithmSpec {
   AlltoallvLearn learn_alltoallv = nullptr;
   NeighborLearn learn_neighbor = nullptr;
   bool needs_locality = false;  // builds on the node map (collective once per communicator)
+  // Instead of a builder: the MPI library's call ("system"), or auto's resolution ("auto").
+  OperationBuilder build_operation = nullptr;
+  Resolver resolve = nullptr;
   // Algorithms that differ only in how they copy (the published Bruck variants) share a family:
   // a measured trial tries one per family first (collective/shortlist.hpp). nullptr: the name.
   const char* family = nullptr;

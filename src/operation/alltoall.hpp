@@ -23,13 +23,4 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
 // The blocking call.
 void alltoall_blocking(CommState& st, const AlltoallArgs& a);
 
-// The system's own alltoall on the private communicator: MPI-4 MPI_Alltoall_init(_c), Open MPI's
-// MPIX_Alltoall_init extension, or MPI_Ialltoall(_c) at each start (system.cpp).
-// blocking: each start makes the blocking call instead (system.cpp's SystemOperation says where).
-std::unique_ptr<Operation> make_system_alltoall(const AlltoallArgs& a,
-                                                std::shared_ptr<PrivateComm> comm,
-                                                bool blocking = false);
-// The blocking call handed to the MPI library (system.cpp), on comm.
-int system_alltoall(const AlltoallArgs& a, MPI_Comm comm);
-
 }  // namespace mpia

@@ -43,12 +43,4 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
                                           bool request_given);
 void alltoallv_blocking(CommState& st, const AlltoallvArgs& a);
 
-// The system's own alltoallv (system.cpp); copies the count and displacement arrays.
-// blocking: each start makes the blocking call instead (system.cpp's SystemOperation says where).
-std::unique_ptr<Operation> make_system_alltoallv(const AlltoallvArgs& a, int nranks,
-                                                 std::shared_ptr<PrivateComm> comm,
-                                                 bool blocking = false);
-// The blocking call handed to the MPI library (system.cpp), on comm.
-int system_alltoallv(const AlltoallvArgs& a, int nranks, MPI_Comm comm);
-
 }  // namespace mpia

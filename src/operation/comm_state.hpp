@@ -119,7 +119,7 @@ struct CommState {
   struct Memo {
     int collective = -1;
     std::string text;
-    std::vector<std::int64_t> key;
+    std::int64_t key = 0;
     Selection selection;
   } memo;
   std::uint64_t memo_serial = 0;  // counts the memo's rewrites (blocking_selection)
@@ -175,10 +175,12 @@ struct CommState {
     std::string path_text[3];
     int path[3] = {-1, -1, -1};
   } plans;
-  // Blocking alltoall under auto that measures: the trial of each block size (alltoall.cpp),
-  // created, run and dropped in step on every rank (every rank makes the same calls).
+  // Blocking calls under auto that measure: the trial of each memo key (the block size of an
+  // alltoall; pipeline.hpp), created, run and dropped in step on every rank (every rank makes the
+  // same calls).
   struct BlockingTrial {
-    std::int64_t bytes = -1;
+    int collective = -1;
+    std::int64_t key = -1;
     std::string text;  // the default algorithm text it was made under
     std::shared_ptr<AgreedPlan> plan;
   };

@@ -94,15 +94,14 @@ Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallb
       warn_once(std::string(e.what()) + " (from " + collective_env(c) + "; using auto)");
     }
   }
-  return parse_for(c, find_kind(c, AlgorithmKind::Auto)->name, nranks, true);
+  return parse_for(c, "auto", nranks, true);
 }
 
 void blocking_machine(CommState& st, Collective c) {
   if (cached_locality(st)) return;
   const CommState::Memo& m = st.memo;
   if (m.collective == int(c) && m.text == st.default_algorithm(c)) return;  // decided before
-  if (select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent_of(st)).algorithm->kind ==
-      AlgorithmKind::Auto)
+  if (resolves(select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent_of(st))))
     comm_locality(st);
 }
 
@@ -153,14 +152,6 @@ void MpiSizeChannel::wait_all() {
   requests_.clear();
 }
 
-Selection blocking_auto_selection(Collective c, int nranks) {
-  const AlgorithmSpec* a = blocking_auto_algorithm(c);
-  if (!a)
-    fail(MPI_ERR_INTERN,
-         std::string("mpi-advance: no blocking auto algorithm for ") + collective_name(c));
-  return parse_selection(c, a->name, nranks, true);
-}
-
 void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
                  std::int64_t same) {
   Proposal p;
@@ -175,18 +166,6 @@ void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* s
 namespace mpia {
 
 bool settings_report() { return settings().report; }
-
-std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked) {
-  const std::vector<std::string>& skip = settings().trial_skip;
-  if (skip.empty()) return ranked;
-  std::vector<Ranked> kept;
-  for (Ranked& r : ranked)
-    if (std::find(skip.begin(), skip.end(), r.selection.algorithm->name) == skip.end())
-      kept.push_back(std::move(r));
-  return kept.empty() ? ranked : kept;
-}
-
-const Tuning& settings_tuning() { return settings().tuning; }
 
 CommState::PlanCache::Entry::Entry() = default;
 CommState::PlanCache::Entry::Entry(Entry&&) noexcept = default;
@@ -236,7 +215,7 @@ bool agreed_blocking(CommState& st, Collective c) {
   const std::string& text = st.default_algorithm(c);
   if (pc.path[int(c)] < 0 || pc.path_text[int(c)] != text) {
     const Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
-    pc.path[int(c)] = sel.algorithm->kind == AlgorithmKind::Auto || sel.algorithm->needs_peer_sizes;
+    pc.path[int(c)] = resolves(sel) || sel.algorithm->needs_peer_sizes;
     pc.path_text[int(c)] = text;
   }
   return pc.path[int(c)] == 1;

@@ -3,9 +3,9 @@
 // plan cache, and blocking system calls that keep running operations moving.
 #pragma once
 
+#include "collective/resolve.hpp"
 #include "collective/selection.hpp"
 #include "collective/shortlist.hpp"
-#include "collective/tuning.hpp"
 #include "operation/comm_state.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
@@ -23,9 +23,8 @@
 
 namespace mpia {
 
-// settings().report and settings().tuning (settings.hpp), without including it here.
+// settings().report (settings.hpp), without including it here.
 bool settings_report();
-const Tuning& settings_tuning();
 
 // MPI_ERR_TYPE for MPI_DATATYPE_NULL and for a derived type that is not committed (which MPI
 // cannot send); which names the argument. comm: one whose error handler returns (the private
@@ -80,10 +79,6 @@ class MpiSizeChannel final : public SizeChannel {
   std::vector<MPI_Request> requests_;
 };
 
-// The selection a blocking auto call of c runs without agreement (its record's blocking_auto),
-// resolved for nranks.
-Selection blocking_auto_selection(Collective c, int nranks);
-
 // Local checks of a persistent init whose errors go into the agreement instead of being thrown.
 template <class F>
 void checked(Proposal& p, F&& checks) {
@@ -117,22 +112,21 @@ mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operati
 void blocking_machine(CommState& st, Collective c);
 
 // The blocking selection for collective c: from the memo when the communicator's default text
-// and the key are unchanged, else selected (and, for auto, resolved) afresh.
+// and the key are unchanged, else selected and resolved afresh (resolve(auto's selection): what
+// it runs; not called for another record).
 template <class Resolve>
-const Selection& blocking_selection(CommState& st, Collective c,
-                                    std::initializer_list<std::int64_t> key, Resolve&& resolve) {
+const Selection& blocking_selection(CommState& st, Collective c, std::int64_t key,
+                                    Resolve&& resolve) {
   const std::string& text = st.default_algorithm(c);
   CommState::Memo& m = st.memo;
-  const bool same = m.collective == int(c) && m.text == text && m.key.size() == key.size() &&
-                    std::equal(key.begin(), key.end(), m.key.begin());
-  if (!same) {
+  if (m.collective != int(c) || m.key != key || m.text != text) {
     m.collective = -1;  // invalid until the new selection is complete
     ++st.memo_serial;
     Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
-    if (sel.algorithm->kind == AlgorithmKind::Auto) sel = resolve();
+    if (resolves(sel)) sel = resolve(sel);
     m.selection = sel;
     m.text = text;
-    m.key.assign(key.begin(), key.end());
+    m.key = key;
     m.collective = int(c);
   }
   return m.selection;
@@ -244,44 +238,6 @@ void set_entries(AgreedPlan& plan, const Shortlist& list, BuildSchedule&& schedu
     plan.trial.clear();
   else
     plan.trial_state = std::make_shared<TrialState>();
-}
-
-// The operation of an agreed plan over a call's buffers: its trial (bind() lowers the first
-// entry over them) when it has one, else lower().
-// system: the MPI library's call over the same buffers, for a trial that has it (a persistent
-// request's: its persistent or nonblocking form; a blocking call's: its blocking form).
-template <class Bind, class Lower>
-std::unique_ptr<Operation> plan_operation(const AgreedPlan& p, std::shared_ptr<PrivateComm> comm,
-                                          Bind&& bind, Lower&& lower, const SystemMaker& system) {
-  if (p.trial.empty()) return lower();
-  return std::make_unique<TrialOperation>(bind(), p.trial, std::move(comm), p.tag.get(), p.point,
-                                          p.trial_state, system);
-}
-
-// The candidates a trial may run: the ranking without MPIX_TRIAL_SKIP's algorithms (all of it
-// when that leaves none).
-std::vector<Ranked> trial_candidates(std::vector<Ranked> ranked);
-
-// The shortlist auto runs for collective c: a tuning rule's selection, or (measure) the
-// shortlist of the model's ranking and, unless !with_system (agreed), the MPI library's own call
-// (trial.hpp), or its pick. rank() is the model's ranking.
-template <class Rank>
-Shortlist auto_list(Collective c, const Machine& m, std::int64_t bytes, bool measure, Rank&& rank,
-                    bool with_system = true) {
-  const Tuning& t = settings_tuning();
-  Shortlist list;
-  const Selection s = resolve_auto(t, c, m, bytes, [&] {
-    std::vector<Ranked> ranked = rank(t.model);
-    if (!measure) return ranked.front().selection;
-    list = shortlist(trial_candidates(std::move(ranked)));
-    if (with_system) {
-      list.entries.push_back(Selection{find_kind(c, AlgorithmKind::System), {}});
-      list.refines.push_back(-1);
-    }
-    return list.entries.front();
-  });
-  if (list.entries.empty()) list = only(s);
-  return list;
 }
 
 // A stable identity for a datatype in a cache key: a predefined handle stands for itself; a

@@ -1,11 +1,10 @@
 #include "operation/neighbor.hpp"
 
-#include "locality/locality.hpp"
-#include "operation/common.hpp"
-#include "operation/settings.hpp"
+#include "operation/pipeline.hpp"
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -156,251 +155,143 @@ std::string check_edge_sizes(const NeighborTopology& t, const std::vector<std::i
   return {};
 }
 
-std::shared_ptr<const Schedule> neighbor_schedule(const Selection& sel, CommState& state,
-                                                  const NeighborTopology& t, int tag,
-                                                  std::vector<std::int64_t> send_bytes,
-                                                  std::vector<std::int64_t> recv_bytes) {
-  if (sel.algorithm->kind == AlgorithmKind::System) return nullptr;
-  if (sel.algorithm->kind != AlgorithmKind::Scheduled)
-    fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
-  NeighborShape shape;
-  shape.rank = state.rank;
-  shape.sources = t.sources, shape.destinations = t.destinations;
-  shape.recv_key = t.recv_key, shape.send_key = t.send_key;
-  if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(state).map;
-  shape.send_bytes = std::move(send_bytes);
-  shape.recv_bytes = std::move(recv_bytes);
-  if (sel.algorithm->learn_neighbor) {
-    MpiSizeChannel channel(state.comm->get(), tag, "the edge exchange");
-    sel.algorithm->learn_neighbor(shape, sel.values, channel);
+// Whether a neighbour stands twice in a list (a periodic dimension of 1 or 2 ranks).
+bool twice(std::vector<int> v) {
+  v.erase(std::remove(v.begin(), v.end(), MPI_PROC_NULL), v.end());
+  std::sort(v.begin(), v.end());
+  return std::adjacent_find(v.begin(), v.end()) != v.end();
+}
+
+// The pipeline's adapter for the neighbor calls (pipeline.hpp): the communicator's topology
+// gives the blocks; every edge agrees on its size at init, auto resolves from agreed statistics,
+// and a blocking call under auto takes the agreed plan cache.
+struct NeighborCall {
+  static constexpr Collective kCollective = Collective::NeighborAlltoallv;
+  static constexpr bool kAgreedCache = true;
+  CommState& st;
+  const AlltoallvArgs& a;
+  const NeighborTopology* topo = nullptr;
+  std::vector<std::int64_t> sb, rb;  // packed bytes per out- and in-edge
+
+  // No topology: MPI_ERR_TOPOLOGY, the same on every rank.
+  void prepare() { topo = &comm_topology(st); }
+  void check() { check_neighbor(a, *topo, sb, rb, st.comm->get()); }
+  void clear() {
+    sb.assign(topo->destinations.size(), 0);
+    rb.assign(topo->sources.size(), 0);
   }
-  return std::make_shared<const Schedule>(sel.algorithm->build_neighbor(shape, sel.values));
-}
 
-Traffic neighbor_traffic(const Schedule* schedule, const CommState& state) {
-  if (!schedule) return Traffic{};
-  const Locality* loc = cached_locality(state);
-  return traffic_of(*schedule, state.rank, loc ? &loc->map : nullptr);
-}
-
-std::unique_ptr<ScheduledOperation> bind_neighbor(const AlltoallvArgs& a, const std::string& name,
-                                                  const Schedule& schedule, const Traffic& traffic,
-                                                  CommState& state, const NeighborTopology& t,
-                                                  int tag) {
-  const int indeg = int(t.sources.size()), outdeg = int(t.destinations.size());
-  auto op = std::make_unique<ScheduledOperation>(name, state.comm);
-  const BlockBuffer recv = op->bind(a.recv, indeg);
-  const BlockBuffer send = op->bind(a.send, outdeg);
-  op->lower(schedule, send, recv, tag);
-  op->set_traffic(traffic);
-  return op;
-}
-
-std::unique_ptr<Operation> lower_neighbor(const AlltoallvArgs& a, const std::string& name,
-                                          const Schedule* schedule, const Traffic& traffic,
-                                          CommState& state, const NeighborTopology& t, int tag) {
-  if (!schedule)
-    return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()),
-                                neighbor_system_comm(state));
-  return bind_neighbor(a, name, *schedule, traffic, state, t, tag);
-}
-
-std::unique_ptr<Operation> make_neighbor(const AlltoallvArgs& a, const Selection& sel,
-                                         CommState& state, const NeighborTopology& t, int tag,
-                                         std::vector<std::int64_t> send_bytes,
-                                         std::vector<std::int64_t> recv_bytes) {
-  const std::shared_ptr<const Schedule> s =
-      neighbor_schedule(sel, state, t, tag, std::move(send_bytes), std::move(recv_bytes));
-  return lower_neighbor(a, sel.to_string(), s.get(), neighbor_traffic(s.get(), state), state, t,
-                        tag);
-}
-
-}  // namespace
-
-namespace {
-
-// An agreed plan over a's buffers: local.
-// blocking: see planned_alltoallv.
-std::unique_ptr<Operation> planned_neighbor(const AlltoallvArgs& a, const AgreedPlan& p,
-                                            CommState& st, const NeighborTopology& t,
-                                            bool blocking) {
-  return plan_operation(
-      p, st.comm,
-      [&] { return bind_neighbor(a, p.algorithm, *p.schedule, p.traffic, st, t, p.tag.get()); },
-      [&] {
-        return lower_neighbor(a, p.algorithm, p.schedule.get(), p.traffic, st, t, p.tag.get());
-      },
-      [&] {
-        const std::shared_ptr<PrivateComm> c = neighbor_system_comm(st);
-        return make_system_neighbor(a, int(t.sources.size()), int(t.destinations.size()),
-                                    blocking ? c : std::make_shared<PrivateComm>(c->get()),
-                                    blocking);
-      });
-}
-
-std::shared_ptr<AgreedPlan> neighbor_plan(CommState& st, const AlltoallvArgs& a, MPI_Info info,
-                                          bool request_given, bool* threaded_out) {
-  st.check_settings();
-  const NeighborTopology& topo = comm_topology(st);  // no topology: the same on every rank
-  comm_locality(st);                                 // see alltoall_init
-  Proposal p;
-  bool threaded = false;
-  std::vector<std::int64_t> sb, rb;
-  Selection sel;
-  bool measure = false;
-  checked(p, [&] {
-    if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
-    threaded = wants_progress_thread(info);
-    check_neighbor(a, topo, sb, rb, st.comm->get());
-    sel = select_algorithm(Collective::NeighborAlltoallv, info,
-                           st.default_algorithm(Collective::NeighborAlltoallv), extent_of(st));
-    // auto measures (trial.hpp): a persistent request over its first starts, a blocking call's
-    // agreed plan over the first calls that hit it.
-    measure = sel.algorithm->kind == AlgorithmKind::Auto && wants_trial(info);
-  });
-  if (p.error) {
-    sb.assign(topo.destinations.size(), 0);
-    rb.assign(topo.sources.size(), 0);
-  }
-  // Every edge must agree on its size (tag 0: no blocking call is in flight during init).
-  const std::string mismatch = check_edge_sizes(topo, sb, rb, st.comm->get(), 0);
-  if (!p.error && !mismatch.empty()) {
-    p.derived = true;
-    p.error = std::make_unique<Error>(MPI_ERR_TRUNCATE, mismatch);
-  }
-  if (!p.error) p.choice = sel.to_string() + (measure ? "+measure" : "");
-  for (std::int64_t b : sb) p.maxima[0] = std::max(p.maxima[0], b);
-  // Off-node edges and the distinct nodes they reach, for the model.
-  const OffNode off = off_node(comm_locality(st).map, st.rank, &topo.destinations, sb);
-  p.maxima[1] = off.sends;
-  p.maxima[2] = off.nodes;
-  // Where the MPI library's neighbor collective is known to give wrong answers, auto does not
-  // try it: a neighbour twice in a list (a periodic dimension of 1 or 2 ranks: the libraries
-  // differ from MPI's rule and from one another, system.cpp), and MPICH's w form on a rank whose
-  // in- and out-degree differ (MPICH 4.0.2 loses receive blocks there: test_neighbor.cpp's
-  // runnable_w). Agreed: the maximum over the ranks.
-  auto twice = [](std::vector<int> v) {
-    v.erase(std::remove(v.begin(), v.end(), MPI_PROC_NULL), v.end());
-    std::sort(v.begin(), v.end());
-    return std::adjacent_find(v.begin(), v.end()) != v.end();
-  };
+  void compare(Proposal& p) const {
+    // Every edge must agree on its size (tag 0: no blocking call is in flight during init).
+    const std::string mismatch = check_edge_sizes(*topo, sb, rb, st.comm->get(), 0);
+    if (!p.error && !mismatch.empty()) {
+      p.derived = true;
+      p.error = std::make_unique<Error>(MPI_ERR_TRUNCATE, mismatch);
+    }
+    for (std::int64_t b : sb) p.maxima[0] = std::max(p.maxima[0], b);
+    // Off-node edges and the distinct nodes they reach, for the model.
+    const OffNode off = off_node(comm_locality(st).map, st.rank, &topo->destinations, sb);
+    p.maxima[1] = off.sends;
+    p.maxima[2] = off.nodes;
+    // Where the MPI library's neighbor collective is known to give wrong answers, auto does not
+    // try it: a neighbour twice in a list (the libraries differ from MPI's rule and from one
+    // another, system.cpp), and MPICH's w form on a rank whose in- and out-degree differ (MPICH
+    // 4.0.2 loses receive blocks there: test_neighbor.cpp's runnable_w). Agreed: the maximum over
+    // the ranks.
 #if defined(MPICH)
-  constexpr bool kMpich = true;
+    constexpr bool kMpich = true;
 #else
-  constexpr bool kMpich = false;
+    constexpr bool kMpich = false;
 #endif
-  const bool uneven_w =
-      kMpich && (a.send.w || a.recv.w) && topo.sources.size() != topo.destinations.size();
-  p.maxima[3] = twice(topo.sources) || twice(topo.destinations) || uneven_w;
-  p.tag = threaded_out != nullptr;  // a blocking call's plan runs on tag 0
-  const Agreement ag = agree(st, p);
-  Shortlist list = only(sel);
-  const Machine m = machine_of(comm_locality(st).map);
-  const NeighborStats stats{ag.maxima[0], ag.maxima[1], ag.maxima[2]};
-  if (sel.algorithm->kind == AlgorithmKind::Auto)
-    list = auto_list(
-        Collective::NeighborAlltoallv, m, stats.max_message,
-        measure && m.nranks > 1 && stats.max_message > 0,
-        [&](const CostModel& model) { return rank_neighbor(model, m, stats); }, ag.maxima[3] == 0);
-  if (threaded_out) *threaded_out = threaded;
-  auto plan = std::make_shared<AgreedPlan>();
-  if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
-  // Every entry's schedule now, in the shortlist's order on every rank (see alltoallv_plan).
-  set_entries(
-      *plan, list,
-      [&](const Selection& s, bool last) {
-        return neighbor_schedule(s, st, topo, ag.tag, last ? std::move(sb) : sb,
-                                 last ? std::move(rb) : rb);
-      },
-      [&](const Schedule* s) { return neighbor_traffic(s, st); });
-  plan->point = TrialPoint{Collective::NeighborAlltoallv, st.size, m.nnodes, stats.max_message};
-  return plan;
-}
+    const bool uneven_w =
+        kMpich && (a.send.w || a.recv.w) && topo->sources.size() != topo->destinations.size();
+    p.maxima[3] = twice(topo->sources) || twice(topo->destinations) || uneven_w;
+  }
+  Stats stats(const Agreement& ag) const {
+    Stats s;
+    s.max_block = ag.maxima[0];
+    s.remote_edges = ag.maxima[1];
+    s.remote_nodes = ag.maxima[2];
+    return s;
+  }
+  bool with_library(const Agreement& ag) const { return ag.maxima[3] == 0; }
+  bool blocking_stats(Stats&) const { return false; }
+  std::int64_t memo_key() const { return -1; }
+  std::int64_t same() const { return 0; }
+
+  std::shared_ptr<const Schedule> schedule(const Selection& sel, int tag, bool last) {
+    if (!sel.algorithm->build_neighbor)
+      fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
+    const NeighborTopology& t = *topo;
+    NeighborShape shape;
+    shape.rank = st.rank;
+    shape.sources = t.sources, shape.destinations = t.destinations;
+    shape.recv_key = t.recv_key, shape.send_key = t.send_key;
+    if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(st).map;
+    shape.send_bytes = last ? std::move(sb) : sb;
+    shape.recv_bytes = last ? std::move(rb) : rb;
+    if (sel.algorithm->learn_neighbor) {
+      MpiSizeChannel channel(st.comm->get(), tag, "the edge exchange");
+      sel.algorithm->learn_neighbor(shape, sel.values, channel);
+    }
+    return std::make_shared<const Schedule>(sel.algorithm->build_neighbor(shape, sel.values));
+  }
+  std::function<LaterBuild(const Selection&)> later(const Shortlist&) const { return nullptr; }
+
+  std::unique_ptr<ScheduledOperation> bind(const std::string& name, const Schedule& schedule,
+                                           const Traffic& traffic, int tag) const {
+    auto op = std::make_unique<ScheduledOperation>(name, st.comm);
+    const BlockBuffer recv = op->bind(a.recv, indegree());
+    const BlockBuffer send = op->bind(a.send, outdegree());
+    op->lower(schedule, send, recv, tag);
+    op->set_traffic(traffic);
+    return op;
+  }
+
+  LibraryCall library(bool blocking) const {
+    LibraryCall l;
+    l.collective = kCollective;
+    l.blocks = &a;
+    l.nsend = outdegree();
+    l.nrecv = indegree();
+    l.comm = neighbor_system_comm(st);
+    l.blocking = blocking;
+    return l;
+  }
+
+  bool predefined_types() const {
+    for (const auto& [side, n] : {std::make_pair(&a.recv, indegree()),
+                                  std::make_pair(&a.send, outdegree())}) {
+      if (!side->w && !predefined(side->type)) return false;
+      for (int i = 0; i < n && side->w; ++i)
+        if (!predefined(side->types[i])) return false;
+    }
+    return true;
+  }
+  void words(std::vector<std::int64_t>& key, bool buffers) const {
+    key.push_back(a.recv.w + 2 * a.large + 4 * a.regular);
+    if (buffers) key.push_back(word(a.send.buf)), key.push_back(word(a.recv.buf));
+    auto identity = [&key](MPI_Datatype t) { push_type_identity(key, t); };
+    if (!a.recv.w) identity(a.recv.type), identity(a.send.type);
+    push_side_words(key, a.recv, indegree(), identity);
+    push_side_words(key, a.send, outdegree(), identity);
+  }
+  std::pair<const void*, const void*> buffers() const { return {a.send.buf, a.recv.buf}; }
+  bool repeat() { return false; }
+  void remember(const Selection*) {}
+
+ private:
+  int indegree() const { return int(topo->sources.size()); }
+  int outdegree() const { return int(topo->destinations.size()); }
+};
 
 }  // namespace
 
 std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
                                          bool request_given) {
-  bool threaded = false;
-  const std::shared_ptr<AgreedPlan> plan = neighbor_plan(st, a, info, request_given, &threaded);
-  std::unique_ptr<Operation> op = planned_neighbor(a, *plan, st, comm_topology(st), false);
-  op->tag = std::move(plan->tag);
-  op->threaded = threaded;
-  return op;
+  return init(NeighborCall{st, a}, info, request_given);
 }
 
-void neighbor_blocking(CommState& st, const AlltoallvArgs& a) {
-  st.check_settings();
-  blocking_machine(st, Collective::NeighborAlltoallv);
-  const NeighborTopology& topo = comm_topology(st);
-  const bool debug = settings().debug;
-  const bool agreed = agreed_blocking(st, Collective::NeighborAlltoallv);
-  std::unique_ptr<Error> local;
-  std::vector<std::int64_t> sb, rb;
-  try {
-    check_neighbor(a, topo, sb, rb, st.comm->get());
-  } catch (const Error& e) {
-    if (!debug && !agreed) throw;
-    local = std::make_unique<Error>(e);
-  }
-  const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
-  if (agreed) {
-    // The agreed plan cache (common.hpp), as alltoallv_blocking.
-    std::vector<std::int64_t>& key = st.plans.key;
-    key.clear();
-    if (!local) {
-      key.push_back(-3);
-      key.push_back(a.recv.w + 2 * a.large + 4 * a.regular);
-      auto identity = [&key](MPI_Datatype t) { push_type_identity(key, t); };
-      if (!a.recv.w) identity(a.recv.type), identity(a.send.type);
-      push_side_words(key, a.recv, indeg, identity);
-      push_side_words(key, a.send, outdeg, identity);
-    }
-    const bool ran = run_agreed(
-        st, Collective::NeighborAlltoallv, !local, a.send.buf, a.recv.buf,
-        [&] { return neighbor_plan(st, a, MPI_INFO_NULL, true, nullptr); },
-        [&](const AgreedPlan& p) { return planned_neighbor(a, p, st, topo, true); });
-    if (ran) return;
-    if (local) throw *local;  // direct mode (see alltoallv_blocking)
-  }
-  // The blocking auto takes its record's blocking_auto algorithm (direct): it needs no
-  // agreement and no edge list.
-  const Selection* sel = nullptr;
-  if (!local)
-    sel = &blocking_selection(st, Collective::NeighborAlltoallv, {-3}, [&] {
-      const Machine m = machine_of(comm_locality(st).map);
-      return resolve_auto(settings().tuning, Collective::NeighborAlltoallv, m, -1, [&] {
-        return blocking_auto_selection(Collective::NeighborAlltoallv, st.size);
-      });
-    });
-  if (debug) debug_agree(st, std::move(local), sel, 0);
-  if (sel->algorithm->kind == AlgorithmKind::System) {
-    note_call(st, Collective::NeighborAlltoallv, *sel, false);
-    const MPI_Comm c = neighbor_system_comm(st)->get();
-    run_system(c, [&] { return system_neighbor(a, indeg, outdeg, c); });
-    return;
-  }
-  // Reused while this rank's own arguments repeat, when every datatype is predefined (a
-  // derived type's handle may name another type once freed).
-  bool cacheable = !sel->algorithm->needs_peer_sizes;
-  for (const auto& [side, n] : {std::make_pair(&a.recv, indeg), std::make_pair(&a.send, outdeg)}) {
-    if (!side->w) cacheable = cacheable && predefined(side->type);
-    for (int i = 0; i < n && cacheable && side->w; ++i) cacheable = predefined(side->types[i]);
-  }
-  st.call_words.clear();
-  if (cacheable) {
-    for (std::int64_t w :
-         {std::int64_t(-3), word(sel->algorithm), word(a.send.buf), word(a.send.type),
-          word(a.recv.buf), word(a.recv.type), std::int64_t(a.recv.w)})
-      st.call_words.push_back(w);
-    auto handle = [&](MPI_Datatype t) { st.call_words.push_back(word(t)); };
-    push_side_words(st.call_words, a.recv, indeg, handle);
-    push_side_words(st.call_words, a.send, outdeg, handle);
-  }
-  const bool hit = run_blocking(st, cacheable, [&] {
-    return make_neighbor(a, *sel, st, topo, 0, std::move(sb), std::move(rb));
-  });
-  note_call(st, Collective::NeighborAlltoallv, *sel, hit);
-}
+void neighbor_blocking(CommState& st, const AlltoallvArgs& a) { blocking(NeighborCall{st, a}); }
 
 }  // namespace mpia

@@ -42,14 +42,4 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
                                          bool request_given);
 void neighbor_blocking(CommState& st, const AlltoallvArgs& a);
 
-// The system's own MPI_Neighbor_alltoallv, MPI_Neighbor_alltoallw for the w form, or
-// MPI_Neighbor_alltoall for the regular form (their _c forms for a large-count call; system.cpp),
-// on the private duplicate (which keeps the topology).
-// blocking: each start makes the blocking call instead (system.cpp's SystemOperation says where).
-std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree,
-                                                std::shared_ptr<PrivateComm> comm,
-                                                bool blocking = false);
-// The blocking call handed to the MPI library (system.cpp), on comm.
-int system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree, MPI_Comm comm);
-
 }  // namespace mpia

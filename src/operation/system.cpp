@@ -14,9 +14,7 @@
 #include <mpi-ext.h>
 #endif
 
-#include "operation/alltoall.hpp"
-#include "operation/alltoallv.hpp"
-#include "operation/neighbor.hpp"
+#include "operation/operation.hpp"
 #include "schedule/engine.hpp"
 #include "util/error.hpp"
 
@@ -363,15 +361,15 @@ class SystemCall {
 // in different orders.)
 class SystemOperation : public Operation {
  public:
-  // Named as its record is (the System kind of the table).
+  // Named as its record is (collective/all/system.cpp).
   // blocking: each start is run_system's (common.hpp): a nonblocking barrier, completed while
   // the running operations are driven, then the blocking call -- for the plans of blocking calls,
   // which every rank starts in the same call. Otherwise the persistent request is made here:
   // collective, so never where ranks lower plans alone.
-  SystemOperation(Collective c, std::unique_ptr<SystemCall> call, std::shared_ptr<PrivateComm> comm,
-                  bool blocking = false)
+  SystemOperation(std::unique_ptr<SystemCall> call, std::shared_ptr<PrivateComm> comm,
+                  bool blocking)
       : comm_(std::move(comm)), call_(std::move(call)), blocking_(blocking) {
-    algorithm_ = find_kind(c, AlgorithmKind::System)->name;
+    algorithm_ = "system";
     if (!blocking_) persistent_ = call_->persistent(comm_->get(), &request_);
   }
   ~SystemOperation() override {
@@ -421,43 +419,17 @@ class SystemOperation : public Operation {
 
 }  // namespace
 
-std::unique_ptr<Operation> make_system_alltoall(const AlltoallArgs& a,
-                                                std::shared_ptr<PrivateComm> comm, bool blocking) {
-  return std::make_unique<SystemOperation>(
-      Collective::Alltoall, std::make_unique<SystemCall>(a, true), std::move(comm), blocking);
-}
-
-std::unique_ptr<Operation> make_system_alltoallv(const AlltoallvArgs& a, int nranks,
-                                                 std::shared_ptr<PrivateComm> comm, bool blocking) {
-  return std::make_unique<SystemOperation>(
-      Collective::Alltoallv, std::make_unique<SystemCall>(Call::Alltoallv, a, nranks, nranks, true),
-      std::move(comm), blocking);
-}
-
-// MPI_Neighbor_alltoall for the regular form, MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw
-// for the others: the library's own answer for its own call (on MPICH 4.0.2 the first two differ
-// on periodic rings of 1 or 2 ranks, where only the regular one is right). Without MPI-4, the
-// nonblocking call at each start (Open MPI 4.1's swaps the two directions of periodic dimensions
-// of size 1 and 2, where its blocking call is right: the System record is the library's own
-// nonblocking answer there).
-std::unique_ptr<Operation> make_system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree,
-                                                std::shared_ptr<PrivateComm> comm, bool blocking) {
-  return std::make_unique<SystemOperation>(
-      Collective::NeighborAlltoallv,
-      std::make_unique<SystemCall>(Call::Neighbor, a, outdegree, indegree, true), std::move(comm),
-      blocking);
-}
-
-int system_alltoall(const AlltoallArgs& a, MPI_Comm comm) {
-  return SystemCall(a, false).blocking(comm);
-}
-
-int system_alltoallv(const AlltoallvArgs& a, int nranks, MPI_Comm comm) {
-  return SystemCall(Call::Alltoallv, a, nranks, nranks, false).blocking(comm);
-}
-
-int system_neighbor(const AlltoallvArgs& a, int indegree, int outdegree, MPI_Comm comm) {
-  return SystemCall(Call::Neighbor, a, outdegree, indegree, false).blocking(comm);
+std::unique_ptr<Operation> library_operation(const LibraryCall& c) {
+  // A blocking call's operation is run and dropped within the call, or kept by the cache of
+  // blocking calls only for predefined datatypes: it need not duplicate them.
+  const bool keep = !c.blocking;
+  std::unique_ptr<SystemCall> call =
+      c.collective == Collective::Alltoall
+          ? std::make_unique<SystemCall>(*c.regular, keep)
+          : std::make_unique<SystemCall>(
+                c.collective == Collective::Alltoallv ? Call::Alltoallv : Call::Neighbor,
+                *c.blocks, c.nsend, c.nrecv, keep);
+  return std::make_unique<SystemOperation>(std::move(call), c.comm, c.blocking);
 }
 
 }  // namespace mpia

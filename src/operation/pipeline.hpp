@@ -1,0 +1,274 @@
+// The one pipeline every collective form runs: alltoall, alltoallv, the neighbor calls (regular,
+// v and w), their _c forms and MPIX_Topo's. A collective is an adapter (alltoall.cpp,
+// alltoallv.cpp, neighbor.cpp) that says what is its own:
+//
+//   kCollective, kAgreedCache  which records it runs; whether its blocking auto needs the agreed
+//                              plan cache (its sizes differ across ranks: v and neighbor)
+//   st, a                      the communicator's state and the call's arguments
+//   prepare()                  what must be read before any check (the neighbor topology)
+//   check(), clear()           local argument checks, filling this rank's sizes; zero sizes
+//                              after a check failed (the collective steps below still run)
+//   compare(p)                 collective: this rank's sizes against its peers' (a mismatch is
+//                              a derived error), and the statistics to agree on, into p
+//   stats(ag), with_library(ag) the agreed statistics auto resolves from; whether a trial may
+//                              try the MPI library's call
+//   blocking_stats(s)          statistics of a blocking call every rank has without agreeing
+//                              (false: none; auto then runs its blocking_auto record)
+//   memo_key(), same()         the word a blocking selection is memoised under; the value
+//                              MPIX_DEBUG agrees on
+//   schedule(sel, tag, last)   the record's builder on the shape it takes (collective for a
+//                              record that learns its peers' sizes; last: sizes may be consumed)
+//   later(list)                for a trial, what builds a second-round entry when it runs
+//                              (nullptr: every entry's schedule now)
+//   bind(name, s, t, tag)      a schedule lowered over the call's buffers
+//   library(blocking)          the call as the MPI library's own collective takes it
+//   predefined_types(), words(key, buffers), buffers()
+//                              what a cache key holds of the call
+//   repeat(), remember(sel)    a fast path for a call that repeats the last one exactly
+//
+// The stages -- select, agree, resolve, build every entry, operation (an entry's, or a trial's)
+// -- are written once, below; so are the blocking path and the cache keys.
+#pragma once
+
+#include "collective/resolve.hpp"
+#include "locality/locality.hpp"
+#include "operation/common.hpp"
+#include "operation/settings.hpp"
+#include "operation/trial.hpp"
+#include "util/error.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mpia {
+
+// What a start of schedule s makes this rank send, node counts as far as locality is known.
+inline Traffic schedule_traffic(const Schedule* s, const CommState& st) {
+  if (!s) return Traffic{};
+  const Locality* loc = cached_locality(st);
+  return traffic_of(*s, st.rank, loc ? &loc->map : nullptr);
+}
+
+// The schedule of one entry: none for a record that builds its own operation (the MPI library's
+// call).
+template <class Call>
+std::shared_ptr<const Schedule> entry_schedule(Call& call, const Selection& sel, int tag,
+                                               bool last) {
+  if (sel.algorithm->build_operation) return nullptr;
+  return call.schedule(sel, tag, last);
+}
+
+// The operation of one entry over the call's buffers: its schedule lowered, or its record's own
+// operation.
+template <class Call>
+std::unique_ptr<Operation> entry_operation(Call& call, const Selection& sel, const Schedule* s,
+                                           const Traffic& traffic, int tag, bool blocking) {
+  if (s) return call.bind(sel.to_string(), *s, traffic, tag);
+  if (!sel.algorithm->build_operation)
+    fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
+  return sel.algorithm->build_operation(call.library(blocking));
+}
+
+// The operation of an agreed plan over the call's buffers: its trial when it has one, else its
+// one entry's. blocking: a blocking call's plan, lowered by this rank alone (the MPI library's
+// blocking call; a persistent request would be collective).
+template <class Call>
+std::unique_ptr<Operation> plan_operation(Call& call, const AgreedPlan& p, bool blocking) {
+  const int tag = p.tag.get();
+  if (p.trial.empty())
+    return entry_operation(call, p.selection, p.schedule.get(), p.traffic, tag, blocking);
+  return std::make_unique<TrialOperation>(
+      call.bind(p.algorithm, *p.schedule, p.traffic, tag), p.trial, call.st.comm, tag, p.point,
+      p.trial_state, [&] {
+        // A persistent request's trial makes the library's call on a communicator of its own.
+        LibraryCall lc = call.library(blocking);
+        if (!blocking) lc.comm = std::make_shared<PrivateComm>(lc.comm->get());
+        return library_operation(lc);
+      });
+}
+
+// What a persistent init (and a blocking call's agreed plan) agrees on and builds before binding
+// buffers: collective. threaded: where a persistent init puts its progress mode (nullptr: a
+// blocking call's plan, which runs on tag 0 as every blocking call).
+template <class Call>
+std::shared_ptr<AgreedPlan> agreed_plan(Call& call, MPI_Info info, bool request_given,
+                                        bool* threaded) {
+  CommState& st = call.st;
+  constexpr Collective c = Call::kCollective;
+  st.check_settings();
+  call.prepare();
+  // Locality first, on every rank, before anything can fail locally: node counts for
+  // MPIX_Request_get_traffic, and no collective inside selection below.
+  comm_locality(st);
+  Proposal p;
+  Selection sel;
+  bool measure = false;
+  checked(p, [&] {
+    if (!request_given) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+    if (threaded) *threaded = wants_progress_thread(info);
+    call.check();
+    sel = select_algorithm(c, info, st.default_algorithm(c), extent_of(st));
+    // auto measures (trial.hpp): a persistent request over its first starts, a blocking call's
+    // agreed plan over the first calls that hit it.
+    measure = resolves(sel) && wants_trial(info);
+  });
+  if (p.error) call.clear();
+  call.compare(p);
+  // The unresolved choice is agreed on; auto then resolves it from agreed statistics (and
+  // agreed settings), identically on every rank.
+  if (!p.error) p.choice = sel.to_string() + (measure ? "+measure" : "");
+  p.tag = threaded != nullptr;
+  const Agreement ag = agree(st, p);
+  Resolving in;
+  in.tuning = &settings().tuning;
+  in.machine = machine_of(comm_locality(st).map);
+  in.stats = call.stats(ag);
+  in.measure = measure;
+  in.with_library = call.with_library(ag);
+  in.skip = &settings().trial_skip;
+  auto plan = std::make_shared<AgreedPlan>();
+  if (ag.tag) plan->tag = TagLease(st.comm, ag.tag);
+  // Every entry's schedule now (the sizes a forwarding entry learns are exchanged at init, in
+  // the shortlist's order on every rank) but those later() builds when they run.
+  const Shortlist list = resolve(sel, in);
+  set_entries(
+      *plan, list,
+      [&](const Selection& s, bool last) { return entry_schedule(call, s, ag.tag, last); },
+      [&](const Schedule* s) { return schedule_traffic(s, st); }, call.later(list));
+  plan->point = TrialPoint{c, st.size, in.machine.nnodes, in.stats.max_block};
+  return plan;
+}
+
+// Persistent init (collective): the operation, agreed on by every rank, holding its tag.
+template <class Call>
+std::unique_ptr<Operation> init(Call&& call, MPI_Info info, bool request_given) {
+  bool threaded = false;
+  const std::shared_ptr<AgreedPlan> plan = agreed_plan(call, info, request_given, &threaded);
+  std::unique_ptr<Operation> op = plan_operation(call, *plan, false);
+  op->tag = std::move(plan->tag);
+  op->threaded = threaded;
+  return op;
+}
+
+// The words of a cache key, built here only: the collective, what runs (a record or a trial:
+// plan, 0 for a pattern), its parameter values, then the call's own words (with its buffers'
+// addresses, or without: a pattern).
+template <class Call>
+void cache_key(std::vector<std::int64_t>& key, const Call& call, std::int64_t plan,
+               const ParamValues& values, bool buffers) {
+  key.push_back(std::int64_t(Call::kCollective));
+  key.push_back(plan);
+  key.insert(key.end(), values.begin(), values.end());
+  call.words(key, buffers);
+}
+
+// Blocking calls under auto that measure: the trial of a memo key, if one was made.
+inline CommState::BlockingTrial* find_trial(CommState& st, Collective c, std::int64_t key) {
+  const std::string& text = st.default_algorithm(c);
+  for (CommState::BlockingTrial& t : st.trials)
+    if (t.collective == int(c) && t.key == key && t.text == text) return &t;
+  return nullptr;
+}
+
+// blocking_selection's resolution of auto. With statistics every rank has (an alltoall's block
+// size), auto measures here too, per memo key: its shortlist is tried over the calls with that
+// key (two rounds, at most 20 calls: trial.hpp), then the winner runs. Nothing needs agreeing to
+// begin: the shortlist's inputs are the same on every rank, and every rank makes the same calls
+// in the same order, so call n of a key runs the same entry everywhere whatever each rank's plan
+// cache did -- the trial's state belongs to the key, not to a plan, so a plan lowered anew for
+// moved buffers goes on where the trial was; its last start agrees on the times like a
+// persistent request's. Trials are made and dropped, oldest first, in step on every rank.
+template <class Call>
+Selection blocking_resolve(Call& call, const Selection& sel) {
+  CommState& st = call.st;
+  constexpr Collective c = Call::kCollective;
+  Resolving in;
+  in.tuning = &settings().tuning;
+  in.machine = machine_of(comm_locality(st).map);
+  in.agreed = call.blocking_stats(in.stats);
+  in.measure = !settings().debug && wants_trial(MPI_INFO_NULL);
+  in.skip = &settings().trial_skip;
+  const Shortlist list = resolve(sel, in);
+  const std::int64_t key = call.memo_key();
+  if (list.entries.size() > 1 && !find_trial(st, c, key)) {
+    auto plan = std::make_shared<AgreedPlan>();
+    set_entries(
+        *plan, list,
+        [&](const Selection& s, bool last) { return entry_schedule(call, s, 0, last); },
+        [&](const Schedule* s) { return schedule_traffic(s, st); }, call.later(list));
+    plan->point = TrialPoint{c, st.size, in.machine.nnodes, in.stats.max_block};
+    if (st.trials.size() == CommState::kBlockingTrials) st.trials.erase(st.trials.begin());
+    st.trials.push_back({int(c), key, st.default_algorithm(c), std::move(plan)});
+  }
+  return list.entries.front();
+}
+
+// The blocking call.
+template <class Call>
+void blocking(Call&& call) {
+  CommState& st = call.st;
+  constexpr Collective c = Call::kCollective;
+  st.check_settings();
+  if (call.repeat()) return;
+  blocking_machine(st, c);
+  call.prepare();
+  const bool debug = settings().debug;
+  const bool agreed = Call::kAgreedCache && agreed_blocking(st, c);
+  std::unique_ptr<Error> local;
+  try {
+    call.check();
+  } catch (const Error& e) {
+    if (!debug && !agreed) throw;
+    local = std::make_unique<Error>(e);
+  }
+  if (agreed) {
+    // The agreed plan cache (common.hpp): the key is this rank's pattern, buffers excluded.
+    std::vector<std::int64_t>& key = st.plans.key;
+    key.clear();
+    if (!local) cache_key(key, call, 0, {}, false);
+    const auto [sendbuf, recvbuf] = call.buffers();
+    const bool ran = run_agreed(
+        st, c, !local, sendbuf, recvbuf,
+        [&] { return agreed_plan(call, MPI_INFO_NULL, true, nullptr); },
+        [&](const AgreedPlan& p) { return plan_operation(call, p, true); });
+    if (ran) return;
+    // Not every rank has seen its pattern before, or direct mode: the uncached exchange below.
+    // (A local argument error takes the agreed build, which raises it on every rank, except in
+    // direct mode, where it is this rank's alone, as in MPI.)
+    if (local) throw *local;
+  }
+  const Selection* sel = nullptr;
+  if (!local)
+    sel = &blocking_selection(st, c, call.memo_key(),
+                              [&](const Selection& s) { return blocking_resolve(call, s); });
+  if (debug) debug_agree(st, std::move(local), sel, call.same());
+  const AgreedPlan* trial = nullptr;
+  if (CommState::BlockingTrial* t = st.trials.empty() ? nullptr
+                                                      : find_trial(st, c, call.memo_key())) {
+    trial = t->plan.get();
+    if (trial->trial_state->winner >= 0) {  // settled: the winner from now on
+      sel = &trial->trial[std::size_t(trial->trial_state->winner)].selection;
+      trial = nullptr;
+    }
+  }
+  // A plan is reused while this rank's own arguments repeat, when every datatype is predefined
+  // (a derived type's handle may name another type once freed); records that depend on other
+  // ranks' sizes (needs_peer_sizes) are rebuilt every call.
+  const bool cacheable = !sel->algorithm->needs_peer_sizes && call.predefined_types();
+  st.call_words.clear();
+  if (cacheable)
+    cache_key(st.call_words, call, trial ? word(trial) : word(sel->algorithm), sel->values, true);
+  // Blocking calls never overlap one another on a communicator: they all use tag 0 (so does a
+  // trial's agreement: a blocking trial's plan has no tag of its own).
+  const bool hit = run_blocking(st, cacheable, [&]() -> std::unique_ptr<Operation> {
+    if (trial) return plan_operation(call, *trial, true);
+    const std::shared_ptr<const Schedule> s = entry_schedule(call, *sel, 0, true);
+    return entry_operation(call, *sel, s.get(), schedule_traffic(s.get(), st), 0, true);
+  });
+  if (cacheable && !trial && !debug && st.cached) call.remember(sel);
+  note_call(st, c, *sel, hit);
+}
+
+}  // namespace mpia
