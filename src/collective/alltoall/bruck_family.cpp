@@ -318,6 +318,14 @@ Terms radix_cost(const Machine& m, const Stats& st, std::int64_t r, Copies copie
   return t;
 }
 
+Terms tra_cost(const Machine& m, const Stats& st, const ParamValues& v) {
+  return radix_cost(m, st, v[0], Copies::Tra);
+}
+template <Copies copies>
+Terms radix2_cost(const Machine& m, const Stats& st, const ParamValues&) {
+  return radix_cost(m, st, 2, copies);
+}
+
 // tra at every radix up to 64 and a ladder of ~6 % steps above (none for P <= 2: pairwise).
 std::vector<ParamValues> tra_radices(const Machine& m, const Stats&) {
   std::vector<ParamValues> out;
@@ -331,53 +339,29 @@ std::vector<ParamValues> tra_radices(const Machine& m, const Stats&) {
 // tra's do.
 AlgorithmSpec variant(const char* name, int listing, const char* description, AlltoallBuilder build,
                       CostFunction cost, int search) {
-  AlgorithmSpec a = record(Collective::Alltoall, name, listing, description);
-  a.build_alltoall = build;
+  AlgorithmSpec a = record(name, listing, description, {}, build, {cost, always, search});
   a.family = "bruck";
-  a.cost = cost;
-  a.candidates = always;
-  a.search = search;
   return a;
 }
 
 }  // namespace
 
 MPIA_ALGORITHMS(alltoall_bruck_family) {
-  AlgorithmSpec t = detail::record(
-      Collective::Alltoall, "tra", 300,
-      "tunable radix (seed 003): K=w(r-1)-floor((r^w-P)/r^(w-1)) rounds, zero-copy placement");
-  t.params = {
-      {"radix", "base of the exchange (2: Bruck, P: direct)", kRadixDefault, kRadixMin, kRadixMax}};
-  t.build_alltoall = tra;
-  t.cost = [](const Machine& m, const Stats& st, const ParamValues& v) {
-    return radix_cost(m, st, v[0], Copies::Tra);
-  };
-  t.candidates = tra_radices;
-  t.search = 30;
   return {
-      variant(
-          "bruck", 200, "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out",
-          bruck,
-          [](const Machine& m, const Stats& st, const ParamValues&) {
-            return radix_cost(m, st, 2, Copies::Basic);
-          },
-          50),
-      variant(
-          "modified_bruck", 210, "Traff's modified Bruck: log2(P) rounds, no final rotation",
-          modified_bruck,
-          [](const Machine& m, const Stats& st, const ParamValues&) {
-            return radix_cost(m, st, 2, Copies::Modified);
-          },
-          51),
-      variant(
-          "zero_copy_bruck", 220,
-          "Traff's zero-copy Bruck: log2(P) rounds, one derived datatype per round, no copies",
-          zero_copy_bruck,
-          [](const Machine& m, const Stats& st, const ParamValues&) {
-            return radix_cost(m, st, 2, Copies::ZeroCopy);
-          },
-          52),
-      t,
+      variant("bruck", 200,
+              "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out", bruck,
+              radix2_cost<Copies::Basic>, 50),
+      variant("modified_bruck", 210, "Traff's modified Bruck: log2(P) rounds, no final rotation",
+              modified_bruck, radix2_cost<Copies::Modified>, 51),
+      variant("zero_copy_bruck", 220,
+              "Traff's zero-copy Bruck: log2(P) rounds, one derived datatype per round, no copies",
+              zero_copy_bruck, radix2_cost<Copies::ZeroCopy>, 52),
+      record(
+          "tra", 300,
+          "tunable radix (seed 003): K=w(r-1)-floor((r^w-P)/r^(w-1)) rounds, zero-copy placement",
+          {{"radix", "base of the exchange (2: Bruck, P: direct)", kRadixDefault, kRadixMin,
+            kRadixMax}},
+          tra, {tra_cost, tra_radices, 30}),
   };
 }
 

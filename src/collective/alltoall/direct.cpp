@@ -79,21 +79,15 @@ Terms linear_cost(const Machine& m, const Stats& st, const ParamValues&) {
 }  // namespace
 
 MPIA_ALGORITHMS(alltoall_direct) {
-  AlgorithmSpec pw =
-      detail::record(Collective::Alltoall, "pairwise", 100,
-                     "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)");
-  pw.build_alltoall = pairwise;
-  pw.cost = pairwise_cost;
-  pw.candidates = always;
-  pw.search = 20;
-  AlgorithmSpec lin = detail::record(
-      Collective::Alltoall, "linear", 110,
-      "direct exchange, all P-1 sends and receives posted at once (seed 001 Alg. 2)");
-  lin.build_alltoall = linear;
-  lin.cost = linear_cost;
-  lin.candidates = always;
-  lin.search = 10;  // ties go to linear: the simplest schedule
-  return {pw, lin};
+  return {
+      record("pairwise", 100,
+             "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)", {}, pairwise,
+             {pairwise_cost, always, 20}),
+      // Searched before pairwise: ties go to linear, the simplest schedule.
+      record("linear", 110,
+             "direct exchange, all P-1 sends and receives posted at once (seed 001 Alg. 2)", {},
+             linear, {linear_cost, always, 10}),
+  };
 }
 
 }  // namespace mpia

@@ -312,20 +312,15 @@ std::vector<ParamValues> tra2_radices(const Machine& m, const Stats&) {
 }  // namespace
 
 MPIA_ALGORITHMS(alltoall_two_level) {
-  AlgorithmSpec a = detail::record(
-      Collective::Alltoall, "tra2", 400,
-      "two-level tunable radix (seed 003 IV): radix_intra rounds within each node, then "
-      "radix_inter rounds between nodes, all ranks of a node acting as ports; any placement");
-  a.params = {{"radix_intra", "base of the intra-node exchange (Q: most ranks on a node)",
+  return {
+      record("tra2", 400,
+             "two-level tunable radix (seed 003 IV): radix_intra rounds within each node, then "
+             "radix_inter rounds between nodes, all ranks of a node acting as ports; any placement",
+             {{"radix_intra", "base of the intra-node exchange (Q: most ranks on a node)",
                kIntraDefault, kRadixMin, kIntraMax},
               {"radix_inter", "base of the inter-node exchange (N: nodes)", kInterMax, kRadixMin,
-               kInterMax}};
-  a.build_alltoall = tra2;
-  a.needs_locality = true;
-  a.cost = tra2_cost;
-  a.candidates = tra2_radices;
-  a.search = 40;
-  return {a};
+               kInterMax}},
+             tra2, {tra2_cost, tra2_radices, 40}, kNeedsLocality)};
 }
 
 }  // namespace mpia

@@ -48,18 +48,12 @@ std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
 }  // namespace
 
 MPIA_ALGORITHMS(alltoallv_bruck) {
-  AlgorithmSpec a = detail::record(
-      Collective::Alltoallv, "bruck", 200,
-      "zero-copy radix-r exchange for near-uniform small blocks; the sizes of the blocks a "
-      "rank forwards are learnt at init by running the same rounds on the sizes");
-  a.params = {{"radix", "base of the exchange (2: Bruck)", kRadixMin, kRadixMin, kRadixMax}};
-  a.build_alltoallv = bruck;
-  a.needs_peer_sizes = true;
-  a.learn_alltoallv = learn;
-  a.cost = cost;
-  a.candidates = candidates;
-  a.search = 20;
-  return {a};
+  return {
+      record("bruck", 200,
+             "zero-copy radix-r exchange for near-uniform small blocks; the sizes of the "
+             "blocks a rank forwards are learnt at init by running the same rounds on the sizes",
+             {{"radix", "base of the exchange (2: Bruck)", kRadixMin, kRadixMin, kRadixMax}}, bruck,
+             learn, {cost, candidates, 20})};
 }
 
 }  // namespace mpia

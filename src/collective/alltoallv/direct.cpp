@@ -63,47 +63,25 @@ const ParamSpec kWindow{"window", "exchanges in flight at once (the paper's stri
                         Bound::constant(kWindowDefault), Bound::constant(1),
                         Bound::constant(std::int64_t(1) << 30)};
 
-AlgorithmSpec direct(const char* name, int listing, const char* description, AlltoallvBuilder build,
-                     bool windowed) {
-  AlgorithmSpec a = record(Collective::Alltoallv, name, listing, description);
-  a.build_alltoallv = build;
-  if (windowed) {
-    a.params = {kWindow};
-    a.cost = window_cost;
-  }
-  return a;
-}
-
 }  // namespace
 
 MPIA_ALGORITHMS(alltoallv_direct) {
-  AlgorithmSpec pw =
-      direct("pairwise", 100, "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)",
-             pairwise, false);
-  pw.cost = pairwise_cost;
-  AlgorithmSpec lin =
-      direct("linear", 110,
-             "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)",
-             linear, false);
-  lin.cost = linear_cost;
-  lin.candidates = always;
-  lin.search = 10;
-  AlgorithmSpec all =
-      direct("multipair_waitall", 120,
+  return {
+      record("pairwise", 100, "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)", {},
+             pairwise, {pairwise_cost}),
+      record("linear", 110,
+             "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)", {},
+             linear, {linear_cost, always, 10}),
+      record("multipair_waitall", 120,
              "window of exchanges, the next window posted when all complete (seed 001 Alg. 3)",
-             waitall, true);
-  AlgorithmSpec any =
-      direct("multipair_waitany", 130,
+             {kWindow}, waitall, {window_cost}),
+      record("multipair_waitany", 130,
              "window of exchanges, refilled by waitany as each completes (seed 001 Alg. 4)",
-             waitany, true);
-  any.candidates = window_when_many;
-  any.search = 11;
-  any.blocking_auto = true;
-  AlgorithmSpec test =
-      direct("multipair_testany", 140,
+             {kWindow}, waitany, {window_cost, window_when_many, 11}, kBlockingAuto),
+      record("multipair_testany", 140,
              "window of exchanges, refilled by polling testany, never blocking (seed 001 Alg. 5)",
-             testany, true);
-  return {pw, lin, all, any, test};
+             {kWindow}, testany, {window_cost}),
+  };
 }
 
 }  // namespace mpia

@@ -115,22 +115,15 @@ std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
 }  // namespace
 
 MPIA_ALGORITHMS(alltoallv_hybrid) {
-  AlgorithmSpec a = detail::record(
-      Collective::Alltoallv, "hybrid", 210,
+  return {record(
+      "hybrid", 210,
       "radix-r exchange of the blocks up to `threshold` bytes (their sizes learnt at init), "
-      "each larger block sent directly in one message; scratch only for what a rank forwards");
-  a.params = {
-      {"radix", "base of the exchange of the small blocks", kRadixMin, kRadixMin, kRadixMax},
-      {"threshold", "bytes: larger blocks are sent directly, never forwarded (0: all)",
-       Bound::constant(kThresholdDefault), Bound::constant(0),
-       Bound::constant(std::int64_t(1) << 62)}};
-  a.build_alltoallv = hybrid;
-  a.needs_peer_sizes = true;
-  a.learn_alltoallv = learn;
-  a.cost = cost;
-  a.candidates = candidates;
-  a.search = 25;
-  return {a};
+      "each larger block sent directly in one message; scratch only for what a rank forwards",
+      {{"radix", "base of the exchange of the small blocks", kRadixMin, kRadixMin, kRadixMax},
+       {"threshold", "bytes: larger blocks are sent directly, never forwarded (0: all)",
+        Bound::constant(kThresholdDefault), Bound::constant(0),
+        Bound::constant(std::int64_t(1) << 62)}},
+      hybrid, learn, {cost, candidates, 25})};
 }
 
 }  // namespace mpia

@@ -180,33 +180,21 @@ std::vector<ParamValues> radix_candidates(const Machine& m, const Stats& st) {
 }  // namespace
 
 MPIA_ALGORITHMS(alltoallv_locality) {
-  AlgorithmSpec a = detail::record(
-      Collective::Alltoallv, "locality", 500,
-      "node-aware: blocks for a remote node gathered in the node and sent as one message per "
-      "node pair and port; the sizes a port forwards are gathered within its node at init");
-  a.build_alltoallv = locality;
-  a.needs_peer_sizes = true;
-  a.learn_alltoallv = learn;
-  a.needs_locality = true;
-  a.cost = cost;
-  a.candidates = candidates;
-  a.search = 30;
-  AlgorithmSpec r = detail::record(
-      Collective::Alltoallv, "locality_radix", 510,
-      "node-aware for many nodes: blocks gathered in the node as in locality, then a radix-r "
-      "exchange among each lane's ports between nodes (ceil(log_r N) steps of r-1 messages); "
-      "the sizes of the bundles a port forwards are learnt at init");
-  r.params = {{"radix", "base of the exchange between nodes (N: nodes)",
-               Bound::sqrt_of(Bound::Of::Nodes, 2), kRadixMin,
-               Bound::of_size(Bound::Of::Nodes, 2)}};
-  r.build_alltoallv = locality_radix;
-  r.needs_peer_sizes = true;
-  r.learn_alltoallv = learn_radix;
-  r.needs_locality = true;
-  r.cost = radix_cost;
-  r.candidates = radix_candidates;
-  r.search = 35;
-  return {a, r};
+  return {
+      record("locality", 500,
+             "node-aware: blocks for a remote node gathered in the node and sent as one message "
+             "per node pair and port; the sizes a port forwards are gathered within its node at "
+             "init",
+             {}, locality, learn, {cost, candidates, 30}, kNeedsLocality),
+      record(
+          "locality_radix", 510,
+          "node-aware for many nodes: blocks gathered in the node as in locality, then a "
+          "radix-r exchange among each lane's ports between nodes (ceil(log_r N) steps of r-1 "
+          "messages); the sizes of the bundles a port forwards are learnt at init",
+          {{"radix", "base of the exchange between nodes (N: nodes)",
+            Bound::sqrt_of(Bound::Of::Nodes, 2), kRadixMin, Bound::of_size(Bound::Of::Nodes, 2)}},
+          locality_radix, learn_radix, {radix_cost, radix_candidates, 35}, kNeedsLocality),
+  };
 }
 
 }  // namespace mpia

@@ -32,16 +32,10 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
 }  // namespace
 
 MPIA_ALGORITHMS(neighbor_direct) {
-  AlgorithmSpec a = detail::record(
-      Collective::NeighborAlltoallv, "direct", 100,
-      "one message per edge, all posted at once, matched per direction (Cartesian) or per "
-      "edge order (graphs)");
-  a.build_neighbor = direct;
-  a.cost = cost;
-  a.candidates = always;
-  a.search = 10;
-  a.blocking_auto = true;
-  return {a};
+  return {record("direct", 100,
+                 "one message per edge, all posted at once, matched per direction (Cartesian) or "
+                 "per edge order (graphs)",
+                 {}, direct, {cost, always, 10}, kBlockingAuto)};
 }
 
 }  // namespace mpia

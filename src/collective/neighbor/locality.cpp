@@ -53,18 +53,10 @@ std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
 }  // namespace
 
 MPIA_ALGORITHMS(neighbor_locality) {
-  AlgorithmSpec a = detail::record(
-      Collective::NeighborAlltoallv, "locality", 500,
-      "node-aware: edges between two nodes combined into one message between one gateway "
-      "rank on each; routing from the allgathered edge list at init");
-  a.build_neighbor = locality;
-  a.needs_peer_sizes = true;
-  a.learn_neighbor = learn;
-  a.needs_locality = true;
-  a.cost = cost;
-  a.candidates = candidates;
-  a.search = 20;
-  return {a};
+  return {record("locality", 500,
+                 "node-aware: edges between two nodes combined into one message between one "
+                 "gateway rank on each; routing from the allgathered edge list at init",
+                 {}, locality, learn, {cost, candidates, 20}, kNeedsLocality)};
 }
 
 }  // namespace mpia

@@ -231,30 +231,23 @@ std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
 }  // namespace
 
 MPIA_ALGORITHMS(neighbor_locality_partial) {
-  AlgorithmSpec a = detail::record(
-      Collective::NeighborAlltoallv, "locality_partial", 600,
+  return {record(
+      "locality_partial", 600,
       "node-aware where it pays: the edges between two nodes combined through gateways as "
       "locality does when there are at least `min_edges` of at most `threshold` bytes on "
       "average and their senders have `rank_edges` off-node edges in all on average, sent "
-      "directly otherwise; decided per direction at init by the gateways");
-  a.params = {{"min_edges", "the fewest non-empty edges from one node to another that are combined",
-               Bound::constant(kMinEdgesDefault), Bound::constant(1), Bound::constant(65536)},
-              {"threshold", "bytes: node pairs whose mean edge is larger are sent directly",
-               Bound::constant(kThresholdDefault), Bound::constant(0),
-               Bound::constant(std::int64_t(1) << 30)},
-              {"rank_edges",
-               "the off-node edges a node pair's senders must have on average (in all) for the "
-               "pair to be combined",
-               Bound::multiple_of(Bound::Of::MaxLocal, kRankEdgesPerRank), Bound::constant(0),
-               Bound::constant(std::int64_t(1) << 20)}};
-  a.build_neighbor = locality_partial;
-  a.needs_peer_sizes = true;
-  a.learn_neighbor = learn;
-  a.needs_locality = true;
-  a.cost = cost;
-  a.candidates = candidates;
-  a.search = 30;
-  return {a};
+      "directly otherwise; decided per direction at init by the gateways",
+      {{"min_edges", "the fewest non-empty edges from one node to another that are combined",
+        Bound::constant(kMinEdgesDefault), Bound::constant(1), Bound::constant(65536)},
+       {"threshold", "bytes: node pairs whose mean edge is larger are sent directly",
+        Bound::constant(kThresholdDefault), Bound::constant(0),
+        Bound::constant(std::int64_t(1) << 30)},
+       {"rank_edges",
+        "the off-node edges a node pair's senders must have on average (in all) for the pair "
+        "to be combined",
+        Bound::multiple_of(Bound::Of::MaxLocal, kRankEdgesPerRank), Bound::constant(0),
+        Bound::constant(std::int64_t(1) << 20)}},
+      locality_partial, learn, {cost, candidates, 30}, kNeedsLocality)};
 }
 
 }  // namespace mpia
