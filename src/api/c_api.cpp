@@ -414,8 +414,8 @@ MPIA_API int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** alg
     if (collective < 0 || collective > 2 || !algorithm || !cache_hit)
       fail(MPI_ERR_ARG, "mpi-advance: MPIA_Comm_last_call: bad argument");
     const CommState& st = state_of(comm);
-    *algorithm = st.last[collective].algorithm.c_str();
-    *cache_hit = st.last[collective].hit;
+    *algorithm = st.per[std::size_t(collective)].last_algorithm.c_str();
+    *cache_hit = st.per[std::size_t(collective)].last_hit;
   });
 }
 
@@ -440,8 +440,9 @@ MPIA_API int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, cons
     // Every rank has the same text now: the parameter ranges (which may need the locality of
     // the communicator, a collective) are checked identically everywhere.
     if (!text.empty()) parse_for(c, text, extent_of(st), true);
-    st.algorithm[int(c)] = text;
-    st.memo.collective = -1;
+    st.per[std::size_t(c)].algorithm = text;
+    // A blocking alltoall repeated with the same arguments checks the memo, not the text.
+    if (st.blocking) st.blocking->memo.collective = -1;
   });
 }
 

@@ -24,6 +24,7 @@
 namespace mpia {
 
 enum class Collective : std::uint8_t { Alltoall, Alltoallv, NeighborAlltoallv };
+constexpr int kCollectives = 3;
 
 const char* collective_name(Collective c);
 // The collective named name ("alltoall", "alltoallv"); false if there is none.

@@ -21,8 +21,8 @@ struct Resolving {
   // nothing knows only its own sizes: auto then runs a tuning rule that does not depend on sizes,
   // else its record's blocking_auto algorithm (a direct exchange, which needs no agreement).
   bool agreed = true;
-  bool measure = false;       // a trial may measure a shortlist (MPIX_AUTO, info mpix_auto)
-  bool with_library = true;   // the trial may try the MPI library's call
+  bool measure = false;      // a trial may measure a shortlist (MPIX_AUTO, info mpix_auto)
+  bool with_library = true;  // the trial may try the MPI library's call
   const std::vector<std::string>* skip = nullptr;  // MPIX_TRIAL_SKIP: never tried
 };
 

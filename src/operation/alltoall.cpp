@@ -53,14 +53,13 @@ std::shared_ptr<const Schedule> build_schedule(const Selection& sel, int rank, i
 
 // The pipeline's adapter for alltoall (pipeline.hpp): one block size, the same on every rank, so
 // auto resolves from what every rank has, blocking calls too.
-struct AlltoallCall {
+struct AlltoallCall : CallBase {
   static constexpr Collective kCollective = Collective::Alltoall;
   static constexpr bool kAgreedCache = false;
-  CommState& st;
   const AlltoallArgs& a;
   std::int64_t bytes = 0;  // one block, packed
 
-  void prepare() {}
+  AlltoallCall(CommState& state, const AlltoallArgs& args) : CallBase(state), a(args) {}
   void check() { bytes = check_alltoall(a, st.size, st.comm->get()); }
   void clear() { bytes = 0; }
   void compare(Proposal& p) const { p.same = bytes; }
@@ -95,11 +94,9 @@ struct AlltoallCall {
     };
   }
 
-  // The schedule lowered over a's buffers: block i at i x count elements. Local.
-  std::unique_ptr<ScheduledOperation> bind(const std::string& name, const Schedule& schedule,
-                                           const Traffic& traffic, int tag) const {
+  // Block i at i x count elements.
+  std::pair<BlockBuffer, BlockBuffer> bind(ScheduledOperation& op) const {
     const int P = st.size;
-    auto op = std::make_unique<ScheduledOperation>(name, st.comm);
     std::vector<std::int64_t> counts, displs;
     auto side = [&](const void* buf, std::int64_t count, MPI_Datatype type) {
       counts.assign(std::size_t(P), count);
@@ -107,12 +104,9 @@ struct AlltoallCall {
       for (int i = 0; i < P; ++i) displs[std::size_t(i)] = i * count;
       return v_side(buf, counts.data(), displs.data(), type);
     };
-    const BlockBuffer recv = op->bind(side(a.recvbuf, a.recvcount, a.recvtype), P);
-    const BlockBuffer send =
-        a.in_place() ? op->shadow_of(recv) : op->bind(side(a.sendbuf, a.sendcount, a.sendtype), P);
-    op->lower(schedule, send, recv, tag);
-    op->set_traffic(traffic);
-    return op;
+    const BlockBuffer recv = op.bind(side(a.recvbuf, a.recvcount, a.recvtype), P);
+    if (a.in_place()) return {op.shadow_of(recv), recv};
+    return {op.bind(side(a.sendbuf, a.sendcount, a.sendtype), P), recv};
   }
 
   LibraryCall library(bool blocking) const {
@@ -140,15 +134,20 @@ struct AlltoallCall {
   // A blocking alltoall repeated with the same arguments runs the cached plan at once
   // (CommState::Repeat).
   bool repeat() {
-    CommState::Repeat& r = st.repeat;
-    if (!r.valid || r.memo_serial != st.memo_serial ||
-        st.memo.collective != int(Collective::Alltoall) || !same_args(r.args, a))
+    if (!st.blocking) return false;
+    BlockingCache& bc = *st.blocking;
+    const BlockingCache::Repeat& r = bc.repeat;
+    if (!r.valid || r.memo_serial != bc.memo_serial ||
+        bc.memo.collective != int(Collective::Alltoall) || !same_args(r.args, a))
       return false;
-    st.cached->run();
+    bc.cached->run();
     note_call(st, kCollective, *r.selection, true);
     return true;
   }
-  void remember(const Selection* sel) { st.repeat = CommState::Repeat{true, st.memo_serial, a, sel}; }
+  void remember(const Selection* sel) {
+    BlockingCache& bc = blocking_cache(st);
+    bc.repeat = BlockingCache::Repeat{true, bc.memo_serial, a, sel};
+  }
 
  private:
   Stats stats_of_block() const {

@@ -62,14 +62,13 @@ AlltoallvSizes check_alltoallv(const AlltoallvArgs& a, int P, MPI_Comm comm) {
 // The pipeline's adapter for alltoallv (pipeline.hpp): sizes differ across ranks, so every pair
 // agrees on its block's size at init, auto resolves from agreed statistics, and a blocking call
 // under auto takes the agreed plan cache.
-struct AlltoallvCall {
+struct AlltoallvCall : CallBase {
   static constexpr Collective kCollective = Collective::Alltoallv;
   static constexpr bool kAgreedCache = true;
-  CommState& st;
   const AlltoallvArgs& a;
   AlltoallvSizes sizes;
 
-  void prepare() {}
+  AlltoallvCall(CommState& state, const AlltoallvArgs& args) : CallBase(state), a(args) {}
   void check() { sizes = check_alltoallv(a, st.size, st.comm->get()); }
   void clear() {
     sizes = AlltoallvSizes{};
@@ -86,8 +85,8 @@ struct AlltoallvCall {
     const MPI_Comm lib = st.comm->get();
     std::vector<std::int64_t> incoming(st.size);
     run_system(lib, [&] {
-      return MPI_Alltoall(sizes.send_bytes.data(), 1, MPI_INT64_T, incoming.data(), 1,
-                          MPI_INT64_T, lib);
+      return MPI_Alltoall(sizes.send_bytes.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T,
+                          lib);
     });
     if (!p.error)
       for (int i = 0; i < st.size; ++i)
@@ -134,17 +133,10 @@ struct AlltoallvCall {
     }
     return std::make_shared<const Schedule>(sel.algorithm->build_alltoallv(shape, sel.values));
   }
-  std::function<LaterBuild(const Selection&)> later(const Shortlist&) const { return nullptr; }
 
-  // The schedule over a's buffers: local (no communication).
-  std::unique_ptr<ScheduledOperation> bind(const std::string& name, const Schedule& schedule,
-                                           const Traffic& traffic, int tag) const {
-    auto op = std::make_unique<ScheduledOperation>(name, st.comm);
-    const BlockBuffer recv = op->bind(a.recv, st.size);
-    const BlockBuffer send = a.in_place() ? op->shadow_of(recv) : op->bind(a.send, st.size);
-    op->lower(schedule, send, recv, tag);
-    op->set_traffic(traffic);
-    return op;
+  std::pair<BlockBuffer, BlockBuffer> bind(ScheduledOperation& op) const {
+    const BlockBuffer recv = op.bind(a.recv, st.size);
+    return {a.in_place() ? op.shadow_of(recv) : op.bind(a.send, st.size), recv};
   }
 
   LibraryCall library(bool blocking) const {
@@ -169,8 +161,6 @@ struct AlltoallvCall {
     if (!a.in_place()) push_side_words(key, a.send, st.size, [](MPI_Datatype) {});
   }
   std::pair<const void*, const void*> buffers() const { return {a.send.buf, a.recv.buf}; }
-  bool repeat() { return false; }
-  void remember(const Selection*) {}
 };
 
 }  // namespace

@@ -1,11 +1,6 @@
 #include "operation/comm_state.hpp"
 
 #include "locality/locality.hpp"
-#include "operation/common.hpp"
-#include "operation/neighbor.hpp"
-#include "operation/operation.hpp"
-#include "operation/protocol.hpp"
-#include "operation/trial.hpp"
 #include "operation/settings.hpp"
 #include "util/error.hpp"
 
@@ -47,87 +42,10 @@ void TagAllocator::release(int tag) {
 
 // --- The private communicator and the per-communicator state -------------------------------
 
-namespace {
-
-std::once_flag g_keyvals_once;
-int g_keyval = MPI_KEYVAL_INVALID;
-int g_self_keyval = MPI_KEYVAL_INVALID;
-// Every state alive, so that MPI_Finalize frees those of communicators the user never freed.
-std::mutex g_states_mutex;
-std::set<CommState*> g_states;
-// Bumped before any state is deleted: a thread's last lookup is valid while it is unchanged (a
-// freed communicator's handle may come back for a new one).
-std::atomic<std::uint64_t> g_deleted{0};
-struct LastLookup {
-  MPI_Comm user = MPI_COMM_NULL;
-  CommState* state = nullptr;
-  std::uint64_t deleted = ~std::uint64_t(0);
-};
-thread_local LastLookup t_last;
-
-int delete_state(MPI_Comm, int, void* value, void*) {
-  auto* state = static_cast<CommState*>(value);
-  {
-    std::lock_guard<std::mutex> lock(g_states_mutex);
-    g_states.erase(state);
-  }
-  state->comm->user_freed.store(true, std::memory_order_release);
-  g_deleted.fetch_add(1, std::memory_order_acq_rel);
-  delete state;
-  return MPI_SUCCESS;
-}
-
-// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still usable: the place to
-// stop the progress thread and free what we keep on every communicator still alive (MPI never
-// deletes MPI_COMM_WORLD's attributes, and a user may finalize without freeing theirs). Some
-// MPIs (SimGrid's SMPI) run these callbacks after marking MPI finalized: then nothing can be
-// freed and nothing is tried.
-int at_finalize(MPI_Comm, int, void*, void*) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return MPI_SUCCESS;
-  stop_progress_thread();
-  write_tuning_out();  // what persistent auto requests settled (MPIX_TUNING_OUT)
-  std::vector<MPI_Comm> alive;
-  {
-    std::lock_guard<std::mutex> lock(g_states_mutex);
-    // MPI_COMM_SELF's own state goes with MPI_COMM_SELF's attributes, which MPI is deleting
-    // now (newest first: it was set after this callback's).
-    for (CommState* s : g_states)
-      if (s->user != MPI_COMM_SELF) alive.push_back(s->user);
-  }
-  for (MPI_Comm c : alive) MPI_Comm_delete_attr(c, g_keyval);
-  free_protocol();
-  free_type_identity();
-  MPI_Comm_free_keyval(&g_keyval);
-  MPI_Comm_free_keyval(&g_self_keyval);
-  return MPI_SUCCESS;
-}
-
-void ensure_keyvals() {
-  std::call_once(g_keyvals_once, [] {
-    MPIA_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &g_keyval, nullptr));
-    MPIA_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &g_self_keyval, nullptr));
-    MPIA_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, nullptr));
-  });
-}
-
-}  // namespace
-
-PrivateComm::PrivateComm(MPI_Comm user) {
-  // Nonblocking, so that a rank whose peers still wait for it on a running request drives that
-  // request meanwhile.
-  MPI_Request r;
-  MPIA_CHECK(MPI_Comm_idup(user, &comm_, &r));
-  complete(r, "MPI_Comm_idup");
+PrivateComm::PrivateComm(MPI_Comm comm, const char* name) : comm_(comm) {
   // Internal failures come back as codes and are raised on the user's communicator instead.
   MPIA_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
-  MPIA_CHECK(MPI_Comm_set_name(comm_, "mpi-advance private"));
-}
-
-PrivateComm::PrivateComm(MPI_Comm comm, Adopt) : comm_(comm) {
-  MPIA_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
-  MPIA_CHECK(MPI_Comm_set_name(comm_, "mpi-advance private graph"));
+  MPIA_CHECK(MPI_Comm_set_name(comm_, name));
 }
 
 PrivateComm::~PrivateComm() {
@@ -143,71 +61,10 @@ void CommState::check_settings() const {
 }
 
 const std::string& CommState::default_algorithm(Collective c) const {
-  return algorithm[int(c)].empty() ? env_algorithm(c) : algorithm[int(c)];
-}
-
-CommState* last_comm_state(MPI_Comm user) {
-  const LastLookup& l = t_last;
-  if (l.user == user && l.state && l.deleted == g_deleted.load(std::memory_order_acquire))
-    return l.state;
-  return nullptr;
-}
-
-CommState& comm_state(MPI_Comm user) {
-  ensure_keyvals();
-  void* value = nullptr;
-  int found = 0;
-  const std::uint64_t deleted = g_deleted.load(std::memory_order_acquire);
-  MPIA_CHECK(MPI_Comm_get_attr(user, g_keyval, &value, &found));
-  if (found) {
-    t_last = LastLookup{user, static_cast<CommState*>(value), deleted};
-    return *static_cast<CommState*>(value);
-  }
-  auto state = std::make_unique<CommState>();
-  state->user = user;
-  state->comm = std::make_shared<PrivateComm>(user);
-  MPIA_CHECK(MPI_Comm_rank(user, &state->rank));
-  MPIA_CHECK(MPI_Comm_size(user, &state->size));
-  int* ub = nullptr;
-  int range = 32767;  // what the standard guarantees
-  MPIA_CHECK(MPI_Comm_get_attr(user, MPI_TAG_UB, &ub, &found));
-  if (found && ub) range = *ub;
-  const Settings& set = settings();
-  if (set.tag_ub > 0) range = std::min(range, set.tag_ub);
-  state->comm->tags.set_range(range);
-  // Settings are agreed once per communicator, here: a rank must never act on an environment
-  // its peers do not share.
-  agree_settings(*state);
-  MPIA_CHECK(MPI_Comm_set_attr(user, g_keyval, state.get()));
-  {
-    std::lock_guard<std::mutex> lock(g_states_mutex);
-    g_states.insert(state.get());
-  }
-  return *state.release();
-}
-
-std::unique_ptr<CommState> derived_comm_state(const CommState& parent) {
-  auto state = std::make_unique<CommState>();
-  state->user = parent.user;
-  // A duplicate of the parent's private communicator: the user's is not touched.
-  state->comm = std::make_shared<PrivateComm>(parent.comm->get());
-  state->rank = parent.rank;
-  state->size = parent.size;
-  state->comm->tags.set_range(parent.comm->tags.ub());
-  state->settings_error = parent.settings_error;
-  state->settings_error_what = parent.settings_error_what;
-  for (int c = 0; c < 3; ++c) state->algorithm[c] = parent.algorithm[c];
-  if (parent.locality) state->locality = std::make_unique<Locality>(*parent.locality);
-  return state;
+  const std::string& own = per[std::size_t(c)].algorithm;
+  return own.empty() ? env_algorithm(c) : own;
 }
 
 const Locality* cached_locality(const CommState& state) { return state.locality.get(); }
-
-const Locality& comm_locality(CommState& st) {
-  if (!st.locality)
-    st.locality = std::make_unique<Locality>(
-        compute_locality(st.comm->get(), st.rank, st.size, settings().locality, complete));
-  return *st.locality;
-}
 
 }  // namespace mpia

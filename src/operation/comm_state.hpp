@@ -1,7 +1,7 @@
-// What the library keeps per user communicator, as an MPI attribute: a private duplicate (its
-// traffic can never match the user's, not even MPI_ANY_SOURCE/MPI_ANY_TAG receives), the tags
-// of its live requests, whether its ranks' settings agree, per-communicator algorithm choices,
-// the plan cache of blocking calls, locality and topology. Freed by the attribute's delete
+// What the library keeps per user communicator, as an MPI attribute (attach.hpp): a private
+// duplicate (its traffic can never match the user's, not even MPI_ANY_SOURCE/MPI_ANY_TAG receives),
+// the tags of its live requests, whether its ranks' settings agree, per-communicator algorithm
+// choices, the plan cache of blocking calls, locality and topology. Freed by the attribute's delete
 // callback: MPI_Comm_free, or MPI_Finalize for every communicator still alive then.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -20,8 +21,7 @@
 
 namespace mpia {
 
-class Operation;
-struct AgreedPlan;
+struct BlockingCache;
 struct Locality;
 struct NeighborTopology;
 
@@ -59,13 +59,12 @@ class TagAllocator {
 
 // The private duplicate. Requests hold it by shared_ptr so it outlives the user's
 // MPI_Comm_free while a persistent request still uses it.
+// Made by private_duplicate (attach.hpp), or over a communicator the library made itself
+// (MPI_Dist_graph_create_adjacent for an MPIX_Topo's "system" algorithm).
 class PrivateComm {
  public:
-  explicit PrivateComm(MPI_Comm user);
-  // Takes over comm, a communicator the library made itself (MPI_Dist_graph_create_adjacent for
-  // an MPIX_Topo's "system" algorithm): freed with this object.
-  struct Adopt {};
-  PrivateComm(MPI_Comm comm, Adopt);
+  // Takes over comm (freed with this object): its errors return, and it is named `name`.
+  PrivateComm(MPI_Comm comm, const char* name);
   ~PrivateComm();
   PrivateComm(const PrivateComm&) = delete;
   PrivateComm& operator=(const PrivateComm&) = delete;
@@ -110,92 +109,23 @@ struct CommState {
   // on the communicator then fails with it, on every rank.
   int settings_error = MPI_SUCCESS;
   std::string settings_error_what;
-  // MPIX_Comm_set_algorithm's choice per collective ("" = the environment's), agreed.
-  std::string algorithm[3];
-  // Blocking calls. The selection resolved for the last default and key (block size, or
-  // auto's agreed statistics) is kept, so a repeated call parses nothing and runs no model;
-  // and the last call's plan is kept with the raw argument words it was built for, so a
-  // repeated call builds nothing. Comparing reuses call_words' capacity: no allocation.
-  struct Memo {
-    int collective = -1;
-    std::string text;
-    std::int64_t key = 0;
-    Selection selection;
-  } memo;
-  std::uint64_t memo_serial = 0;  // counts the memo's rewrites (blocking_selection)
-  std::unique_ptr<Operation> cached;
-  std::vector<std::int64_t> cached_words, call_words;
-  // A blocking alltoall repeated with the same arguments: those of the call that built cached
-  // for a settled selection (no trial running), the memo as it was then. While the memo, cached
-  // and the arguments are unchanged, a call runs cached at once: its checks passed on these
-  // arguments (predefined types only), and the selection, the trial state and whatever else
-  // ranks must do alike follow from the memo, which every rank keeps alike.
-  struct Repeat {
-    bool valid = false;
-    std::uint64_t memo_serial = 0;
-    AlltoallArgs args;
-    const Selection* selection = nullptr;
-  } repeat;
-  // The agreed plan cache of blocking alltoallv and neighbor calls whose algorithm needs
-  // agreement (auto, bruck, locality): plans built collectively like a persistent init, kept
-  // per pattern (this rank's counts, displacements, types), used only when every rank hits the
-  // same entry (run_agreed in common.hpp). Entries and their ids are created, used and evicted
-  // in step on every rank.
-  struct PlanCache {
-    static constexpr std::size_t kEntries = 16;
-    struct Entry {
-      std::int64_t id = -1;
-      int collective = -1;
-      std::vector<std::int64_t> key;
-      std::shared_ptr<AgreedPlan> plan;
-      std::unique_ptr<Operation> op;  // the plan lowered for these buffers
-      const void* sendbuf = nullptr;
-      const void* recvbuf = nullptr;
-      std::uint64_t used = 0;
-      Entry();
-      Entry(Entry&&) noexcept;
-      Entry& operator=(Entry&&) noexcept;
-      ~Entry();
-    };
-    std::vector<Entry> entries;
-    std::int64_t next_id = 0;
-    std::uint64_t clock = 0;
-    std::vector<std::int64_t> key;  // this call's (scratch: no allocation)
-    // Hashes of the patterns of the last kRecent uncached calls: a pattern found here is
-    // "seen before" (a false match only costs an agreed build, never a wrong plan).
-    static constexpr std::size_t kRecent = 16;
-    std::uint64_t recent[kRecent] = {};
-    std::size_t recent_next = 0;
-    // Calls of each collective on the agreed path (the same count on every rank), and whether
-    // the last agreed plan is a direct exchange: then calls agree only every kReagree-th call.
-    static constexpr std::uint64_t kReagree = 64;
-    std::uint64_t calls[3] = {0, 0, 0};
-    bool direct[3] = {false, false, false};
-    // Whether the default text path_text[c] takes the agreed path (agreed_blocking).
-    std::string path_text[3];
-    int path[3] = {-1, -1, -1};
-  } plans;
-  // Blocking calls under auto that measure: the trial of each memo key (the block size of an
-  // alltoall; pipeline.hpp), created, run and dropped in step on every rank (every rank makes the
-  // same calls).
-  struct BlockingTrial {
-    int collective = -1;
-    std::int64_t key = -1;
-    std::string text;  // the default algorithm text it was made under
-    std::shared_ptr<AgreedPlan> plan;
-  };
-  static constexpr std::size_t kBlockingTrials = 8;
-  std::vector<BlockingTrial> trials;
-  // What the last blocking call of each collective ran (MPIX_REPORT only): MPIA_Comm_last_call.
-  struct LastCall {
+  // What the library keeps per collective.
+  struct PerCollective {
+    // MPIX_Comm_set_algorithm's choice ("" = the environment's), agreed.
     std::string algorithm;
-    bool hit = false;
-  } last[3];
+    // What the last blocking call ran (MPIX_REPORT only): MPIA_Comm_last_call.
+    std::string last_algorithm;
+    bool last_hit = false;
+  };
+  std::array<PerCollective, kCollectives> per;
+  // The selections, plans, plan cache and trials of blocking calls (blocking_cache.hpp), made by
+  // the first blocking call.
+  std::shared_ptr<BlockingCache> blocking;
   // Node map, package and NUMA of every rank: computed by the first call that needs it.
   std::unique_ptr<Locality> locality;
   // The process topology's neighbors, read at the first neighbor call (a topology never
   // changes); an MPIX_Topo's state has its own from the start.
-  std::unique_ptr<NeighborTopology> topology;
+  std::shared_ptr<const NeighborTopology> topology;
   // A communicator with MPI's own process topology for the "system" neighbor algorithm of an
   // MPIX_Topo (whose private communicator has none): created collectively by the first call
   // that runs "system" (neighbor.cpp).
@@ -209,21 +139,6 @@ struct CommState {
   const std::string& default_algorithm(Collective c) const;
 };
 
-// Collective on the first call for a communicator: duplicates it and agrees on the settings,
-// driving running operations while it waits.
-CommState& comm_state(MPI_Comm user);
-// The state comm_state returned last on this thread for user, while no state has been deleted
-// since; else nullptr. A hit costs no MPI call: blocking calls look their state up on every call.
-CommState* last_comm_state(MPI_Comm user);
-
-// A state of its own over the ranks of parent, attached to no communicator (an MPIX_Topo's; its
-// owner deletes it): a new private duplicate of parent's, parent's agreed settings, algorithm
-// choices and locality (when computed). Collective over parent.
-std::unique_ptr<CommState> derived_comm_state(const CommState& parent);
-
-// The communicator's locality, computed the first time (collective; see locality/), else
-// cached.
-const Locality& comm_locality(CommState& state);
 // The cached locality, or nullptr if nothing has needed it yet (local).
 const Locality* cached_locality(const CommState& state);
 

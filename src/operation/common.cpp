@@ -12,24 +12,6 @@
 
 namespace mpia {
 
-// A blocking call asks this of its types several times (argument checks, plan cache), and
-// MPI_Type_get_envelope costs about 90 instructions: a predefined handle stays predefined, so
-// the last few seen are remembered. (Only positive answers: a derived type's handle may be
-// reused for another type once freed.)
-bool predefined(MPI_Datatype t) {
-  constexpr std::size_t kSeen = 8;
-  static std::atomic<MPI_Datatype> seen[kSeen];  // zero: not a handle MPI hands out
-  static std::atomic<std::size_t> next{0};
-  if (t != MPI_Datatype())
-    for (const auto& s : seen)
-      if (s.load(std::memory_order_relaxed) == t) return true;
-  int ni, na, nd, combiner;
-  MPIA_CHECK(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
-  if (combiner != MPI_COMBINER_NAMED) return false;
-  seen[next.fetch_add(1, std::memory_order_relaxed) % kSeen].store(t, std::memory_order_relaxed);
-  return true;
-}
-
 void check_type(MPI_Datatype type, MPI_Comm comm, const char* which) {
   if (type == MPI_DATATYPE_NULL)
     fail(MPI_ERR_TYPE, std::string("mpi-advance: ") + which + " is MPI_DATATYPE_NULL");
@@ -99,7 +81,7 @@ Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallb
 
 void blocking_machine(CommState& st, Collective c) {
   if (cached_locality(st)) return;
-  const CommState::Memo& m = st.memo;
+  const BlockingCache::Memo& m = blocking_cache(st).memo;
   if (m.collective == int(c) && m.text == st.default_algorithm(c)) return;  // decided before
   if (resolves(select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent_of(st))))
     comm_locality(st);
@@ -161,64 +143,26 @@ void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* s
   agree(st, p);
 }
 
-}  // namespace mpia
-
-namespace mpia {
-
 bool settings_report() { return settings().report; }
 
-CommState::PlanCache::Entry::Entry() = default;
-CommState::PlanCache::Entry::Entry(Entry&&) noexcept = default;
-CommState::PlanCache::Entry& CommState::PlanCache::Entry::operator=(Entry&&) noexcept = default;
-CommState::PlanCache::Entry::~Entry() = default;
-
-namespace {
-
-// push_type_identity's keyval: created by its first use, freed at MPI_Finalize
-// (free_type_identity). Never created again after that: MPI cannot be initialised twice.
-std::once_flag g_type_keyval_once;
-int g_type_keyval = MPI_KEYVAL_INVALID;
-
-}  // namespace
-
-void free_type_identity() {
-  // Attributes still on the user's types keep the keyval alive inside MPI until they go.
-  if (g_type_keyval != MPI_KEYVAL_INVALID) MPI_Type_free_keyval(&g_type_keyval);
-}
-
-void push_type_identity(std::vector<std::int64_t>& key, MPI_Datatype type) {
-  if (predefined(type)) {
-    key.push_back(0);
-    key.push_back(word(type));
-    return;
-  }
-  // Duplicates do not inherit the serial (MPI_TYPE_NULL_COPY_FN).
-  std::call_once(g_type_keyval_once, [] {
-    MPIA_CHECK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN,
-                                      &g_type_keyval, nullptr));
-  });
-  static std::atomic<std::int64_t> serial{0};
-  void* value = nullptr;
-  int flag = 0;
-  MPIA_CHECK(MPI_Type_get_attr(type, g_type_keyval, &value, &flag));
-  if (!flag) {
-    value = reinterpret_cast<void*>(static_cast<std::intptr_t>(++serial));
-    MPIA_CHECK(MPI_Type_set_attr(type, g_type_keyval, value));
-  }
-  key.push_back(1);
-  key.push_back(static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(value)));
-}
+BlockingCache::BlockingCache() = default;
+BlockingCache::~BlockingCache() = default;
+BlockingCache::PlanCache::Entry::Entry() = default;
+BlockingCache::PlanCache::Entry::Entry(Entry&&) noexcept = default;
+BlockingCache::PlanCache::Entry& BlockingCache::PlanCache::Entry::operator=(Entry&&) noexcept =
+    default;
+BlockingCache::PlanCache::Entry::~Entry() = default;
 
 bool agreed_blocking(CommState& st, Collective c) {
   if (settings().debug) return false;
-  CommState::PlanCache& pc = st.plans;
+  BlockingCache::PlanCache::Path& path = blocking_cache(st).plans.path[std::size_t(c)];
   const std::string& text = st.default_algorithm(c);
-  if (pc.path[int(c)] < 0 || pc.path_text[int(c)] != text) {
+  if (path.agreed < 0 || path.text != text) {
     const Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
-    pc.path[int(c)] = resolves(sel) || sel.algorithm->needs_peer_sizes;
-    pc.path_text[int(c)] = text;
+    path.agreed = resolves(sel) || sel.algorithm->needs_peer_sizes;
+    path.text = text;
   }
-  return pc.path[int(c)] == 1;
+  return path.agreed == 1;
 }
 
 namespace {
@@ -235,10 +179,10 @@ bool direct_plan(const AgreedPlan& p) {
   return p.schedule && !p.selection.algorithm->needs_peer_sizes;
 }
 
-void run_entry(CommState& st, Collective c, CommState::PlanCache::Entry& e, const void* sendbuf,
+void run_entry(CommState& st, Collective c, BlockingCache::PlanCache::Entry& e, const void* sendbuf,
                const void* recvbuf, bool hit,
                const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower) {
-  e.used = ++st.plans.clock;
+  e.used = ++blocking_cache(st).plans.clock;
   if (!e.op || e.sendbuf != sendbuf || e.recvbuf != recvbuf) {
     e.op.reset();
     e.op = lower(*e.plan);
@@ -248,8 +192,9 @@ void run_entry(CommState& st, Collective c, CommState::PlanCache::Entry& e, cons
   if (std::unique_ptr<Operation> settled = e.op->settled_part()) e.op = std::move(settled);
   e.op->start();
   if (settings().report) {
-    st.last[int(c)].algorithm = e.op->algorithm();  // a trial's: this call's entry
-    st.last[int(c)].hit = hit;
+    CommState::PerCollective& per = st.per[std::size_t(c)];
+    per.last_algorithm = e.op->algorithm();  // a trial's: this call's entry
+    per.last_hit = hit;
   }
   e.op->wait();
 }
@@ -259,11 +204,9 @@ void run_entry(CommState& st, Collective c, CommState::PlanCache::Entry& e, cons
 bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
                 const void* recvbuf, const std::function<std::shared_ptr<AgreedPlan>()>& build,
                 const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower) {
-  CommState::PlanCache& pc = st.plans;
-  CommState::PlanCache::Entry* hit = nullptr;
-  // The choice in force (MPIX_Comm_set_algorithm, the environment) is part of the pattern: a
-  // plan built under another choice is not this call's, even for the same arguments.
-  for (char ch : st.default_algorithm(c)) pc.key.push_back(ch);
+  BlockingCache::PlanCache& pc = blocking_cache(st).plans;
+  BlockingCache::PlanCache::Path& path = pc.path[std::size_t(c)];
+  BlockingCache::PlanCache::Entry* hit = nullptr;
   if (local_ok)
     for (auto& e : pc.entries)
       if (e.collective == int(c) && e.key == pc.key) {
@@ -274,8 +217,8 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
   // on the same tag (0): any mix of ranks running their cached direct plan and ranks running an
   // uncached one exchanges the same messages. So no agreement, except every kReagree-th call
   // (the same calls on every rank), which may find that a pattern now wants another plan.
-  const std::uint64_t n = pc.calls[int(c)]++;
-  if (pc.direct[int(c)] && n % CommState::PlanCache::kReagree != 0) {
+  const std::uint64_t n = path.calls++;
+  if (path.direct && n % BlockingCache::PlanCache::kReagree != 0) {
     if (!hit || !direct_plan(*hit->plan)) return false;
     run_entry(st, c, *hit, sendbuf, recvbuf, true, lower);
     return true;
@@ -293,7 +236,7 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
   MPI_Request r;
   MPIA_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, st.comm->get(), &r));
   complete(r, "MPI_Iallreduce (plan cache)");
-  CommState::PlanCache::Entry* e = nullptr;
+  BlockingCache::PlanCache::Entry* e = nullptr;
   if (v[0] >= 0 && v[0] == -v[1]) {
     e = hit;  // every rank holds entry v[0], and so does this one
   } else if (v[2] == 0 || v[3] != 0) {
@@ -304,7 +247,7 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
         std::remove_if(pc.entries.begin(), pc.entries.end(),
                        [&](const auto& x) { return x.collective == int(c) && x.key == pc.key; }),
         pc.entries.end());
-    if (pc.entries.size() >= CommState::PlanCache::kEntries) {
+    if (pc.entries.size() >= BlockingCache::PlanCache::kEntries) {
       auto lru = std::min_element(pc.entries.begin(), pc.entries.end(),
                                   [](const auto& a, const auto& b) { return a.used < b.used; });
       pc.entries.erase(lru);
@@ -318,11 +261,11 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
   } else {
     if (h && !seen) {
       pc.recent[pc.recent_next] = h;
-      pc.recent_next = (pc.recent_next + 1) % CommState::PlanCache::kRecent;
+      pc.recent_next = (pc.recent_next + 1) % BlockingCache::PlanCache::kRecent;
     }
     return false;
   }
-  pc.direct[int(c)] = direct_plan(*e->plan);
+  path.direct = direct_plan(*e->plan);
   run_entry(st, c, *e, sendbuf, recvbuf, e == hit, lower);
   return true;
 }

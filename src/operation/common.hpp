@@ -6,7 +6,10 @@
 #include "collective/resolve.hpp"
 #include "collective/selection.hpp"
 #include "collective/shortlist.hpp"
+#include "operation/attach.hpp"
+#include "operation/blocking_cache.hpp"
 #include "operation/comm_state.hpp"
+#include "operation/datatypes.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
 #include "operation/trial.hpp"
@@ -34,9 +37,6 @@ void check_type(MPI_Datatype type, MPI_Comm comm, const char* which);
 // A null base whose first byte would fall in page zero cannot be valid memory. (A null base
 // with a datatype of absolute addresses -- MPI_BOTTOM -- is legal MPI and passes.)
 void check_buffer(const void* buf, std::int64_t bytes, MPI_Datatype type, const char* which);
-
-// Whether t is a predefined datatype (its handle can never name another type).
-bool predefined(MPI_Datatype t);
 
 // The extent an algorithm's parameters are resolved against: asked only once the algorithm is
 // known, so that locality (a collective the first time) is computed only for algorithms that
@@ -106,6 +106,12 @@ mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operati
 
 // --- Blocking calls -----------------------------------------------------------------------
 
+// The communicator's blocking cache (blocking_cache.hpp), made by its first blocking call.
+inline BlockingCache& blocking_cache(CommState& st) {
+  if (!st.blocking) st.blocking = std::make_shared<BlockingCache>();
+  return *st.blocking;
+}
+
 // Blocking calls whose algorithm is auto need the machine (the node map: collective the first
 // time), so it is taken before any local argument check can make ranks diverge. Every rank has
 // the same default text, so all or none take it.
@@ -118,10 +124,11 @@ template <class Resolve>
 const Selection& blocking_selection(CommState& st, Collective c, std::int64_t key,
                                     Resolve&& resolve) {
   const std::string& text = st.default_algorithm(c);
-  CommState::Memo& m = st.memo;
+  BlockingCache& bc = blocking_cache(st);
+  BlockingCache::Memo& m = bc.memo;
   if (m.collective != int(c) || m.key != key || m.text != text) {
     m.collective = -1;  // invalid until the new selection is complete
-    ++st.memo_serial;
+    ++bc.memo_serial;
     Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
     if (resolves(sel)) sel = resolve(sel);
     m.selection = sel;
@@ -142,19 +149,20 @@ void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* s
 // schedule ran) is thrown. Returns whether the cached plan ran.
 template <class Build>
 bool run_blocking(CommState& st, bool cacheable, Build&& build) {
-  if (cacheable && st.cached && st.call_words == st.cached_words) {
-    st.cached->start();
-    st.cached->wait();
+  BlockingCache& bc = blocking_cache(st);
+  if (cacheable && bc.cached && bc.call_words == bc.cached_words) {
+    bc.cached->start();
+    bc.cached->wait();
     return true;
   }
-  st.cached.reset();
-  st.repeat.valid = false;
+  bc.cached.reset();
+  bc.repeat.valid = false;
   std::unique_ptr<Operation> op = build();
   op->start();
   if (cacheable) {
-    st.cached = std::move(op);
-    st.cached_words.swap(st.call_words);
-    st.cached->wait();
+    bc.cached = std::move(op);
+    bc.cached_words.swap(bc.call_words);
+    bc.cached->wait();
   } else {
     op->wait();
   }
@@ -164,8 +172,9 @@ bool run_blocking(CommState& st, bool cacheable, Build&& build) {
 // MPIX_REPORT: what the last blocking call of c ran.
 inline void note_call(CommState& st, Collective c, const Selection& sel, bool hit) {
   if (!settings_report()) return;
-  st.last[int(c)].algorithm = sel.to_string();
-  st.last[int(c)].hit = hit;
+  CommState::PerCollective& per = st.per[std::size_t(c)];
+  per.last_algorithm = sel.to_string();
+  per.last_hit = hit;
 }
 
 // --- The agreed plan cache of blocking v-collectives ----------------------------------------
@@ -240,13 +249,6 @@ void set_entries(AgreedPlan& plan, const Shortlist& list, BuildSchedule&& schedu
     plan.trial_state = std::make_shared<TrialState>();
 }
 
-// A stable identity for a datatype in a cache key: a predefined handle stands for itself; a
-// derived type gets a serial number in an attribute (never copied to duplicates), so a handle
-// reused by MPI after MPI_Type_free is a different identity. Appends two words to key.
-void push_type_identity(std::vector<std::int64_t>& key, MPI_Datatype type);
-// Frees push_type_identity's keyval (at MPI_Finalize, comm_state.cpp).
-void free_type_identity();
-
 bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
                 const void* recvbuf, const std::function<std::shared_ptr<AgreedPlan>()>& build,
                 const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower);
@@ -269,14 +271,6 @@ void run_system(MPI_Comm comm, Blocking&& blocking) {
   MPIA_CHECK(MPI_Ibarrier(comm, &r));
   complete(r, "MPI_Ibarrier");
   MPIA_CHECK(blocking());
-}
-
-template <class T>
-std::int64_t word(T v) {
-  std::int64_t w = 0;
-  static_assert(sizeof(T) <= sizeof w, "argument word too wide");
-  std::memcpy(&w, &v, sizeof v);
-  return w;
 }
 
 }  // namespace mpia

@@ -70,7 +70,8 @@ NeighborTopology neighbor_topology(MPI_Comm comm) {
 }
 
 const NeighborTopology& comm_topology(CommState& st) {
-  if (!st.topology) st.topology = std::make_unique<NeighborTopology>(neighbor_topology(st.user));
+  if (!st.topology)
+    st.topology = std::make_shared<const NeighborTopology>(neighbor_topology(st.user));
   return *st.topology;
 }
 
@@ -99,7 +100,7 @@ std::shared_ptr<PrivateComm> neighbor_system_comm(CommState& st) {
                                             t.destinations.empty() ? &none : t.destinations.data(),
                                             MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
     });
-    st.graph = std::make_shared<PrivateComm>(g, PrivateComm::Adopt{});
+    st.graph = std::make_shared<PrivateComm>(g, "mpi-advance private graph");
   }
   return st.graph;
 }
@@ -165,14 +166,14 @@ bool twice(std::vector<int> v) {
 // The pipeline's adapter for the neighbor calls (pipeline.hpp): the communicator's topology
 // gives the blocks; every edge agrees on its size at init, auto resolves from agreed statistics,
 // and a blocking call under auto takes the agreed plan cache.
-struct NeighborCall {
+struct NeighborCall : CallBase {
   static constexpr Collective kCollective = Collective::NeighborAlltoallv;
   static constexpr bool kAgreedCache = true;
-  CommState& st;
   const AlltoallvArgs& a;
   const NeighborTopology* topo = nullptr;
   std::vector<std::int64_t> sb, rb;  // packed bytes per out- and in-edge
 
+  NeighborCall(CommState& state, const AlltoallvArgs& args) : CallBase(state), a(args) {}
   // No topology: MPI_ERR_TOPOLOGY, the same on every rank.
   void prepare() { topo = &comm_topology(st); }
   void check() { check_neighbor(a, *topo, sb, rb, st.comm->get()); }
@@ -236,16 +237,10 @@ struct NeighborCall {
     }
     return std::make_shared<const Schedule>(sel.algorithm->build_neighbor(shape, sel.values));
   }
-  std::function<LaterBuild(const Selection&)> later(const Shortlist&) const { return nullptr; }
 
-  std::unique_ptr<ScheduledOperation> bind(const std::string& name, const Schedule& schedule,
-                                           const Traffic& traffic, int tag) const {
-    auto op = std::make_unique<ScheduledOperation>(name, st.comm);
-    const BlockBuffer recv = op->bind(a.recv, indegree());
-    const BlockBuffer send = op->bind(a.send, outdegree());
-    op->lower(schedule, send, recv, tag);
-    op->set_traffic(traffic);
-    return op;
+  std::pair<BlockBuffer, BlockBuffer> bind(ScheduledOperation& op) const {
+    const BlockBuffer recv = op.bind(a.recv, indegree());
+    return {op.bind(a.send, outdegree()), recv};
   }
 
   LibraryCall library(bool blocking) const {
@@ -260,8 +255,8 @@ struct NeighborCall {
   }
 
   bool predefined_types() const {
-    for (const auto& [side, n] : {std::make_pair(&a.recv, indegree()),
-                                  std::make_pair(&a.send, outdegree())}) {
+    for (const auto& [side, n] :
+         {std::make_pair(&a.recv, indegree()), std::make_pair(&a.send, outdegree())}) {
       if (!side->w && !predefined(side->type)) return false;
       for (int i = 0; i < n && side->w; ++i)
         if (!predefined(side->types[i])) return false;
@@ -277,8 +272,6 @@ struct NeighborCall {
     push_side_words(key, a.send, outdegree(), identity);
   }
   std::pair<const void*, const void*> buffers() const { return {a.send.buf, a.recv.buf}; }
-  bool repeat() { return false; }
-  void remember(const Selection*) {}
 
  private:
   int indegree() const { return int(topo->sources.size()); }

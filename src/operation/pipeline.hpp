@@ -20,12 +20,15 @@
 //                              record that learns its peers' sizes; last: sizes may be consumed)
 //   later(list)                for a trial, what builds a second-round entry when it runs
 //                              (nullptr: every entry's schedule now)
-//   bind(name, s, t, tag)      a schedule lowered over the call's buffers
+//   bind(op)                   the call's send and receive buffers bound to op (duplicated
+//                              datatypes: local), over which the engine lowers a schedule
 //   library(blocking)          the call as the MPI library's own collective takes it
 //   predefined_types(), words(key, buffers), buffers()
 //                              what a cache key holds of the call
 //   repeat(), remember(sel)    a fast path for a call that repeats the last one exactly
 //
+// CallBase holds the state and the defaults (no preparation, no fast path, every entry's
+// schedule built at once).
 // The stages -- select, agree, resolve, build every entry, operation (an entry's, or a trial's)
 // -- are written once, below; so are the blocking path and the cache keys.
 #pragma once
@@ -43,6 +46,27 @@
 #include <vector>
 
 namespace mpia {
+
+struct CallBase {
+  CommState& st;
+  explicit CallBase(CommState& state) : st(state) {}
+  void prepare() {}
+  std::function<LaterBuild(const Selection&)> later(const Shortlist&) const { return nullptr; }
+  bool repeat() { return false; }
+  void remember(const Selection*) {}
+};
+
+// A schedule lowered over the call's buffers.
+template <class Call>
+std::unique_ptr<ScheduledOperation> lowered(const Call& call, const std::string& name,
+                                            const Schedule& schedule, const Traffic& traffic,
+                                            int tag) {
+  auto op = std::make_unique<ScheduledOperation>(name, call.st.comm);
+  const auto [send, recv] = call.bind(*op);
+  op->lower(schedule, send, recv, tag);
+  op->set_traffic(traffic);
+  return op;
+}
 
 // What a start of schedule s makes this rank send, node counts as far as locality is known.
 inline Traffic schedule_traffic(const Schedule* s, const CommState& st) {
@@ -65,7 +89,7 @@ std::shared_ptr<const Schedule> entry_schedule(Call& call, const Selection& sel,
 template <class Call>
 std::unique_ptr<Operation> entry_operation(Call& call, const Selection& sel, const Schedule* s,
                                            const Traffic& traffic, int tag, bool blocking) {
-  if (s) return call.bind(sel.to_string(), *s, traffic, tag);
+  if (s) return lowered(call, sel.to_string(), *s, traffic, tag);
   if (!sel.algorithm->build_operation)
     fail(MPI_ERR_INTERN, "mpi-advance: unresolved algorithm selection");
   return sel.algorithm->build_operation(call.library(blocking));
@@ -79,14 +103,15 @@ std::unique_ptr<Operation> plan_operation(Call& call, const AgreedPlan& p, bool 
   const int tag = p.tag.get();
   if (p.trial.empty())
     return entry_operation(call, p.selection, p.schedule.get(), p.traffic, tag, blocking);
-  return std::make_unique<TrialOperation>(
-      call.bind(p.algorithm, *p.schedule, p.traffic, tag), p.trial, call.st.comm, tag, p.point,
-      p.trial_state, [&] {
-        // A persistent request's trial makes the library's call on a communicator of its own.
-        LibraryCall lc = call.library(blocking);
-        if (!blocking) lc.comm = std::make_shared<PrivateComm>(lc.comm->get());
-        return library_operation(lc);
-      });
+  return std::make_unique<TrialOperation>(lowered(call, p.algorithm, *p.schedule, p.traffic, tag),
+                                          p.trial, call.st.comm, tag, p.point, p.trial_state, [&] {
+                                            // A persistent request's trial makes the library's call
+                                            // on a communicator of its own.
+                                            LibraryCall lc = call.library(blocking);
+                                            if (!blocking)
+                                              lc.comm = private_duplicate(lc.comm->get());
+                                            return library_operation(lc);
+                                          });
 }
 
 // What a persistent init (and a blocking call's agreed plan) agrees on and builds before binding
@@ -153,8 +178,10 @@ std::unique_ptr<Operation> init(Call&& call, MPI_Info info, bool request_given) 
 }
 
 // The words of a cache key, built here only: the collective, what runs (a record or a trial:
-// plan, 0 for a pattern), its parameter values, then the call's own words (with its buffers'
-// addresses, or without: a pattern).
+// plan), its parameter values, then the call's own words with its buffers' addresses. A pattern
+// (the agreed plan cache's key: plan 0, buffers excluded) ends with the choice in force
+// (MPIX_Comm_set_algorithm, the environment): a plan built under another choice is not this
+// call's, even for the same arguments.
 template <class Call>
 void cache_key(std::vector<std::int64_t>& key, const Call& call, std::int64_t plan,
                const ParamValues& values, bool buffers) {
@@ -162,12 +189,14 @@ void cache_key(std::vector<std::int64_t>& key, const Call& call, std::int64_t pl
   key.push_back(plan);
   key.insert(key.end(), values.begin(), values.end());
   call.words(key, buffers);
+  if (!buffers)
+    for (char ch : call.st.default_algorithm(Call::kCollective)) key.push_back(ch);
 }
 
 // Blocking calls under auto that measure: the trial of a memo key, if one was made.
-inline CommState::BlockingTrial* find_trial(CommState& st, Collective c, std::int64_t key) {
+inline BlockingCache::BlockingTrial* find_trial(CommState& st, Collective c, std::int64_t key) {
   const std::string& text = st.default_algorithm(c);
-  for (CommState::BlockingTrial& t : st.trials)
+  for (BlockingCache::BlockingTrial& t : blocking_cache(st).trials)
     if (t.collective == int(c) && t.key == key && t.text == text) return &t;
   return nullptr;
 }
@@ -199,8 +228,9 @@ Selection blocking_resolve(Call& call, const Selection& sel) {
         [&](const Selection& s, bool last) { return entry_schedule(call, s, 0, last); },
         [&](const Schedule* s) { return schedule_traffic(s, st); }, call.later(list));
     plan->point = TrialPoint{c, st.size, in.machine.nnodes, in.stats.max_block};
-    if (st.trials.size() == CommState::kBlockingTrials) st.trials.erase(st.trials.begin());
-    st.trials.push_back({int(c), key, st.default_algorithm(c), std::move(plan)});
+    std::vector<BlockingCache::BlockingTrial>& trials = blocking_cache(st).trials;
+    if (trials.size() == BlockingCache::kBlockingTrials) trials.erase(trials.begin());
+    trials.push_back({int(c), key, st.default_algorithm(c), std::move(plan)});
   }
   return list.entries.front();
 }
@@ -225,7 +255,7 @@ void blocking(Call&& call) {
   }
   if (agreed) {
     // The agreed plan cache (common.hpp): the key is this rank's pattern, buffers excluded.
-    std::vector<std::int64_t>& key = st.plans.key;
+    std::vector<std::int64_t>& key = blocking_cache(st).plans.key;
     key.clear();
     if (!local) cache_key(key, call, 0, {}, false);
     const auto [sendbuf, recvbuf] = call.buffers();
@@ -245,8 +275,9 @@ void blocking(Call&& call) {
                               [&](const Selection& s) { return blocking_resolve(call, s); });
   if (debug) debug_agree(st, std::move(local), sel, call.same());
   const AgreedPlan* trial = nullptr;
-  if (CommState::BlockingTrial* t = st.trials.empty() ? nullptr
-                                                      : find_trial(st, c, call.memo_key())) {
+  BlockingCache& bc = blocking_cache(st);
+  if (BlockingCache::BlockingTrial* t =
+          bc.trials.empty() ? nullptr : find_trial(st, c, call.memo_key())) {
     trial = t->plan.get();
     if (trial->trial_state->winner >= 0) {  // settled: the winner from now on
       sel = &trial->trial[std::size_t(trial->trial_state->winner)].selection;
@@ -257,9 +288,9 @@ void blocking(Call&& call) {
   // (a derived type's handle may name another type once freed); records that depend on other
   // ranks' sizes (needs_peer_sizes) are rebuilt every call.
   const bool cacheable = !sel->algorithm->needs_peer_sizes && call.predefined_types();
-  st.call_words.clear();
+  bc.call_words.clear();
   if (cacheable)
-    cache_key(st.call_words, call, trial ? word(trial) : word(sel->algorithm), sel->values, true);
+    cache_key(bc.call_words, call, trial ? word(trial) : word(sel->algorithm), sel->values, true);
   // Blocking calls never overlap one another on a communicator: they all use tag 0 (so does a
   // trial's agreement: a blocking trial's plan has no tag of its own).
   const bool hit = run_blocking(st, cacheable, [&]() -> std::unique_ptr<Operation> {
@@ -267,7 +298,7 @@ void blocking(Call&& call) {
     const std::shared_ptr<const Schedule> s = entry_schedule(call, *sel, 0, true);
     return entry_operation(call, *sel, s.get(), schedule_traffic(s.get(), st), 0, true);
   });
-  if (cacheable && !trial && !debug && st.cached) call.remember(sel);
+  if (cacheable && !trial && !debug && bc.cached) call.remember(sel);
   note_call(st, c, *sel, hit);
 }
 

@@ -427,8 +427,8 @@ std::unique_ptr<Operation> library_operation(const LibraryCall& c) {
       c.collective == Collective::Alltoall
           ? std::make_unique<SystemCall>(*c.regular, keep)
           : std::make_unique<SystemCall>(
-                c.collective == Collective::Alltoallv ? Call::Alltoallv : Call::Neighbor,
-                *c.blocks, c.nsend, c.nrecv, keep);
+                c.collective == Collective::Alltoallv ? Call::Alltoallv : Call::Neighbor, *c.blocks,
+                c.nsend, c.nrecv, keep);
   return std::make_unique<SystemOperation>(std::move(call), c.comm, c.blocking);
 }
 

@@ -114,12 +114,12 @@ std::unique_ptr<MPIX_Topo_s> topo_create(CommState& parent, MPI_Comm user, int i
   topo->user_private = parent.comm;
   topo->state = derived_comm_state(parent);
   CommState& st = *topo->state;
-  st.topology = std::make_unique<NeighborTopology>(
+  st.topology = std::make_shared<const NeighborTopology>(
       graph_topology(std::vector<int>(sources, sources + indegree),
                      std::vector<int>(destinations, destinations + outdegree)));
   if (!text.empty()) {
     parse_for(kNeighbor, text, extent_of(st), true);  // the same text on every rank
-    st.algorithm[int(kNeighbor)] = text;
+    st.per[std::size_t(kNeighbor)].algorithm = text;
   }
   return topo;
 }

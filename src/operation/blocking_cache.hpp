@@ -1,0 +1,105 @@
+// What blocking calls keep per communicator (CommState::blocking): the memo of the last
+// selection, the last plan and the words it was built for, the agreed plan cache of v- and
+// neighbor calls, and the trials of blocking auto. Made by the first blocking call and used by
+// the pipeline (pipeline.hpp, common.hpp) only.
+#pragma once
+
+#include "collective/registry.hpp"
+#include "operation/args.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mpia {
+
+class Operation;
+struct AgreedPlan;
+
+struct BlockingCache {
+  // The selection resolved for the last default and key (block size, or
+  // auto's agreed statistics) is kept, so a repeated call parses nothing and runs no model;
+  // and the last call's plan is kept with the raw argument words it was built for, so a
+  // repeated call builds nothing. Comparing reuses call_words' capacity: no allocation.
+  struct Memo {
+    int collective = -1;
+    std::string text;
+    std::int64_t key = 0;
+    Selection selection;
+  } memo;
+  std::uint64_t memo_serial = 0;  // counts the memo's rewrites (blocking_selection)
+  std::unique_ptr<Operation> cached;
+  std::vector<std::int64_t> cached_words, call_words;
+  // A blocking alltoall repeated with the same arguments: those of the call that built cached
+  // for a settled selection (no trial running), the memo as it was then. While the memo, cached
+  // and the arguments are unchanged, a call runs cached at once: its checks passed on these
+  // arguments (predefined types only), and the selection, the trial state and whatever else
+  // ranks must do alike follow from the memo, which every rank keeps alike.
+  struct Repeat {
+    bool valid = false;
+    std::uint64_t memo_serial = 0;
+    AlltoallArgs args;
+    const Selection* selection = nullptr;
+  } repeat;
+  // The agreed plan cache of blocking alltoallv and neighbor calls whose algorithm needs
+  // agreement (auto, bruck, locality): plans built collectively like a persistent init, kept
+  // per pattern (this rank's counts, displacements, types), used only when every rank hits the
+  // same entry (run_agreed in common.hpp). Entries and their ids are created, used and evicted
+  // in step on every rank.
+  struct PlanCache {
+    static constexpr std::size_t kEntries = 16;
+    struct Entry {
+      std::int64_t id = -1;
+      int collective = -1;
+      std::vector<std::int64_t> key;
+      std::shared_ptr<AgreedPlan> plan;
+      std::unique_ptr<Operation> op;  // the plan lowered for these buffers
+      const void* sendbuf = nullptr;
+      const void* recvbuf = nullptr;
+      std::uint64_t used = 0;
+      Entry();
+      Entry(Entry&&) noexcept;
+      Entry& operator=(Entry&&) noexcept;
+      ~Entry();
+    };
+    std::vector<Entry> entries;
+    std::int64_t next_id = 0;
+    std::uint64_t clock = 0;
+    std::vector<std::int64_t> key;  // this call's (scratch: no allocation)
+    // Hashes of the patterns of the last kRecent uncached calls: a pattern found here is
+    // "seen before" (a false match only costs an agreed build, never a wrong plan).
+    static constexpr std::size_t kRecent = 16;
+    std::uint64_t recent[kRecent] = {};
+    std::size_t recent_next = 0;
+    // Calls of each collective on the agreed path (the same count on every rank), and whether
+    // the last agreed plan is a direct exchange: then calls agree only every kReagree-th call.
+    static constexpr std::uint64_t kReagree = 64;
+    struct Path {
+      std::uint64_t calls = 0;
+      bool direct = false;
+      // Whether the default text `text` takes the agreed path (agreed_blocking): 1, 0, or -1
+      // (not decided yet).
+      std::string text;
+      int agreed = -1;
+    };
+    std::array<Path, kCollectives> path;
+  } plans;
+  // Blocking calls under auto that measure: the trial of each memo key (the block size of an
+  // alltoall; pipeline.hpp), created, run and dropped in step on every rank (every rank makes the
+  // same calls).
+  struct BlockingTrial {
+    int collective = -1;
+    std::int64_t key = -1;
+    std::string text;  // the default algorithm text it was made under
+    std::shared_ptr<AgreedPlan> plan;
+  };
+  static constexpr std::size_t kBlockingTrials = 8;
+  std::vector<BlockingTrial> trials;
+  BlockingCache();
+  ~BlockingCache();
+};
+
+}  // namespace mpia
