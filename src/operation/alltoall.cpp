@@ -64,7 +64,6 @@ struct AlltoallCall : CallBase {
   void clear() { bytes = 0; }
   void compare(Proposal& p) const { p.same = bytes; }
   Stats stats(const Agreement&) const { return stats_of_block(); }
-  bool with_library(const Agreement&) const { return true; }
   bool blocking_stats(Stats& s) const {
     s = stats_of_block();
     return true;

@@ -112,10 +112,6 @@ struct AlltoallvCall : CallBase {
     s.remote_nodes = ag.maxima[3];
     return s;
   }
-  bool with_library(const Agreement&) const { return true; }
-  bool blocking_stats(Stats&) const { return false; }
-  std::int64_t memo_key() const { return -1; }
-  std::int64_t same() const { return 0; }
 
   // The record's builder (learning its peers' sizes when it needs them: collective, on tag).
   std::shared_ptr<const Schedule> schedule(const Selection& sel, int tag, bool last) {
@@ -127,11 +123,8 @@ struct AlltoallvCall : CallBase {
     if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(st).map;
     shape.send_bytes = last ? std::move(sizes.send_bytes) : sizes.send_bytes;
     shape.recv_bytes = last ? std::move(sizes.recv_bytes) : sizes.recv_bytes;
-    if (sel.algorithm->learn_alltoallv) {
-      MpiSizeChannel channel(st.comm->get(), tag, "the size exchange");
-      sel.algorithm->learn_alltoallv(shape, sel.values, channel);
-    }
-    return std::make_shared<const Schedule>(sel.algorithm->build_alltoallv(shape, sel.values));
+    return learnt_schedule(st, tag, "the size exchange", shape, sel.algorithm->learn_alltoallv,
+                           sel.algorithm->build_alltoallv, sel.values);
   }
 
   std::pair<BlockBuffer, BlockBuffer> bind(ScheduledOperation& op) const {

@@ -216,9 +216,6 @@ struct NeighborCall : CallBase {
     return s;
   }
   bool with_library(const Agreement& ag) const { return ag.maxima[3] == 0; }
-  bool blocking_stats(Stats&) const { return false; }
-  std::int64_t memo_key() const { return -1; }
-  std::int64_t same() const { return 0; }
 
   std::shared_ptr<const Schedule> schedule(const Selection& sel, int tag, bool last) {
     if (!sel.algorithm->build_neighbor)
@@ -231,11 +228,8 @@ struct NeighborCall : CallBase {
     if (sel.algorithm->needs_locality) shape.nodes = &comm_locality(st).map;
     shape.send_bytes = last ? std::move(sb) : sb;
     shape.recv_bytes = last ? std::move(rb) : rb;
-    if (sel.algorithm->learn_neighbor) {
-      MpiSizeChannel channel(st.comm->get(), tag, "the edge exchange");
-      sel.algorithm->learn_neighbor(shape, sel.values, channel);
-    }
-    return std::make_shared<const Schedule>(sel.algorithm->build_neighbor(shape, sel.values));
+    return learnt_schedule(st, tag, "the edge exchange", shape, sel.algorithm->learn_neighbor,
+                           sel.algorithm->build_neighbor, sel.values);
   }
 
   std::pair<BlockBuffer, BlockBuffer> bind(ScheduledOperation& op) const {

@@ -27,8 +27,10 @@
 //                              what a cache key holds of the call
 //   repeat(), remember(sel)    a fast path for a call that repeats the last one exactly
 //
-// CallBase holds the state and the defaults (no preparation, no fast path, every entry's
-// schedule built at once).
+// CallBase holds the state and the defaults: no preparation, sizes that differ across ranks (no
+// statistics without agreeing, memo key -1), the library's call always tried, every entry's
+// schedule built at once, no fast path.
+//
 // The stages -- select, agree, resolve, build every entry, operation (an entry's, or a trial's)
 // -- are written once, below; so are the blocking path and the cache keys.
 #pragma once
@@ -51,10 +53,28 @@ struct CallBase {
   CommState& st;
   explicit CallBase(CommState& state) : st(state) {}
   void prepare() {}
+  bool with_library(const Agreement&) const { return true; }
+  // Sizes that differ across ranks: nothing every rank has without agreeing.
+  bool blocking_stats(Stats&) const { return false; }
+  std::int64_t memo_key() const { return -1; }
+  std::int64_t same() const { return 0; }
   std::function<LaterBuild(const Selection&)> later(const Shortlist&) const { return nullptr; }
   bool repeat() { return false; }
   void remember(const Selection*) {}
 };
+
+// A record's schedule for shape: its init-time exchange first when it has one (learn: collective
+// over the communicator, on tag; what: its name in errors), then its builder.
+template <class Shape, class Learn, class Build>
+std::shared_ptr<const Schedule> learnt_schedule(const CommState& st, int tag, const char* what,
+                                                Shape& shape, Learn learn, Build build,
+                                                const ParamValues& values) {
+  if (learn) {
+    MpiSizeChannel channel(st.comm->get(), tag, what);
+    learn(shape, values, channel);
+  }
+  return std::make_shared<const Schedule>(build(shape, values));
+}
 
 // A schedule lowered over the call's buffers.
 template <class Call>
