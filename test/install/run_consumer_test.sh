@@ -231,6 +231,15 @@ else
   echo "(no Fortran module in this build: Fortran consumers skipped)"
 fi
 
+# The installed tools, each mode and exit status (tools/test_mpia_info.sh).
+step "installed tools (bin/mpia_info)"
+if [ -x "$prefix/bin/mpia_info" ]; then
+  bash "$here/../../tools/test_mpia_info.sh" "$prefix/bin/mpia_info" ||
+    fail "the installed mpia_info does not do what it promises"
+else
+  fail "missing bin/mpia_info"
+fi
+
 # The drop-in library from the installed tree, under an unmodified program.
 step "preload (LD_PRELOAD=lib/libmpi_advance_preload.so, MPIX_REPORT=1)"
 if [ -e "$libdir/libmpi_advance_preload.so" ]; then
