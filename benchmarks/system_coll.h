@@ -20,24 +20,23 @@
 
 #include <mpi.h>
 
-const char *mpia_bench_system_pcoll_name();
-int mpia_bench_system_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, MPI_Info info, MPI_Request *request);
+const char* mpia_bench_system_pcoll_name();
+int mpia_bench_system_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request* request);
 
-const char *mpia_bench_system_pcoll_v_name();
-int mpia_bench_system_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+const char* mpia_bench_system_pcoll_v_name();
+int mpia_bench_system_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                     const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                      const int recvcounts[], const int rdispls[],
                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                     MPI_Request *request);
+                                     MPI_Request* request);
 
-const char *mpia_bench_system_neighbor_name();
-int mpia_bench_system_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+const char* mpia_bench_system_neighbor_name();
+int mpia_bench_system_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
                                               const int sdispls[], MPI_Datatype sendtype,
-                                              void *recvbuf, const int recvcounts[],
+                                              void* recvbuf, const int recvcounts[],
                                               const int rdispls[], MPI_Datatype recvtype,
-                                              MPI_Comm comm, MPI_Info info,
-                                              MPI_Request *request);
+                                              MPI_Comm comm, MPI_Info info, MPI_Request* request);
 
 #endif

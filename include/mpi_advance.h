@@ -33,8 +33,9 @@
  * scripts/calibrate_cluster.sh write one from measurements). A persistent "auto" request then
  * measures the model's shortlist during its first starts and keeps the fastest
  * (MPIX_Request_get_trial), and so do blocking calls under "auto" (alltoall: at most the first
- * 20 calls of each block size; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model or info "mpix_auto"="model" turns that off, and
- * MPIX_TUNING_OUT=<file> writes what was settled as tuning rules at MPI_Finalize.
+ * 20 calls of each block size; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model
+ * or info "mpix_auto"="model" turns that off, and MPIX_TUNING_OUT=<file> writes what was settled as
+ * tuning rules at MPI_Finalize.
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
  * MPIX_COST_MODEL, MPIX_TUNING, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_AUTO,
@@ -115,7 +116,7 @@ extern "C" {
 #define MPIX_INFO_KEY_AUTO "mpix_auto"
 
 /* Opaque persistent-collective request. */
-typedef struct mpia_request *MPIX_Request;
+typedef struct mpia_request* MPIX_Request;
 #define MPIX_REQUEST_NULL ((MPIX_Request)0)
 
 #ifndef MPIA_NO_MPIX_NAMES
@@ -167,12 +168,12 @@ typedef struct mpia_request *MPIX_Request;
  * "calls": it is not, whatever MPIX_PROGRESS says); the same for every init below. Datatypes
  * must be committed (MPI_ERR_TYPE); sizes are MPI_Count, so one element may exceed 2 GiB.
  */
-int MPIA_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                       MPI_Info info, MPIX_Request *request);
+int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPIX_Request* request);
 
 /* Blocking all-to-all with exactly MPI_Alltoall's signature; algorithm from MPIX_ALLTOALL. */
-int MPIA_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
 /*
@@ -191,21 +192,21 @@ int MPIA_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
  * sizes a port forwards are gathered within its node: O(P) memory), system, auto. No algorithm
  * posts a zero-byte message.
  */
-int MPIA_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, MPIX_Request *request);
+int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPIX_Request* request);
 
 /* Blocking all-to-all-v with exactly MPI_Alltoallv's signature; algorithm from MPIX_ALLTOALLV
  * ("auto" is multipair_waitany: the direct variants interoperate, so no agreement is needed). */
-int MPIA_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
 /* Start an inactive request (MPI_ERR_REQUEST if it is active or null). Allocates nothing.
  * MPIX_Startall checks every request first (null, active, or the same one twice is
  * MPI_ERR_REQUEST) and then starts none or all. */
-int MPIA_Start(MPIX_Request *request);
+int MPIA_Start(MPIX_Request* request);
 int MPIA_Startall(int count, MPIX_Request requests[]);
 
 /*
@@ -216,13 +217,13 @@ int MPIA_Startall(int count, MPIX_Request requests[]);
  * may be completed in any order. status may be MPI_STATUS_IGNORE; statuses may be
  * MPI_STATUSES_IGNORE. MPIX_Waitall completes every request even when some fail.
  */
-int MPIA_Wait(MPIX_Request *request, MPI_Status *status);
+int MPIA_Wait(MPIX_Request* request, MPI_Status* status);
 int MPIA_Waitall(int count, MPIX_Request requests[], MPI_Status statuses[]);
-int MPIA_Test(MPIX_Request *request, int *flag, MPI_Status *status);
+int MPIA_Test(MPIX_Request* request, int* flag, MPI_Status* status);
 
 /* Free an inactive request and everything it owns; sets *request to MPIX_REQUEST_NULL.
  * Freeing MPIX_REQUEST_NULL is a no-op; freeing an active request is MPI_ERR_REQUEST. */
-int MPIA_Request_free(MPIX_Request *request);
+int MPIA_Request_free(MPIX_Request* request);
 
 /*
  * The algorithm comm's blocking calls (and its persistent inits whose info has no
@@ -233,14 +234,14 @@ int MPIA_Request_free(MPIX_Request *request);
  * (MPI_ERR_ARG / MPI_ERR_INFO_VALUE), different values are MPI_ERR_ARG on every rank, and then
  * the previous choice stays.
  */
-int MPIA_Comm_set_algorithm(MPI_Comm comm, const char *collective, const char *selection);
+int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, const char* selection);
 
 /*
  * The algorithm a request runs, with every parameter resolved, in the selection syntax
  * (e.g. "tra:radix=4"): what "auto" chose and what defaults became. name must hold
  * MPIX_MAX_ALGORITHM_STRING characters; *resultlen gets the length without the NUL.
  */
-int MPIA_Request_get_algorithm(MPIX_Request request, char *name, int *resultlen);
+int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen);
 
 /*
  * What a persistent "auto" request measured. When the cost model's shortlist has several
@@ -256,7 +257,7 @@ int MPIA_Request_get_algorithm(MPIX_Request request, char *name, int *resultlen)
  * MPIX_AUTO=model or info "mpix_auto"="model", or a shortlist of one). text must hold
  * MPIX_MAX_TRIAL_STRING characters; *resultlen gets the length without the NUL.
  */
-int MPIA_Request_get_trial(MPIX_Request request, char *text, int *resultlen);
+int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resultlen);
 
 /*
  * The registry: the index-th algorithm of a collective ("alltoall", "alltoallv" or
@@ -269,8 +270,8 @@ int MPIA_Request_get_trial(MPIX_Request request, char *text, int *resultlen);
  * "; radix: base of the exchange (2: Bruck, P: direct), 2..max(2,P), default
  * max(2,ceil(sqrt(P)))".
  */
-int MPIA_Algorithm_get(const char *collective, int index, const char **name,
-                       const char **description);
+int MPIA_Algorithm_get(const char* collective, int index, const char** name,
+                       const char** description);
 
 /*
  * What one MPIX_Start..MPIX_Wait cycle of a request makes this rank send: point-to-point
@@ -278,8 +279,8 @@ int MPIA_Algorithm_get(const char *collective, int index, const char **name,
  * counts use the communicator's locality (see MPIX_Comm_locality), which every persistent
  * init computes. For the "system" algorithm all four are -1: the MPI library does not say.
  */
-int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count *messages, MPI_Count *bytes,
-                             MPI_Count *internode_messages, MPI_Count *internode_bytes);
+int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages, MPI_Count* bytes,
+                             MPI_Count* internode_messages, MPI_Count* internode_bytes);
 
 /*
  * Locality. Computed once per communicator (collective on the first call that needs it) and
@@ -302,18 +303,18 @@ int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count *messages, MPI_Coun
  * MPIX_LOCALITY_UNBOUND when the process is not bound inside one (or hwloc is not built in).
  */
 #define MPIX_LOCALITY_UNBOUND (-1)
-int MPIA_Comm_locality(MPI_Comm comm, int *node, int *nnodes, int *local_rank, int *local_size);
+int MPIA_Comm_locality(MPI_Comm comm, int* node, int* nnodes, int* local_rank, int* local_size);
 /* The same for any rank of comm (local; valid once locality is computed -- it is computed
  * here if needed, which is collective). package and numa may be NULL. */
-int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int *node, int *local_rank, int *package,
-                            int *numa);
+int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int* node, int* local_rank, int* package,
+                            int* numa);
 
 /* The communicators the two-level algorithms use, new ones for the caller to free:
  * MPIX_LOCALITY_NODE: the ranks of this rank's node; MPIX_LOCALITY_CROSS: the ranks with this
  * rank's local rank, one per node. Ordered by rank in comm. Collective. */
 #define MPIX_LOCALITY_NODE 0
 #define MPIX_LOCALITY_CROSS 1
-int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm *newcomm);
+int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm);
 
 /*
  * Neighborhood all-to-all on a communicator with a process topology (Cartesian, graph or
@@ -330,19 +331,18 @@ int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm *newcomm);
  * combined into one, routed through one rank per node pair; routing computed at init),
  * system (the MPI library's own call: MPI_Neighbor_alltoall, _alltoallv or _alltoallw), auto.
  */
-int MPIA_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+int MPIA_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
-int MPIA_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                 const int recvcounts[], const int rdispls[],
-                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPIX_Request *request);
-int MPIA_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int MPIA_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, MPI_Info info, MPIX_Request *request);
+int MPIA_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPIX_Request* request);
+int MPIA_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPIX_Request* request);
 
 /*
  * Topology objects: a neighborhood without a communicator. MPIX_Topo_create is as if
@@ -376,7 +376,7 @@ int MPIA_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype
  * that the first call (or init) selecting it creates from the object (collectively; kept and
  * freed with the object and its requests).
  */
-typedef struct MPIX_Topo_s *MPIX_Topo;
+typedef struct MPIX_Topo_s* MPIX_Topo;
 #define MPIX_TOPO_NULL ((MPIX_Topo)0)
 
 #ifndef MPIA_NO_MPIX_NAMES
@@ -387,16 +387,16 @@ typedef struct MPIX_Topo_s *MPIX_Topo;
 #endif
 
 int MPIA_Topo_create(MPI_Comm comm, int indegree, const int sources[], int outdegree,
-                     const int destinations[], MPI_Info info, MPIX_Topo *topo);
-int MPIA_Topo_free(MPIX_Topo *topo);
-int MPIA_Neighbor_alltoallv_topo(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                     const int destinations[], MPI_Info info, MPIX_Topo* topo);
+int MPIA_Topo_free(MPIX_Topo* topo);
+int MPIA_Neighbor_alltoallv_topo(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                  const int rdispls[], MPI_Datatype recvtype, MPIX_Topo topo);
-int MPIA_Neighbor_alltoallv_topo_init(const void *sendbuf, const int sendcounts[],
-                                      const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+int MPIA_Neighbor_alltoallv_topo_init(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                       const int recvcounts[], const int rdispls[],
                                       MPI_Datatype recvtype, MPIX_Topo topo, MPI_Info info,
-                                      MPIX_Request *request);
+                                      MPIX_Request* request);
 
 /*
  * Neighborhood all-to-all with a datatype per block: exactly MPI_Neighbor_alltoallw's
@@ -407,15 +407,15 @@ int MPIA_Neighbor_alltoallv_topo_init(const void *sendbuf, const int sendcounts[
  * count; the type arrays may be NULL where the degree is 0. The persistent form duplicates the
  * datatypes at init (the caller may free theirs) and reads the arrays only there.
  */
-int MPIA_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+int MPIA_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                             MPI_Comm comm);
-int MPIA_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+int MPIA_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                 void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                 MPIX_Request *request);
+                                 MPIX_Request* request);
 
 /*
  * Large counts: the MPI-4 "_c" forms. The parameters of the int forms with every count an
@@ -430,45 +430,43 @@ int MPIA_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
  * with each block as one element of a datatype of its elements (the v forms through
  * MPI_Alltoallw / MPI_Neighbor_alltoallw).
  */
-int MPIA_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int MPIA_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                         MPI_Comm comm, MPI_Info info, MPIX_Request *request);
-int MPIA_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+int MPIA_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPIA_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPIX_Request* request);
+int MPIA_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
-int MPIA_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+int MPIA_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                          MPIX_Request *request);
-int MPIA_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                          MPIX_Request* request);
+int MPIA_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm);
-int MPIA_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount,
-                                  MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPIX_Request *request);
-int MPIA_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+int MPIA_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPIX_Request* request);
+int MPIA_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                               MPI_Datatype recvtype, MPI_Comm comm);
-int MPIA_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                   void *recvbuf, const MPI_Count recvcounts[],
-                                   const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Info info, MPIX_Request *request);
-int MPIA_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+int MPIA_Neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPIX_Request* request);
+int MPIA_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                              void *recvbuf, const MPI_Count recvcounts[],
-                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                              MPI_Comm comm);
-int MPIA_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPIA_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   void* recvbuf, const MPI_Count recvcounts[],
                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                   MPI_Comm comm, MPI_Info info, MPIX_Request *request);
+                                   MPI_Comm comm, MPI_Info info, MPIX_Request* request);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite of mpi-advance, end to end, on a fresh Debian machine:
 #   1. scripts/setup.sh (installs missing packages; fast when none are missing)
+#      then scripts/check_format.sh: every C, C++ and header file follows .clang-format
 #   2. for each MPI (Open MPI, MPICH): configure + build into build/<flavour>, then ctest
 #      (MPICH at fewer rank counts: oversubscribed, it busy-polls), without the >2 GiB tests
 #   3. the >2 GiB tests (ctest label "large") once, with Open MPI at 1 and 2 ranks, for a sample of
@@ -100,6 +101,7 @@ mapfile -t flavours < <(mpia_flavours)
 echo "flavours: ${flavours[*]}  build jobs: $MPIA_JOBS  ctest jobs: $MPIA_CTEST_JOBS"
 
 stage setup bash scripts/setup.sh
+stage format bash scripts/check_format.sh
 mpia_mpi_env
 
 declare -A built=()

@@ -1,8 +1,8 @@
-/* scripts/smpi/smpi_compat.h -- force-included into every file of the SMPI build (CMakePresets.json,
- * preset "smpi": -include in CMAKE_C_FLAGS / CMAKE_CXX_FLAGS). Stand-ins for the MPI calls the
- * library and mpia_bench use that SimGrid 3.32's SMPI declares but does not implement (they abort
- * the whole simulation with "Not yet implemented"), gets wrong, or makes flat. Nothing else is
- * changed; without SMPI this file is never seen.
+/* scripts/smpi/smpi_compat.h -- force-included into every file of the SMPI build
+ * (CMakePresets.json, preset "smpi": -include in CMAKE_C_FLAGS / CMAKE_CXX_FLAGS). Stand-ins for
+ * the MPI calls the library and mpia_bench use that SimGrid 3.32's SMPI declares but does not
+ * implement (they abort the whole simulation with "Not yet implemented"), gets wrong, or makes
+ * flat. Nothing else is changed; without SMPI this file is never seen.
  *
  *  - MPI_Comm_idup (the library's private duplicate of a user communicator,
  *    src/operation/comm_state.cpp): a blocking MPI_Comm_dup and a null request, which every
@@ -46,8 +46,7 @@
 #include <mpi.h>
 
 #if defined(SMPI_H)
-static inline int mpia_smpi_comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)
-{
+static inline int mpia_smpi_comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   *request = MPI_REQUEST_NULL;
   return MPI_Comm_dup(comm, newcomm);
 }
@@ -55,9 +54,9 @@ static inline int mpia_smpi_comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Requ
 
 static inline int mpia_smpi_iallreduce(const void* sendbuf, void* recvbuf, int count,
                                        MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                                       MPI_Request* request)
-{
-  if (sendbuf != MPI_IN_PLACE) return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+                                       MPI_Request* request) {
+  if (sendbuf != MPI_IN_PLACE)
+    return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   *request = MPI_REQUEST_NULL;
   return MPI_Allreduce(MPI_IN_PLACE, recvbuf, count, type, op, comm);
 }
@@ -65,15 +64,13 @@ static inline int mpia_smpi_iallreduce(const void* sendbuf, void* recvbuf, int c
 
 static inline int mpia_smpi_iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                        void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                       MPI_Comm comm, MPI_Request* request)
-{
+                                       MPI_Comm comm, MPI_Request* request) {
   *request = MPI_REQUEST_NULL;
   return MPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 #define MPI_Iallgather mpia_smpi_iallgather
 
-static inline int mpia_smpi_ibarrier(MPI_Comm comm, MPI_Request* request)
-{
+static inline int mpia_smpi_ibarrier(MPI_Comm comm, MPI_Request* request) {
   *request = MPI_REQUEST_NULL;
   return MPI_Barrier(comm);
 }
@@ -81,8 +78,7 @@ static inline int mpia_smpi_ibarrier(MPI_Comm comm, MPI_Request* request)
 
 static inline int mpia_smpi_ireduce_scatter_block(const void* sendbuf, void* recvbuf, int count,
                                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                                                  MPI_Request* request)
-{
+                                                  MPI_Request* request) {
   *request = MPI_REQUEST_NULL;
   return MPI_Reduce_scatter_block(sendbuf, recvbuf, count, type, op, comm);
 }
@@ -104,14 +100,13 @@ int MPIA_Smpi_dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outd
 int MPIA_Smpi_dist_graph_neighbors(MPI_Comm comm, int maxindegree, int* sources, int* sweights,
                                    int maxoutdegree, int* destinations, int* dweights);
 int MPIA_Smpi_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm);
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPIA_Smpi_neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                                  MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                                  const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
 int MPIA_Smpi_ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                 MPI_Comm comm, MPI_Request* request);
+                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Request* request);
 int MPIA_Smpi_ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls,
                                   MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                                   const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,

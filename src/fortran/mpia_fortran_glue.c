@@ -34,14 +34,14 @@ static int address(const CFI_cdesc_t* d, MPI_Comm comm, void** out) {
   return MPI_SUCCESS;
 }
 
-#define BUFFERS(sb, rb, comm)                                     \
-  void *s_, *r_;                                                  \
-  int rc_ = address(sb, comm, &s_);                               \
-  if (rc_ == MPI_SUCCESS) rc_ = address(rb, comm, &r_);           \
+#define BUFFERS(sb, rb, comm)                           \
+  void *s_, *r_;                                        \
+  int rc_ = address(sb, comm, &s_);                     \
+  if (rc_ == MPI_SUCCESS) rc_ = address(rb, comm, &r_); \
   if (rc_ != MPI_SUCCESS) return rc_;
 
-int mpia_f_alltoall_init(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
-                         MPI_Fint rt, MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
+int mpia_f_alltoall_init(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc, MPI_Fint rt,
+                         MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
   const MPI_Comm c = MPI_Comm_f2c(comm);
   BUFFERS(sb, rb, c)
   return MPIX_Alltoall_init(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c,
@@ -64,9 +64,8 @@ int mpia_f_alltoallv_init(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_F
                              MPI_Info_f2c(info), req);
 }
 
-int mpia_f_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
-                     CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
-                     MPI_Fint comm) {
+int mpia_f_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st, CFI_cdesc_t* rb,
+                     const int* rcs, const int* rds, MPI_Fint rt, MPI_Fint comm) {
   const MPI_Comm c = MPI_Comm_f2c(comm);
   BUFFERS(sb, rb, c)
   return MPIX_Alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c);
@@ -101,8 +100,7 @@ int mpia_f_neighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, M
                               MPI_Fint comm) {
   const MPI_Comm c = MPI_Comm_f2c(comm);
   BUFFERS(sb, rb, c)
-  return MPIX_Neighbor_alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt),
-                                 c);
+  return MPIX_Neighbor_alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c);
 }
 
 /* n Fortran datatype handles as C ones (the caller frees the array); NULL when out of memory. */
@@ -114,20 +112,19 @@ static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
 
 /* Converts both type arrays (of the topology's degrees; without a topology, none: the call
  * reports MPI_ERR_TOPOLOGY), runs call (an expression using st and rt), frees them. */
-#define WITH_TYPES(comm, sts, rts, call)                                       \
-  int in_, out_;                                                               \
-  mpia_topo_degrees(comm, &in_, &out_);                                        \
-  MPI_Datatype *st = c_types(sts, out_), *rt = c_types(rts, in_);              \
-  int code_;                                                                   \
-  if (!st || !rt) {                                                            \
-    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm,     \
-                             MPI_ERR_NO_MEM);                                  \
-    code_ = MPI_ERR_NO_MEM;                                                    \
-  } else {                                                                     \
-    code_ = call;                                                              \
-  }                                                                            \
-  free(st);                                                                    \
-  free(rt);                                                                    \
+#define WITH_TYPES(comm, sts, rts, call)                                                    \
+  int in_, out_;                                                                            \
+  mpia_topo_degrees(comm, &in_, &out_);                                                     \
+  MPI_Datatype *st = c_types(sts, out_), *rt = c_types(rts, in_);                           \
+  int code_;                                                                                \
+  if (!st || !rt) {                                                                         \
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_SELF : comm, MPI_ERR_NO_MEM); \
+    code_ = MPI_ERR_NO_MEM;                                                                 \
+  } else {                                                                                  \
+    code_ = call;                                                                           \
+  }                                                                                         \
+  free(st);                                                                                 \
+  free(rt);                                                                                 \
   return code_;
 
 int mpia_f_neighbor_alltoallw_init(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
@@ -136,9 +133,9 @@ int mpia_f_neighbor_alltoallw_init(CFI_cdesc_t* sb, const int* scs, const MPI_Ai
                                    MPI_Fint info, MPIX_Request* req) {
   const MPI_Comm c = MPI_Comm_f2c(comm);
   BUFFERS(sb, rb, c)
-  WITH_TYPES(c, sts, rts,
-             MPIX_Neighbor_alltoallw_init(s_, scs, sds, st, r_, rcs, rds, rt, c,
-                                          MPI_Info_f2c(info), req))
+  WITH_TYPES(
+      c, sts, rts,
+      MPIX_Neighbor_alltoallw_init(s_, scs, sds, st, r_, rcs, rds, rt, c, MPI_Info_f2c(info), req))
 }
 
 int mpia_f_neighbor_alltoallw(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
@@ -240,13 +237,12 @@ int mpia_f_request_get_traffic(MPIX_Request r, MPI_Count* messages, MPI_Count* b
   return MPIX_Request_get_traffic(r, messages, bytes, internode_messages, internode_bytes);
 }
 
-int mpia_f_comm_locality(MPI_Fint comm, int* node, int* nnodes, int* local_rank,
-                         int* local_size) {
+int mpia_f_comm_locality(MPI_Fint comm, int* node, int* nnodes, int* local_rank, int* local_size) {
   return MPIX_Comm_locality(MPI_Comm_f2c(comm), node, nnodes, local_rank, local_size);
 }
 
-int mpia_f_comm_rank_locality(MPI_Fint comm, int rank, int* node, int* local_rank,
-                              int* package, int* numa) {
+int mpia_f_comm_rank_locality(MPI_Fint comm, int rank, int* node, int* local_rank, int* package,
+                              int* numa) {
   return MPIX_Comm_rank_locality(MPI_Comm_f2c(comm), rank, node, local_rank, package, numa);
 }
 
@@ -273,8 +269,8 @@ int mpia_f_topo_free(MPIX_Topo* topo) { return MPIX_Topo_free(topo); }
 
 int mpia_f_neighbor_alltoallv_topo_init(CFI_cdesc_t* sb, const int* scs, const int* sds,
                                         MPI_Fint st, CFI_cdesc_t* rb, const int* rcs,
-                                        const int* rds, MPI_Fint rt, MPIX_Topo topo,
-                                        MPI_Fint info, MPIX_Request* req) {
+                                        const int* rds, MPI_Fint rt, MPIX_Topo topo, MPI_Fint info,
+                                        MPIX_Request* req) {
   BUFFERS(sb, rb, MPI_COMM_NULL)
   return MPIX_Neighbor_alltoallv_topo_init(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds,
                                            MPI_Type_f2c(rt), topo, MPI_Info_f2c(info), req);

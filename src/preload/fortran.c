@@ -81,8 +81,7 @@ static void fortran_init(void) {
 }
 static int is_fortran_in_place(const void* buf) {
   fortran_init();
-  return &MPIR_F_MPI_IN_PLACE != NULL && MPIR_F_MPI_IN_PLACE != NULL &&
-         buf == MPIR_F_MPI_IN_PLACE;
+  return &MPIR_F_MPI_IN_PLACE != NULL && MPIR_F_MPI_IN_PLACE != NULL && buf == MPIR_F_MPI_IN_PLACE;
 }
 static int is_fortran_bottom(const void* buf) {
   fortran_init();
@@ -136,15 +135,15 @@ static int group_size(MPI_Comm comm) {
 
 static void f_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
                        MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
-  set_ierr(ierr, mpia_preload_alltoall(send_buffer(sendbuf), (int)*sendcount,
-                                       MPI_Type_f2c(*sendtype), recv_buffer(recvbuf),
-                                       (int)*recvcount, MPI_Type_f2c(*recvtype),
-                                       MPI_Comm_f2c(*comm)));
+  set_ierr(ierr,
+           mpia_preload_alltoall(send_buffer(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype),
+                                 recv_buffer(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype),
+                                 MPI_Comm_f2c(*comm)));
 }
 
-static void f_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                        MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
-                        MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
+static void f_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype,
+                        void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype,
+                        MPI_Fint* comm, MPI_Fint* ierr) {
   const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
   const void* c_sendbuf = send_buffer(sendbuf);
   Arrays a = {{NULL}, 0};
@@ -154,9 +153,9 @@ static void f_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
   const int* sd = in_place ? (const int*)sdispls : c_ints(&a, sdispls, n);
   const int* rc = c_ints(&a, recvcounts, n);
   const int* rd = c_ints(&a, rdispls, n);
-  set_ierr(ierr, mpia_preload_alltoallv(c_sendbuf, sc, sd, MPI_Type_f2c(*sendtype),
-                                        recv_buffer(recvbuf), rc, rd, MPI_Type_f2c(*recvtype),
-                                        c_comm));
+  set_ierr(ierr,
+           mpia_preload_alltoallv(c_sendbuf, sc, sd, MPI_Type_f2c(*sendtype), recv_buffer(recvbuf),
+                                  rc, rd, MPI_Type_f2c(*recvtype), c_comm));
   free_arrays(&a);
 }
 
@@ -182,8 +181,8 @@ static void f_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* 
   const int* rc = c_ints(&a, recvcounts, in);
   const int* rd = c_ints(&a, rdispls, in);
   set_ierr(ierr, mpia_preload_neighbor_alltoallv(send_buffer(sendbuf), sc, sd,
-                                                 MPI_Type_f2c(*sendtype), recv_buffer(recvbuf),
-                                                 rc, rd, MPI_Type_f2c(*recvtype), c_comm));
+                                                 MPI_Type_f2c(*sendtype), recv_buffer(recvbuf), rc,
+                                                 rd, MPI_Type_f2c(*recvtype), c_comm));
   free_arrays(&a);
 }
 
@@ -221,12 +220,12 @@ static void f_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* 
   (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
    MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr)
 #define MPIA_A2A_ARGS (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
-#define MPIA_A2AV_PARAMS                                                                    \
+#define MPIA_A2AV_PARAMS                                                                      \
   (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
    MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr)
 #define MPIA_A2AV_ARGS \
   (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
-#define MPIA_A2AW_PARAMS                                                                     \
+#define MPIA_A2AW_PARAMS                                                                       \
   (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
    MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* ierr)
 #define MPIA_A2AW_ARGS \
@@ -244,8 +243,7 @@ static void f_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* 
   MPIA_FORTRAN_ENTRY(upper, impl, params, args)
 
 MPIA_FORTRAN_MANGLINGS(mpi_alltoall, MPI_ALLTOALL, f_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_alltoallv, MPI_ALLTOALLV, f_alltoallv, MPIA_A2AV_PARAMS,
-                       MPIA_A2AV_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_alltoallv, MPI_ALLTOALLV, f_alltoallv, MPIA_A2AV_PARAMS, MPIA_A2AV_ARGS)
 MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, f_neighbor_alltoall,
                        MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
 MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, f_neighbor_alltoallv,
@@ -257,8 +255,7 @@ MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, f_neighbo
 /* `use mpi_f08`: the same arguments (see the top of the file); ierror may be NULL. */
 MPIA_FORTRAN_ENTRY(mpi_alltoall_f08_, f_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_alltoallv_f08_, f_alltoallv, MPIA_A2AV_PARAMS, MPIA_A2AV_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoall_f08_, f_neighbor_alltoall, MPIA_A2A_PARAMS,
-                   MPIA_A2A_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoall_f08_, f_neighbor_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallv_f08_, f_neighbor_alltoallv, MPIA_A2AV_PARAMS,
                    MPIA_A2AV_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallw_f08_, f_neighbor_alltoallw, MPIA_A2AW_PARAMS,

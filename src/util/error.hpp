@@ -55,7 +55,8 @@ struct StickyError {
 // Calls comm's error handler with code, as MPI_Comm_call_errhandler does, except that
 // MPI_ERRORS_RETURN is not called (it does nothing; SimGrid 3.32's MPI_Comm_call_errhandler
 // jumps to a null function for it) and, where util/platform.hpp says so (SMPI: the same null
-// function), MPI_ERRORS_ARE_FATAL aborts with MPI_Abort. Prints what first when the handler is fatal.
+// function), MPI_ERRORS_ARE_FATAL aborts with MPI_Abort. Prints what first when the handler is
+// fatal.
 void call_errhandler(MPI_Comm comm, int code, const char* what = nullptr);
 
 // MPI_Error_class of a code; MPI_ERR_OTHER when the code is not one.

@@ -9,6 +9,6 @@ static inline int coexist_value(int src, int dst, int j, int salt) {
 }
 
 /* coexist_ompi.c: Open MPI's own MPIX_Alltoall_init (MPI_Request). */
-int coexist_ompi_init(const int *sbuf, int *rbuf, int n, MPI_Comm comm, MPI_Request *req);
+int coexist_ompi_init(const int* sbuf, int* rbuf, int n, MPI_Comm comm, MPI_Request* req);
 
 #endif

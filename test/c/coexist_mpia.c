@@ -12,7 +12,7 @@
 
 #define N 2
 
-static int check(const int *rbuf, int me, int np, int salt, const char *who) {
+static int check(const int* rbuf, int me, int np, int salt, const char* who) {
   int errors = 0;
   for (int s = 0; s < np; ++s)
     for (int j = 0; j < N; ++j)
@@ -25,13 +25,13 @@ static int check(const int *rbuf, int me, int np, int salt, const char *who) {
   return errors;
 }
 
-static void fill(int *sbuf, int *rbuf, int me, int np, int salt) {
+static void fill(int* sbuf, int* rbuf, int me, int np, int salt) {
   for (int d = 0; d < np; ++d)
     for (int j = 0; j < N; ++j) sbuf[d * N + j] = coexist_value(me, d, j, salt);
   for (int i = 0; i < N * np; ++i) rbuf[i] = -1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int me, np, errors = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);

@@ -14,6 +14,6 @@
 #error "mpi_advance.h must not be visible here"
 #endif
 
-int coexist_ompi_init(const int *sbuf, int *rbuf, int n, MPI_Comm comm, MPI_Request *req) {
+int coexist_ompi_init(const int* sbuf, int* rbuf, int n, MPI_Comm comm, MPI_Request* req) {
   return MPIX_Alltoall_init(sbuf, n, MPI_INT, rbuf, n, MPI_INT, comm, MPI_INFO_NULL, req);
 }

@@ -7,8 +7,8 @@
 
 /* Runs MPIX_Alltoall_init (info "bruck") + Start + Wait on comm, checks the data, and copies
  * what MPIX_Request_get_algorithm reports into alg (len bytes). Returns the number of errors. */
-int order_mpia_first_run(MPI_Comm comm, char *alg, int len);
-int order_ext_first_run(MPI_Comm comm, char *alg, int len);
+int order_mpia_first_run(MPI_Comm comm, char* alg, int len);
+int order_ext_first_run(MPI_Comm comm, char* alg, int len);
 
 /* Value rank src sends to rank dst, element j, in the run tagged salt. */
 static inline int order_value(int src, int dst, int j, int salt) {

@@ -13,7 +13,7 @@
 #include "coexist.h"
 #include "include_order.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int me, np, errors = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -27,8 +27,7 @@ int main(int argc, char **argv) {
   }
   errors += order_ext_first_run(MPI_COMM_WORLD, alg, (int)sizeof alg);
   if (strncmp(alg, "bruck", 5) != 0) {
-    fprintf(stderr, "[rank %d] mpi-ext.h first: the request runs '%s', expected bruck\n", me,
-            alg);
+    fprintf(stderr, "[rank %d] mpi-ext.h first: the request runs '%s', expected bruck\n", me, alg);
     ++errors;
   }
   /* Open MPI's own, from the translation unit that sees only <mpi-ext.h>. */

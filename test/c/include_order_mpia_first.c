@@ -8,4 +8,4 @@
 #include "include_order.h"
 #include "include_order_run.h"
 
-int order_mpia_first_run(MPI_Comm comm, char *alg, int len) { return order_run(comm, alg, len, 1); }
+int order_mpia_first_run(MPI_Comm comm, char* alg, int len) { return order_run(comm, alg, len, 1); }

@@ -13,11 +13,11 @@
 
 /* Compile time: MPIX_Alltoall_init is mpi-advance's (an MPIX_Request out argument). Built with
  * -Werror=incompatible-pointer-types, Open MPI's (MPI_Request *) would not compile here. */
-typedef int (*order_init_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
-                             MPI_Comm, MPI_Info, MPIX_Request *);
+typedef int (*order_init_fn)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm,
+                             MPI_Info, MPIX_Request*);
 static const order_init_fn order_init_is_ours = MPIX_Alltoall_init;
 
-static int order_run(MPI_Comm comm, char *alg, int len, int salt) {
+static int order_run(MPI_Comm comm, char* alg, int len, int salt) {
   enum { N = 3 };
   int me, np, errors = 0;
   MPI_Comm_rank(comm, &me);

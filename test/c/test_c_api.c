@@ -14,14 +14,16 @@
 
 #define N 3 /* ints per block */
 
-static int value(int src, int dst, int j, int iter) { return ((iter * 97 + src) * 131 + dst) * 7 + j; }
+static int value(int src, int dst, int j, int iter) {
+  return ((iter * 97 + src) * 131 + dst) * 7 + j;
+}
 
-static int run(MPI_Comm comm, const char *algorithm, int iter0) {
+static int run(MPI_Comm comm, const char* algorithm, int iter0) {
   int me, np, errors = 0;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &np);
-  int *sbuf = malloc(sizeof(int) * (size_t)(N * np));
-  int *rbuf = malloc(sizeof(int) * (size_t)(N * np));
+  int* sbuf = malloc(sizeof(int) * (size_t)(N * np));
+  int* rbuf = malloc(sizeof(int) * (size_t)(N * np));
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algorithm);
@@ -39,7 +41,8 @@ static int run(MPI_Comm comm, const char *algorithm, int iter0) {
   rc = MPIX_Request_get_algorithm(req, name, &len);
   if (rc != MPI_SUCCESS || strncmp(name, algorithm, strlen(algorithm)) != 0 ||
       len != (int)strlen(name)) {
-    fprintf(stderr, "[rank %d] %s: request reports '%s'\n", me, algorithm, rc == MPI_SUCCESS ? name : "?");
+    fprintf(stderr, "[rank %d] %s: request reports '%s'\n", me, algorithm,
+            rc == MPI_SUCCESS ? name : "?");
     ++errors;
   }
   for (int iter = iter0; iter < iter0 + 3; ++iter) {
@@ -71,7 +74,7 @@ static int run(MPI_Comm comm, const char *algorithm, int iter0) {
 }
 
 /* One blocking MPIX_Alltoall of one int per rank, checked. */
-static int blocking(MPI_Comm comm, int iter, const char *what) {
+static int blocking(MPI_Comm comm, int iter, const char* what) {
   int me, np, errors = 0;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &np);
@@ -141,8 +144,8 @@ static int neighbor_w(void) {
   for (int iter = 0; iter < 3 * (rcode == MPI_SUCCESS); ++iter) {
     for (int x = 0; x < 6; ++x) s[x] = value(me, x, 0, iter);
     /* From the left: its block 1 (s[4]); from the right: its block 0 (s[0], s[2]). */
-    const int want[6] = {-1, value(right, 0, 0, iter), value(right, 2, 0, iter), -1, -1,
-                         value(left, 4, 0, iter)};
+    const int want[6] = {-1, value(right, 0, 0, iter), value(right, 2, 0, iter), -1,
+                         -1, value(left, 4, 0, iter)};
     for (int how = 0; how < 3; ++how) {
       if (how == 2 && np < 3) break;
       for (int x = 0; x < 6; ++x) r[x] = -1;
@@ -158,8 +161,11 @@ static int neighbor_w(void) {
         if (rcode != MPI_SUCCESS || r[x] != want[x]) {
           if (errors < 5)
             fprintf(stderr, "[rank %d] %s alltoallw cycle %d: rbuf[%d] = %d, expected %d (rc %d)\n",
-                    me, how == 0 ? "persistent" : how == 1 ? "blocking" : "MPI's", iter, x, r[x],
-                    want[x], rcode);
+                    me,
+                    how == 0   ? "persistent"
+                    : how == 1 ? "blocking"
+                               : "MPI's",
+                    iter, x, r[x], want[x], rcode);
           ++errors;
         }
       }
@@ -177,7 +183,7 @@ static int error_class_of(int code) {
   return cls;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int me, np, errors = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -206,8 +212,7 @@ int main(int argc, char **argv) {
     /* A bad selection is an error and the choice stays. */
     rc = MPIX_Comm_set_algorithm(MPI_COMM_WORLD, "alltoall", "no_such_algorithm");
     if (error_class_of(rc) != MPI_ERR_INFO_VALUE) {
-      fprintf(stderr, "[rank %d] MPIX_Comm_set_algorithm(no_such_algorithm) returned %d\n", me,
-              rc);
+      fprintf(stderr, "[rank %d] MPIX_Comm_set_algorithm(no_such_algorithm) returned %d\n", me, rc);
       ++errors;
     }
     if (reported_without_info(MPI_COMM_WORLD, name) || strcmp(name, "modified_bruck") != 0) {
@@ -222,7 +227,7 @@ int main(int argc, char **argv) {
     }
     errors += blocking(MPI_COMM_WORLD, 98, "blocking, the default");
     /* The environment's choice (c.api_env sets MPIX_ALLTOALL to a canonical selection). */
-    const char *env = getenv("MPIX_ALLTOALL");
+    const char* env = getenv("MPIX_ALLTOALL");
     if (reported_without_info(MPI_COMM_WORLD, name)) {
       fprintf(stderr, "[rank %d] init without info failed\n", me);
       ++errors;

@@ -40,7 +40,7 @@ struct Side {
 };
 
 /* Destinations ascending (duplicates together); sources descending: any order is MPI's. */
-static void make_side(int me, int np, int sending, struct Side *x) {
+static void make_side(int me, int np, int sending, struct Side* x) {
   x->n = 0;
   for (int p = 0; p < np; ++p) x->n += sending ? copies(me, p, np) : copies(p, me, np);
   const size_t n = (size_t)x->n + 1;
@@ -63,23 +63,23 @@ static void make_side(int me, int np, int sending, struct Side *x) {
   x->len = off + 1;
 }
 
-static void free_side(struct Side *x) {
+static void free_side(struct Side* x) {
   free(x->peer);
   free(x->copy);
   free(x->counts);
   free(x->displs);
 }
 
-static void fill(const struct Side *s, int *buf, int me, int iter) {
+static void fill(const struct Side* s, int* buf, int me, int iter) {
   for (int i = 0; i < s->len; ++i) buf[i] = GAP;
   for (int b = 0; b < s->n; ++b)
     for (int j = 0; j < s->counts[b]; ++j)
       buf[s->displs[b] + j] = value(me, s->peer[b], s->copy[b], j, iter);
 }
 
-static int check(const struct Side *r, const int *buf, int me, int iter, const char *what) {
+static int check(const struct Side* r, const int* buf, int me, int iter, const char* what) {
   int errors = 0;
-  int *want = malloc(sizeof(int) * (size_t)r->len);
+  int* want = malloc(sizeof(int) * (size_t)r->len);
   for (int i = 0; i < r->len; ++i) want[i] = GAP;
   for (int b = 0; b < r->n; ++b)
     for (int j = 0; j < r->counts[b]; ++j)
@@ -96,7 +96,7 @@ static int check(const struct Side *r, const int *buf, int me, int iter, const c
   return errors;
 }
 
-static MPI_Info algorithm_info(const char *algorithm) {
+static MPI_Info algorithm_info(const char* algorithm) {
   MPI_Info info = MPI_INFO_NULL;
   if (*algorithm) {
     MPI_Info_create(&info);
@@ -107,7 +107,7 @@ static MPI_Info algorithm_info(const char *algorithm) {
 
 /* One algorithm ("" = the default): persistent and blocking through the object, then the
  * communicator's distributed graph. */
-static int run(const char *algorithm, int iter0, MPI_Comm graph) {
+static int run(const char* algorithm, int iter0, MPI_Comm graph) {
   int me, np, errors = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -115,7 +115,7 @@ static int run(const char *algorithm, int iter0, MPI_Comm graph) {
   make_side(me, np, 1, &s);
   make_side(me, np, 0, &r);
   int *sbuf = malloc(sizeof(int) * (size_t)s.len), *rbuf = malloc(sizeof(int) * (size_t)r.len);
-  int *via_topo = malloc(sizeof(int) * (size_t)r.len);
+  int* via_topo = malloc(sizeof(int) * (size_t)r.len);
   MPI_Info info = algorithm_info(algorithm);
 
   MPIX_Topo topo = MPIX_TOPO_NULL;
@@ -173,8 +173,8 @@ static int run(const char *algorithm, int iter0, MPI_Comm graph) {
 
   /* The same exchange on the distributed graph communicator: the same bytes. */
   fill(&r, rbuf, -1, -1);
-  rc = MPIX_Neighbor_alltoallv(sbuf, s.counts, s.displs, MPI_INT, rbuf, r.counts, r.displs,
-                               MPI_INT, graph);
+  rc = MPIX_Neighbor_alltoallv(sbuf, s.counts, s.displs, MPI_INT, rbuf, r.counts, r.displs, MPI_INT,
+                               graph);
   if (rc != MPI_SUCCESS || memcmp(rbuf, via_topo, sizeof(int) * (size_t)r.len) != 0) {
     fprintf(stderr, "[rank %d] '%s': MPIX_Topo and the distributed graph differ (rc %d)\n", me,
             algorithm, rc);
@@ -189,7 +189,7 @@ static int run(const char *algorithm, int iter0, MPI_Comm graph) {
   return errors;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int me, np, errors = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -201,13 +201,13 @@ int main(int argc, char **argv) {
   make_side(me, np, 0, &r);
   MPI_Comm graph;
   /* Through a variable: GCC takes Open MPI's MPI_UNWEIGHTED for an array it would overread. */
-  int *volatile unweighted = MPI_UNWEIGHTED;
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, r.n, r.peer, unweighted, s.n, s.peer,
-                                 unweighted, MPI_INFO_NULL, 0, &graph);
+  int* volatile unweighted = MPI_UNWEIGHTED;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, r.n, r.peer, unweighted, s.n, s.peer, unweighted,
+                                 MPI_INFO_NULL, 0, &graph);
   free_side(&s);
   free_side(&r);
 
-  const char *algorithms[] = {"direct", "locality", "system", "auto", ""};
+  const char* algorithms[] = {"direct", "locality", "system", "auto", ""};
   for (int a = 0; a < 5; ++a) errors += run(algorithms[a], 10 * a, graph);
 
   /* An out-of-range rank on one rank: MPI_ERR_ARG on every rank, no object. */
@@ -215,8 +215,7 @@ int main(int argc, char **argv) {
     const int src = (me + np - 1) % np, dst = me == np - 1 ? np : (me + 1) % np;
     MPIX_Topo topo = MPIX_TOPO_NULL;
     int cls = -1;
-    MPI_Error_class(MPIX_Topo_create(MPI_COMM_WORLD, 1, &src, 1, &dst, MPI_INFO_NULL, &topo),
-                    &cls);
+    MPI_Error_class(MPIX_Topo_create(MPI_COMM_WORLD, 1, &src, 1, &dst, MPI_INFO_NULL, &topo), &cls);
     if (cls != MPI_ERR_ARG || topo != MPIX_TOPO_NULL) {
       fprintf(stderr, "[rank %d] a rank out of range: class %d\n", me, cls);
       ++errors;

@@ -7,8 +7,14 @@
 
 static long starts, alltoallv;
 
-int MPI_Start(MPI_Request* r) { ++starts; return PMPI_Start(r); }
-int MPI_Startall(int n, MPI_Request r[]) { starts += n; return PMPI_Startall(n, r); }
+int MPI_Start(MPI_Request* r) {
+  ++starts;
+  return PMPI_Start(r);
+}
+int MPI_Startall(int n, MPI_Request r[]) {
+  starts += n;
+  return PMPI_Startall(n, r);
+}
 int MPI_Isend(const void* b, int c, MPI_Datatype t, int d, int tag, MPI_Comm comm, MPI_Request* r) {
   ++starts;
   return PMPI_Isend(b, c, t, d, tag, comm, r);
@@ -21,7 +27,9 @@ int MPI_Alltoallv(const void* sb, const int sc[], const int sd[], MPI_Datatype s
 int MPI_Finalize(void) {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) printf("pmpi_tool: rank 0 saw %ld point-to-point starts, %ld MPI_Alltoallv\n", starts, alltoallv);
+  if (rank == 0)
+    printf("pmpi_tool: rank 0 saw %ld point-to-point starts, %ld MPI_Alltoallv\n", starts,
+           alltoallv);
   fflush(stdout);
   return PMPI_Finalize();
 }

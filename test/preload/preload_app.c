@@ -1,7 +1,8 @@
 /* An unmodified MPI program (it knows nothing of mpi-advance): MPI_Alltoall, MPI_Alltoallv,
- * MPI_Neighbor_alltoall(v,w), with MPI-4 MPI_Alltoallv_c and MPI_Neighbor_alltoallw_c, run under libmpi_advance_preload.so by run_preload.sh, which also
- * checks the preload's MPIX_REPORT lines. Every received element and every gap is checked on
- * every rank against a formula; all ranks fail if one does.
+ * MPI_Neighbor_alltoall(v,w), with MPI-4 MPI_Alltoallv_c and MPI_Neighbor_alltoallw_c, run under
+ * libmpi_advance_preload.so by run_preload.sh, which also checks the preload's MPIX_REPORT lines.
+ * Every received element and every gap is checked on every rank against a formula; all ranks fail
+ * if one does.
  *
  * The alltoallv part is the plan cache's test: 50 identical calls (alternating between two
  * buffer pairs, so a cached plan is re-bound), then from call 50 one rank only (the last)
@@ -25,8 +26,8 @@ static int value(int src, int dst, int k, int iter) {
 static void expect(int got, int want, const char* what, int iter, int idx) {
   if (got != want) {
     if (errors < 10)
-      fprintf(stderr, "rank %d: %s iter %d index %d: got %d, want %d\n", rank, what, iter, idx,
-              got, want);
+      fprintf(stderr, "rank %d: %s iter %d index %d: got %d, want %d\n", rank, what, iter, idx, got,
+              want);
     ++errors;
   }
 }
@@ -42,7 +43,8 @@ static void test_alltoall(void) {
     if (!in_place) memset(r, 0xff, sizeof(int) * n * P);
     MPI_Alltoall(in_place ? MPI_IN_PLACE : s, n, MPI_INT, r, n, MPI_INT, MPI_COMM_WORLD);
     for (int i = 0; i < P; ++i)
-      for (int k = 0; k < n; ++k) expect(r[i * n + k], value(i, rank, k, iter), "alltoall", iter, i * n + k);
+      for (int k = 0; k < n; ++k)
+        expect(r[i * n + k], value(i, rank, k, iter), "alltoall", iter, i * n + k);
   }
   free(s);
   free(r);
@@ -94,8 +96,9 @@ static void test_alltoallv(void) {
     for (int x = 0; x < cap; ++x) expect(r[x], want[x], "alltoallv", iter, x);
     free(want);
   }
-  /* A derived type (pairs of ints, stride 3: extent 4 ints) used, freed, and replaced by another (contiguous
-   * pairs) that may get the same handle: a plan cached for the first must not run the second. */
+  /* A derived type (pairs of ints, stride 3: extent 4 ints) used, freed, and replaced by another
+   * (contiguous pairs) that may get the same handle: a plan cached for the first must not run the
+   * second. */
   for (int round = 0; round < 2; ++round) {
     MPI_Datatype t;
     if (round == 0)
@@ -119,7 +122,8 @@ static void test_alltoallv(void) {
           int want = SENTINEL;
           if (round == 0 && (x == 0 || x == 3)) want = value(i, rank, x / 3, iter);
           if (round == 1) want = value(i, rank, x, iter);
-          expect(r[i * ext + x], want, round ? "alltoallv contiguous type" : "alltoallv vector type", iter, i * ext + x);
+          expect(r[i * ext + x], want,
+                 round ? "alltoallv contiguous type" : "alltoallv vector type", iter, i * ext + x);
         }
       }
     }
@@ -137,7 +141,8 @@ static void test_alltoallv(void) {
       for (int k = 0; k < rc[j]; ++k) r[rd[j] + k] = value(rank, j, k, iter);
     MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
     for (int i = 0; i < P; ++i)
-      for (int k = 0; k < rc[i]; ++k) expect(r[rd[i] + k], value(i, rank, k, iter), "alltoallv in place", iter, rd[i] + k);
+      for (int k = 0; k < rc[i]; ++k)
+        expect(r[rd[i] + k], value(i, rank, k, iter), "alltoallv in place", iter, rd[i] + k);
   }
   for (int b = 0; b < 4; ++b) free(bufs[b]);
   free(sc), free(sd), free(rc), free(rd);
