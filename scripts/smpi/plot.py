@@ -3,7 +3,7 @@
 
     /usr/bin/python3 scripts/smpi/plot.py [CSV] [OUTDIR]
 
-CSV defaults to scripts/smpi/results/sweep.csv, OUTDIR to the CSV's directory. Writes, per
+CSV defaults to docs/results/smpi/sweep.csv, OUTDIR to the CSV's directory. Writes, per
 platform:
   tra_radix_<platform>_P<P>.png   tra: time vs radix, one line per block size (sqrt(P) marked)
   tra2_<platform>_P<P>.png        tra2: time vs radix_inter, one line per radix_intra, one
@@ -214,8 +214,9 @@ def summary(rows, platform, outdir):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results", "sweep.csv")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    default = os.path.join(root, "docs", "results", "smpi", "sweep.csv")
+    path = sys.argv[1] if len(sys.argv) > 1 else default
     outdir = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.abspath(path))
     os.makedirs(outdir, exist_ok=True)
     rows = load(path)

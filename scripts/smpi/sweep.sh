@@ -29,7 +29,7 @@
 #   SWEEP_ITERS       timed iterations (default 2: the simulation is deterministic)
 #   SWEEP_TIMEOUT     wall seconds one smpirun may take (default 1800); past it the run is
 #                     killed, logged as FAILED in the CSV's log and the sweep goes on
-#   SWEEP_CSV         the CSV (default scripts/smpi/results/sweep.csv)
+#   SWEEP_CSV         the CSV (default docs/results/smpi/sweep.csv)
 #   SWEEP_BUILD       the SMPI build tree (default build/smpi: cmake --preset smpi)
 #   SWEEP_NO_BUILD=1  do not (re)build; SWEEP_NO_PLOT=1  do not draw
 set -uo pipefail
@@ -57,7 +57,7 @@ TRA2_INTER="${SWEEP_TRA2_INTER:-2 3 4 6 8 12 16 24 32 64 128 256}"
 BASELINES="${SWEEP_BASELINES:-ompi mpich}"
 ITERS="${SWEEP_ITERS:-2}"
 TIMEOUT="${SWEEP_TIMEOUT:-1800}"
-CSV="${SWEEP_CSV:-$here/results/sweep.csv}"
+CSV="${SWEEP_CSV:-$root/docs/results/smpi/sweep.csv}"
 BUILD="${SWEEP_BUILD:-$root/build/smpi}"
 LOGDIR="$BUILD/sweep-logs"
 

@@ -4,7 +4,7 @@
 
     /usr/bin/python3 scripts/smpi/trial_report.py [--png FILE] [--held-out CSV ...] CSV...
 
-CSV: trial.sh's trial.csv files (scripts/smpi/results/trial_*.csv): platform, P, ppn, bytes,
+CSV: trial.sh's trial.csv files (docs/results/smpi/trial_*.csv): platform, P, ppn, bytes,
 selection, time_us, with the rows auto_measured (the persistent auto request after its trial)
 and auto_model (MPIX_AUTO=model). Alltoallv rows have platform "<kind>/<pattern>".
 

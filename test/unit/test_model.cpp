@@ -203,13 +203,13 @@ TEST(Model, AutoFollowsTheSeedShape) {
       << a.to_string() << " " << b.to_string();
 }
 
-// Out of sample: the simulated fat tree (scripts/smpi/results/sweep.csv, platform "fattree",
+// Out of sample: the simulated fat tree (docs/results/smpi/sweep.csv, platform "fattree",
 // P = 256 on 16 nodes of 16: a 2-level tree, not the cluster whose inputs are the built-in
 // constants and whose sweep fitted the out-of-step factor). At every measured block size the
 // built-in model's pick, measured there, is within 10 % of the best measured selection.
 TEST(Model, HeldOutFatTree) {
-  std::ifstream in(MPIA_SOURCE_DIR "/scripts/smpi/results/sweep.csv");
-  ASSERT_TRUE(in) << "scripts/smpi/results/sweep.csv";
+  std::ifstream in(MPIA_SOURCE_DIR "/docs/results/smpi/sweep.csv");
+  ASSERT_TRUE(in) << "docs/results/smpi/sweep.csv";
   // Fields, honouring double quotes (selections hold commas).
   auto fields = [](const std::string& line) {
     std::vector<std::string> out(1);
