@@ -131,7 +131,7 @@ program test_module
 
   ! --- persistent neighbor alltoallv on a ring: 1 to the left, 2 to the right. Periodic from 3
   ! ranks: on periodic dimensions of size 1 and 2 both MPIs' own neighbor collectives mix up the
-  ! directions (README: Neighbor alltoall), so they cannot be the reference there. ---
+  ! directions (docs/guide.md: Neighbor alltoall), so they cannot be the reference there. ---
   call MPI_Cart_create(MPI_COMM_WORLD, 1, [P], [P >= 3], .false., ring)
   sc(1:2) = [1, 2]
   sd(1:2) = [0, 2]

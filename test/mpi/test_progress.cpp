@@ -45,7 +45,7 @@ struct Ctx {
   int rc = MPI_SUCCESS;            // X's return code
   int expect_class = MPI_SUCCESS;  // what X must return on every rank
   // X's request is the MPI library's own persistent neighbor call on a periodic ring of 1 or 2
-  // ranks, where Open MPI 4.1 swaps the two directions (README; test_neighbor.cpp's
+  // ranks, where Open MPI 4.1 swaps the two directions (docs/guide.md; test_neighbor.cpp's
   // runnable()): its data is not checked there.
   bool system_degenerate = false;
 

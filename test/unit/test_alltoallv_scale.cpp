@@ -289,7 +289,7 @@ TEST(AlltoallvScale, CostsCountWhatTheSchedulesDo) {
 
 // The peak scratch per rank of every forwarding algorithm, P = 64 on 16 nodes of 4, against the
 // bound of issue 19 (twice the bytes the rank sends, forwarded ones included, plus 64 P); the
-// table goes to the test's output (README "Memory").
+// table goes to the test's output (docs/guide.md, "Scratch while running").
 TEST(AlltoallvScale, PeakScratchWithinBound) {
   const int P = 64;
   std::vector<int> labels(static_cast<std::size_t>(P));
