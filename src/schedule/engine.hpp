@@ -5,7 +5,8 @@
 // kIsendBytes is posted with MPI_Isend at each start rather than as a persistent request:
 // Open MPI's ob1 sends a small message inline from MPI_Isend, but MPI_Start of a persistent
 // send takes its general path (Start+Wait at P = 2, 8 B blocks, back to back: 0.95x Open
-// MPI's own persistent alltoall this way, 1.88x with persistent sends; README "Real ranks").
+// MPI's own persistent alltoall this way, 1.88x with persistent sends;
+// docs/results/2026-11-23-persistent-call-cost-p2.md).
 // The message, its buffer and its matching are the same either way.
 //
 // Errors while executing (a truncated receive, a failed pack) never stop an execution: the
