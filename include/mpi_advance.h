@@ -133,6 +133,7 @@ typedef struct mpia_request* MPIX_Request;
 #define MPIX_Request_get_algorithm MPIA_Request_get_algorithm
 #define MPIX_Request_get_trial MPIA_Request_get_trial
 #define MPIX_Algorithm_get MPIA_Algorithm_get
+#define MPIX_Get_version MPIA_Get_version
 #define MPIX_Request_get_traffic MPIA_Request_get_traffic
 #define MPIX_Comm_locality MPIA_Comm_locality
 #define MPIX_Comm_rank_locality MPIA_Comm_rank_locality
@@ -258,6 +259,13 @@ int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen)
  * MPIX_MAX_TRIAL_STRING characters; *resultlen gets the length without the NUL.
  */
 int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resultlen);
+
+/*
+ * The version of the library the program runs on: MPIA_VERSION_MAJOR, _MINOR and _PATCH of the
+ * release it was built from (the macros above are the header's, which a program was compiled
+ * against). Any argument may be NULL. Local; callable before MPI_Init and after MPI_Finalize.
+ */
+int MPIA_Get_version(int* major, int* minor, int* patch);
 
 /*
  * The registry: the index-th algorithm of a collective ("alltoall", "alltoallv" or

@@ -387,6 +387,13 @@ MPIA_API int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resul
   });
 }
 
+MPIA_API int MPIA_Get_version(int* major, int* minor, int* patch) {
+  if (major) *major = MPIA_VERSION_MAJOR;
+  if (minor) *minor = MPIA_VERSION_MINOR;
+  if (patch) *patch = MPIA_VERSION_PATCH;
+  return MPI_SUCCESS;
+}
+
 MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** name,
                                 const char** description) {
   Collective c;

@@ -239,6 +239,17 @@ int main(int argc, char** argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   }
 
+  /* The library's version at run time is the header's (one build here). */
+  {
+    int major = -1, minor = -1, patch = -1;
+    if (MPIX_Get_version(&major, &minor, &patch) != MPI_SUCCESS || major != MPIA_VERSION_MAJOR ||
+        minor != MPIA_VERSION_MINOR || patch != MPIA_VERSION_PATCH ||
+        MPIX_Get_version(NULL, NULL, NULL) != MPI_SUCCESS) {
+      fprintf(stderr, "[rank %d] MPIX_Get_version: %d.%d.%d\n", me, major, minor, patch);
+      ++errors;
+    }
+  }
+
   /* The registry from C. */
   {
     int n = 0;
