@@ -15,6 +15,7 @@
 #include "collective/selection.hpp"
 #include "collective/tuning.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,14 +26,6 @@
 #include <vector>
 
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string x; std::getline(in, x, sep);)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,

@@ -17,6 +17,7 @@
 #include "collective/tuning.hpp"
 #include "mpia_config.h"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
 #include <mpi.h>
 
@@ -58,14 +59,6 @@ const char* const kHelp =
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "mpia_info: %s\n%s", why.c_str(), kHelp);
   std::exit(2);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string x; std::getline(in, x, sep);)
-    if (!x.empty()) out.push_back(x);
-  return out;
 }
 
 // A JSON string literal.
