@@ -6,8 +6,12 @@
 #
 #   spack repo add ./spack/spack_repo/mpi_advance
 #   spack external find openmpi          # the system MPI as an external (or: mpich)
-#   spack install mpi-advance ^openmpi
-#   spack test run mpi-advance           # the smoke test below
+#   spack env create -d /tmp/mpia-env && spack -e /tmp/mpia-env add mpi-advance@main ^openmpi
+#   spack -e /tmp/mpia-env develop --path <checkout> mpi-advance@=main
+#   spack -e /tmp/mpia-env install
+#   spack -e /tmp/mpia-env test run mpi-advance   # the smoke test below
+# (spack install mpi-advance ^openmpi once the project is published: the URLs below are
+# placeholders.)
 #
 # Version check: `ctest -R spack.recipe` compiles this file and checks it against the project's
 # CMakeLists.txt (the version, and that every MPIA_ option it sets exists).
@@ -52,18 +56,54 @@ class MpiAdvance(CMakePackage):
     # The smoke test compiles a C program against the installed library.
     test_requires_compiler = True
 
+    def _mpi_program(self, generic, suffix):
+        """The program of the MPI the spec names: on a distribution that installs several MPIs
+        side by side in one prefix (Debian: /usr/bin/mpicc is whichever MPI the alternatives
+        system chose, mpicc.mpich and mpicc.openmpi are each MPI's own), the one with the MPI's
+        suffix; else the generic one."""
+        mpi = self.spec["mpi"]
+        own = join_path(mpi.prefix.bin, f"{os.path.basename(generic)}.{suffix}")
+        return own if os.path.exists(own) else generic
+
+    def _check_mpi(self, program):
+        """Stops when program belongs to another MPI than the spec's (an external declared with a
+        prefix that several MPIs share), instead of building silently against the wrong one."""
+        name = self.spec["mpi"].name
+        real = os.path.basename(os.path.realpath(program))
+        # Open MPI's wrappers are links to opal_wrapper; MPICH's carry its name on Debian.
+        owner = None
+        if real == "opal_wrapper" or "openmpi" in real:
+            owner = "openmpi"
+        elif "mpich" in real:
+            owner = "mpich"
+        if owner and name in ("openmpi", "mpich") and owner != name:
+            raise InstallError(
+                f"{program} is {owner}'s ({os.path.realpath(program)}), but the spec asks for "
+                f"^{name}. Declare the external {name} with the prefix of its own wrappers (on "
+                f"Debian both MPIs share /usr: install {name}'s and check that "
+                f"/usr/bin/mpicc.{name} exists), or select it with update-alternatives."
+            )
+
     def cmake_args(self):
         mpi = self.spec["mpi"]
+        suffix = "openmpi" if mpi.name == "openmpi" else "mpich"
+        mpicc = self._mpi_program(mpi.mpicc, suffix)
+        mpicxx = self._mpi_program(mpi.mpicxx, suffix)
+        self._check_mpi(mpicc)
         args = [
-            self.define("MPI_C_COMPILER", mpi.mpicc),
-            self.define("MPI_CXX_COMPILER", mpi.mpicxx),
+            self.define("MPI_C_COMPILER", mpicc),
+            self.define("MPI_CXX_COMPILER", mpicxx),
             self.define_from_variant("MPIA_ENABLE_HWLOC", "hwloc"),
             self.define_from_variant("MPIA_ENABLE_FORTRAN", "fortran"),
             self.define("MPIA_BUILD_TESTS", self.run_tests),
             self.define("MPIA_BUILD_BENCHMARKS", False),  # not installed, no test runs it
         ]
+        if self.spec.satisfies("+fortran"):
+            # The MPI's Fortran wrapper (its mpi_f08 module): mpif90 on Debian, mpifort elsewhere.
+            args.append(self.define("MPI_Fortran_COMPILER", self._mpi_program(mpi.mpifc, suffix)))
         if self.run_tests:
-            args.append(self.define("MPIEXEC_EXECUTABLE", mpi.prefix.bin.mpiexec))
+            mpiexec = self._mpi_program(mpi.prefix.bin.mpiexec, suffix)
+            args.append(self.define("MPIEXEC_EXECUTABLE", mpiexec))
         return args
 
     def _allow_mpi_as_root(self, env):
@@ -84,7 +124,8 @@ class MpiAdvance(CMakePackage):
         """build a C program against the installed library and run it at 2 ranks"""
         mpi = self.spec["mpi"]
         source = join_path(self.test_suite.current_test_data_dir, "mpia_smoke.c")
-        mpicc = which(mpi.prefix.bin.mpicc, required=True)
+        suffix = "openmpi" if mpi.name == "openmpi" else "mpich"
+        mpicc = which(self._mpi_program(mpi.prefix.bin.mpicc, suffix), required=True)
         mpicc(
             source,
             "-o",
@@ -94,7 +135,7 @@ class MpiAdvance(CMakePackage):
             f"-Wl,-rpath,{self.prefix.lib}",
             "-lmpi_advance",
         )
-        mpiexec = which(mpi.prefix.bin.mpiexec, required=True)
+        mpiexec = which(self._mpi_program(mpi.prefix.bin.mpiexec, suffix), required=True)
         flags = ["--oversubscribe"] if mpi.name == "openmpi" else []  # 2 ranks on 1 core too
         out = mpiexec(*flags, "-n", "2", "./mpia_smoke", output=str.split, error=str.split)
         check_outputs(["mpi-advance smoke: OK on 2 ranks"], out)
