@@ -1,4 +1,5 @@
-/*
+/**
+ * @file mpi_advance.h
  * mpi_advance.h -- the public C API of mpi-advance.
  *
  * Faster all-to-all collectives layered on any MPI library: persistent and blocking
@@ -34,7 +35,7 @@
  * measures the model's shortlist during its first starts and keeps the fastest
  * (MPIX_Request_get_trial), and so do blocking calls under "auto" (alltoall: at most the first
  * 20 calls of each block size; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model
- * or info "mpix_auto"="model" turns that off, and MPIX_TUNING_OUT=<file> writes what was settled as
+ * or info "mpix_auto"="model" turns that off, and MPIX_TUNING_OUT=FILE writes what was settled as
  * tuning rules at MPI_Finalize.
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
@@ -103,19 +104,19 @@ extern "C" {
 #define MPIA_VERSION_MINOR 1
 #define MPIA_VERSION_PATCH 0
 
-/* Longest string MPIX_Request_get_algorithm writes, terminating NUL included. */
+/** Longest string MPIX_Request_get_algorithm writes, terminating NUL included. */
 #define MPIX_MAX_ALGORITHM_STRING 256
 
-/* Longest string MPIX_Request_get_trial writes, terminating NUL included. */
+/** Longest string MPIX_Request_get_trial writes, terminating NUL included. */
 #define MPIX_MAX_TRIAL_STRING 1024
 
-/* The info key (and its value syntax) that selects an algorithm for one call. */
+/** The info key (and its value syntax) that selects an algorithm for one call. */
 #define MPIX_INFO_KEY_ALGORITHM "mpix_algorithm"
-/* The info key that turns a persistent auto request's measured trial off ("model") or on
+/** The info key that turns a persistent auto request's measured trial off ("model") or on
  * ("measure", the default unless the environment says MPIX_AUTO=model). */
 #define MPIX_INFO_KEY_AUTO "mpix_auto"
 
-/* Opaque persistent-collective request. */
+/** Opaque persistent-collective request. */
 typedef struct mpia_request* MPIX_Request;
 #define MPIX_REQUEST_NULL ((MPIX_Request)0)
 
@@ -157,7 +158,7 @@ typedef struct mpia_request* MPIX_Request;
 #define MPIX_Comm_set_algorithm MPIA_Comm_set_algorithm
 #endif
 
-/*
+/**
  * Persistent all-to-all. Same arguments as MPI_Alltoall plus an info object (MPI_INFO_NULL or
  * one carrying "mpix_algorithm") and the request to create. Collective over comm: every rank
  * must call it, in the same order as its other collectives on comm, and all must select the
@@ -173,11 +174,11 @@ int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                        MPIX_Request* request);
 
-/* Blocking all-to-all with exactly MPI_Alltoall's signature; algorithm from MPIX_ALLTOALL. */
+/** Blocking all-to-all with exactly MPI_Alltoall's signature; algorithm from MPIX_ALLTOALL. */
 int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
-/*
+/**
  * Persistent all-to-all with per-peer counts and displacements: MPI_Alltoallv's arguments plus
  * info and the request. Collective; everything is agreed and built here: one MPI_Alltoall of
  * the byte counts checks that every pair agrees (MPI_ERR_TRUNCATE on every rank otherwise),
@@ -198,19 +199,19 @@ int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int s
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                         MPIX_Request* request);
 
-/* Blocking all-to-all-v with exactly MPI_Alltoallv's signature; algorithm from MPIX_ALLTOALLV
+/** Blocking all-to-all-v with exactly MPI_Alltoallv's signature; algorithm from MPIX_ALLTOALLV
  * ("auto" is multipair_waitany: the direct variants interoperate, so no agreement is needed). */
 int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
-/* Start an inactive request (MPI_ERR_REQUEST if it is active or null). Allocates nothing.
+/** Start an inactive request (MPI_ERR_REQUEST if it is active or null). Allocates nothing.
  * MPIX_Startall checks every request first (null, active, or the same one twice is
  * MPI_ERR_REQUEST) and then starts none or all. */
 int MPIA_Start(MPIX_Request* request);
 int MPIA_Startall(int count, MPIX_Request requests[]);
 
-/*
+/**
  * Complete an active request; it then becomes inactive and may be started again. Waiting on
  * MPIX_REQUEST_NULL or on an inactive request returns at once with an empty status. The
  * request's own error, if its execution had one, is returned (with its class) after it
@@ -222,11 +223,11 @@ int MPIA_Wait(MPIX_Request* request, MPI_Status* status);
 int MPIA_Waitall(int count, MPIX_Request requests[], MPI_Status statuses[]);
 int MPIA_Test(MPIX_Request* request, int* flag, MPI_Status* status);
 
-/* Free an inactive request and everything it owns; sets *request to MPIX_REQUEST_NULL.
+/** Free an inactive request and everything it owns; sets *request to MPIX_REQUEST_NULL.
  * Freeing MPIX_REQUEST_NULL is a no-op; freeing an active request is MPI_ERR_REQUEST. */
 int MPIA_Request_free(MPIX_Request* request);
 
-/*
+/**
  * The algorithm comm's blocking calls (and its persistent inits whose info has no
  * "mpix_algorithm" key) use for collective ("alltoall", "alltoallv" or "neighbor_alltoallv"),
  * in the selection syntax: it overrides the environment variable for this communicator only.
@@ -237,14 +238,14 @@ int MPIA_Request_free(MPIX_Request* request);
  */
 int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, const char* selection);
 
-/*
+/**
  * The algorithm a request runs, with every parameter resolved, in the selection syntax
  * (e.g. "tra:radix=4"): what "auto" chose and what defaults became. name must hold
  * MPIX_MAX_ALGORITHM_STRING characters; *resultlen gets the length without the NUL.
  */
 int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen);
 
-/*
+/**
  * What a persistent "auto" request measured. When the cost model's shortlist has several
  * entries (candidates predicted within a margin of its pick), the request's first starts try
  * them in turn (at most 4, 2 starts each), every start a complete and correct collective; the
@@ -260,14 +261,14 @@ int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen)
  */
 int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resultlen);
 
-/*
+/**
  * The version of the library the program runs on: MPIA_VERSION_MAJOR, _MINOR and _PATCH of the
  * release it was built from (the macros above are the header's, which a program was compiled
  * against). Any argument may be NULL. Local; callable before MPI_Init and after MPI_Finalize.
  */
 int MPIA_Get_version(int* major, int* minor, int* patch);
 
-/*
+/**
  * The registry: the index-th algorithm of a collective ("alltoall", "alltoallv" or
  * "neighbor_alltoallv"). *name and *description
  * point to static strings. Returns MPI_ERR_ARG when index is out of range, so a caller can
@@ -281,7 +282,7 @@ int MPIA_Get_version(int* major, int* minor, int* patch);
 int MPIA_Algorithm_get(const char* collective, int index, const char** name,
                        const char** description);
 
-/*
+/**
  * What one MPIX_Start..MPIX_Wait cycle of a request makes this rank send: point-to-point
  * messages and bytes in all, and of those the ones to a rank on another node. The node
  * counts use the communicator's locality (see MPIX_Comm_locality), which every persistent
@@ -290,7 +291,7 @@ int MPIA_Algorithm_get(const char* collective, int index, const char** name,
 int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages, MPI_Count* bytes,
                              MPI_Count* internode_messages, MPI_Count* internode_bytes);
 
-/*
+/**
  * Locality. Computed once per communicator (collective on the first call that needs it) and
  * cached with it. Nodes are numbered 0..nnodes-1 in the order of their lowest rank in comm;
  * local ranks 0..local_size-1 in rank order. Ranks need not be placed in blocks, and nodes may
@@ -312,19 +313,19 @@ int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages, MPI_Coun
  */
 #define MPIX_LOCALITY_UNBOUND (-1)
 int MPIA_Comm_locality(MPI_Comm comm, int* node, int* nnodes, int* local_rank, int* local_size);
-/* The same for any rank of comm (local; valid once locality is computed -- it is computed
+/** The same for any rank of comm (local; valid once locality is computed -- it is computed
  * here if needed, which is collective). package and numa may be NULL. */
 int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int* node, int* local_rank, int* package,
                             int* numa);
 
-/* The communicators the two-level algorithms use, new ones for the caller to free:
+/** The communicators the two-level algorithms use, new ones for the caller to free:
  * MPIX_LOCALITY_NODE: the ranks of this rank's node; MPIX_LOCALITY_CROSS: the ranks with this
  * rank's local rank, one per node. Ordered by rank in comm. Collective. */
 #define MPIX_LOCALITY_NODE 0
 #define MPIX_LOCALITY_CROSS 1
 int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm);
 
-/*
+/**
  * Neighborhood all-to-all on a communicator with a process topology (Cartesian, graph or
  * distributed graph): exactly MPI_Neighbor_alltoallv's semantics and buffer layout (MPI-4.1
  * section 7.6), including Cartesian periodic dimensions of size 1 and 2, where both neighbors
@@ -352,7 +353,7 @@ int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype
                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                 MPI_Info info, MPIX_Request* request);
 
-/*
+/**
  * Topology objects: a neighborhood without a communicator. MPIX_Topo_create is as if
  * MPI_Dist_graph_create_adjacent(comm, indegree, sources, MPI_UNWEIGHTED, outdegree,
  * destinations, MPI_UNWEIGHTED, info, 0, &graph) had made a communicator, without making one
@@ -380,9 +381,9 @@ int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype
  * collective is MPI_ERR_TOPOLOGY. Calls on one object follow the rules of calls on one
  * communicator (collective, same order on every rank, not concurrently).
  *
- * "system" runs the MPI library's MPI_Neighbor_alltoallv on a distributed graph communicator
- * that the first call (or init) selecting it creates from the object (collectively; kept and
- * freed with the object and its requests).
+ * The "system" algorithm runs the MPI library's MPI_Neighbor_alltoallv on a distributed graph
+ * communicator that the first call (or init) selecting it creates from the object
+ * (collectively; kept and freed with the object and its requests).
  */
 typedef struct MPIX_Topo_s* MPIX_Topo;
 #define MPIX_TOPO_NULL ((MPIX_Topo)0)
@@ -406,7 +407,7 @@ int MPIA_Neighbor_alltoallv_topo_init(const void* sendbuf, const int sendcounts[
                                       MPI_Datatype recvtype, MPIX_Topo topo, MPI_Info info,
                                       MPIX_Request* request);
 
-/*
+/**
  * Neighborhood all-to-all with a datatype per block: exactly MPI_Neighbor_alltoallw's
  * arguments (displacements in bytes, MPI_Aint) and semantics, through the same algorithms,
  * selection (info "mpix_algorithm", MPIX_Comm_set_algorithm and MPIX_NEIGHBOR_ALLTOALLV, as
@@ -425,7 +426,7 @@ int MPIA_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
                                  const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                                  MPIX_Request* request);
 
-/*
+/**
  * Large counts: the MPI-4 "_c" forms. The parameters of the int forms with every count an
  * MPI_Count and every displacement an MPI_Aint (v forms: in extents of the datatype; w forms:
  * in bytes), exactly as MPI_Alltoallv_c & co.; the _init_c forms end with (comm, info,

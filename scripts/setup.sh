@@ -5,14 +5,15 @@
 # FFT mini-app), SimGrid's SMPI (libsimgrid-dev: smpicc, smpicxx, smpirun; the simulated
 # runs of scripts/smpi/) and numpy + matplotlib for the distribution's /usr/bin/python3
 # (scripts/calibrate.py, the plots; common.sh's mpia_python finds that interpreter), and
-# clang-format (scripts/check_format.sh).
+# clang-format (scripts/check_format.sh), and Doxygen (the API reference and man pages).
 # Fast no-op when everything is installed already; otherwise apt-get, non-interactive, with
 # sudo when not root.
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
           libhwloc-dev hwloc googletest libgtest-dev valgrind libfftw3-dev
-          libsimgrid-dev gfortran python3-numpy python3-matplotlib clang-format)
+          libsimgrid-dev gfortran python3-numpy python3-matplotlib clang-format
+          doxygen)
 
 installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]

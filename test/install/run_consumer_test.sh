@@ -231,6 +231,22 @@ else
   echo "(no Fortran module in this build: Fortran consumers skipped)"
 fi
 
+# The API reference's man pages, where the build made them (Doxygen found: MPIA_BUILD_DOCS).
+step "man pages (share/man/man3)"
+if [ -e "$build/docs/api/man/man3/mpi_advance.h.3" ]; then
+  page="$prefix/share/man/man3/MPIX_Alltoall_init.3"
+  if [ ! -e "$page" ]; then
+    fail "missing share/man/man3/MPIX_Alltoall_init.3"
+  elif command -v man >/dev/null && ! man -M "$prefix/share/man" 3 MPIX_Alltoall_init 2>/dev/null |
+    grep -q 'int MPIA_Alltoall_init'; then
+    fail "man 3 MPIX_Alltoall_init does not show MPIA_Alltoall_init"
+  else
+    echo "ok  man 3 MPIX_Alltoall_init ($(ls "$prefix/share/man/man3" | wc -l) pages)"
+  fi
+else
+  echo "(no Doxygen in this build: man pages skipped)"
+fi
+
 # The installed tools, each mode and exit status (tools/test_mpia_info.sh).
 step "installed tools (bin/mpia_info)"
 if [ -x "$prefix/bin/mpia_info" ]; then
