@@ -231,6 +231,25 @@ else
   echo "(no Fortran module in this build: Fortran consumers skipped)"
 fi
 
+# The installed benchmark, where the build has it: --help, and a short run at 2 ranks that
+# checks every byte (it exits non-zero on a wrong one) and writes its CSV.
+step "installed benchmark (bin/mpia_bench)"
+if [ -e "$build/benchmarks/mpia_bench" ]; then
+  if [ ! -x "$prefix/bin/mpia_bench" ]; then
+    fail "missing bin/mpia_bench"
+  elif ! grep -q '^usage: mpia_bench' <<<"$("$prefix/bin/mpia_bench" --help 2>&1)"; then
+    fail "bin/mpia_bench --help"
+  elif ! timeout 300 "$MPIEXEC" -n 2 "$prefix/bin/mpia_bench" --quick --csv "$tmp/bench.csv" \
+    >"$tmp/bench.log" 2>&1 || [ "$(wc -l <"$tmp/bench.csv")" -lt 2 ]; then
+    tail -20 "$tmp/bench.log"
+    fail "bin/mpia_bench --quick at 2 ranks"
+  else
+    echo "ok  mpia_bench --quick at 2 ranks: $(($(wc -l <"$tmp/bench.csv") - 1)) CSV rows"
+  fi
+else
+  echo "(no benchmarks in this build: bin/mpia_bench skipped)"
+fi
+
 # The API reference's man pages, where the build made them (Doxygen found: MPIA_BUILD_DOCS).
 step "man pages (share/man/man3)"
 if [ -e "$build/docs/api/man/man3/mpi_advance.h.3" ]; then
