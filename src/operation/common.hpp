@@ -1,6 +1,6 @@
-// What the glue of the three collectives (alltoall.cpp, alltoallv.cpp, neighbor.cpp) shares:
-// argument checks of datatypes, parameter extents, the blocking calls' selection memo and
-// plan cache, and blocking system calls that keep running operations moving.
+// What the pipeline (pipeline.hpp) and its adapters share: argument checks of datatypes,
+// parameter extents and selection, the blocking calls' memo, plan cache and agreed plan cache,
+// and blocking system calls that keep running operations moving.
 #pragma once
 
 #include "collective/resolve.hpp"
@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,8 +54,8 @@ Selection parse_for(Collective c, std::string_view text, const ExtentOf& extent,
 // MPI_ERR_INFO_VALUE), else fallback, the communicator's default -- set with
 // MPIX_Comm_set_algorithm (checked strictly when set), or the collective's environment variable
 // (lenient: a bad value is reported once on stderr and "auto" runs; an out-of-range parameter
-// is clamped to this communicator's range, with a note) -- else auto (still unresolved: kind
-// Auto).
+// is clamped to this communicator's range, with a note) -- else auto (still unresolved: its
+// record resolves it, collective/resolve.hpp).
 Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
                            const ExtentOf& extent);
 
