@@ -66,6 +66,9 @@ void apply_cost_model(CostModel& m, std::string_view text, std::string* warnings
 
 const char* cost_model_key(int i) { return i >= 0 && i < kModelTerms ? kKeys[i].name : ""; }
 
+double& cost_model_value(CostModel& m, int i) { return m.*(kKeys[i].field); }
+double cost_model_value(const CostModel& m, int i) { return m.*(kKeys[i].field); }
+
 CostModel parse_cost_model(std::string_view text) {
   CostModel m;
   apply_cost_model(m, text);

@@ -49,6 +49,9 @@ struct CostModel {
 // The constants' names ("o_intra", ..., "g_inflight"), in CostModel's order (kModelTerms of
 // them, cost.hpp), the keys of MPIX_COST_MODEL and of a "model" line.
 const char* cost_model_key(int i);
+// Constant i (0 <= i < kModelTerms) of a model, in cost_model_key's order.
+double& cost_model_value(CostModel& m, int i);
+double cost_model_value(const CostModel& m, int i);
 
 // Overrides the model's constants from text "key=value,key=value" (the syntax of
 // MPIX_COST_MODEL and of a tuning file's "model" line). Unknown keys and bad values are
