@@ -275,6 +275,18 @@ else
   fail "missing bin/mpia_info"
 fi
 
+# The calibration command: measures at 4 ranks on two emulated nodes, writes a tuning file the
+# installed library reads (tools/test_mpia_tune.sh; the comparison with calibrate.py needs the
+# build tree's mpia_model).
+step "installed tools (bin/mpia_tune)"
+if [ -x "$prefix/bin/mpia_tune" ]; then
+  MPIEXEC="$MPIEXEC" bash "$here/../../tools/test_mpia_tune.sh" "$prefix/bin/mpia_tune" \
+    "$prefix/bin/mpia_info" "$build/benchmarks/mpia_model" ||
+    fail "the installed mpia_tune does not do what it promises"
+else
+  fail "missing bin/mpia_tune"
+fi
+
 # The drop-in library from the installed tree, under an unmodified program.
 step "preload (LD_PRELOAD=lib/libmpi_advance_preload.so, MPIX_REPORT=1)"
 if [ -e "$libdir/libmpi_advance_preload.so" ]; then
