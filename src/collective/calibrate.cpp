@@ -156,6 +156,7 @@ ModelFit fit_cost_model(const std::vector<MeasuredPoint>& points,
       used.push_back(&p);
   if (used.empty()) throw Error(MPI_ERR_ARG, "no measured point of a selection the model prices");
   const int rows = int(used.size());
+  fit.fitted = rows;
   // Which branch of c + max(cpu, wire) holds depends on the constants: four rounds settle it.
   for (int round = 0; round < 4; ++round) {
     std::vector<TermArray> terms(rows);

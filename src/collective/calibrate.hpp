@@ -32,7 +32,8 @@ struct ModelFit {
   // The constants no point says anything about (their coefficient is 0 at every point: the
   // inter-node ones on one node): kept at the prior's values, not fitted.
   std::vector<int> unmeasured;
-  std::vector<double> predicted;                          // seconds, per point in the order given
+  std::vector<double> predicted;  // seconds, per point in the order given (0: not priced)
+  int fitted = 0;                 // the points the model prices (not system's, not 1 rank's)
   double median_error = 0, p90_error = 0, max_error = 0;  // |predicted / measured - 1|
 };
 
@@ -48,7 +49,8 @@ std::vector<double> nonnegative_least_squares(const std::vector<double>& A, int 
                                               const std::vector<double>& b);
 
 // One tuning rule per (machine, size) where the model's pick was not measured or is more than
-// `slack` slower than the best measured selection: it pins the best. Each rule's text is a
+// `slack` slower than the best measured selection (`system`, the MPI library's call, among them):
+// it pins the best. Each rule's text is a
 // tuning file's line (with a comment naming the model's pick).
 std::vector<std::string> calibration_rules(const CostModel& model,
                                            const std::vector<MeasuredPoint>& points,

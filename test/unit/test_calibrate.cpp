@@ -155,6 +155,15 @@ TEST(Calibrate, RulesPinTheBestMeasuredWhereThePickLoses) {
   // Within 10 %: no rule.
   pts[0].seconds = 1.05e-5;
   EXPECT_TRUE(calibration_rules(model, pts).empty());
+  // The MPI library's call (system, not priced by the model) measured fastest: pinned.
+  pts.push_back({m, 512, sel("system", m), 0.5e-5});
+  rules = calibration_rules(model, pts);
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_NE(rules[0].find("bytes=512 system "), std::string::npos) << rules[0];
+  // And the fit leaves it out.
+  const ModelFit fit = fit_cost_model(pts);
+  EXPECT_EQ(fit.fitted, 2);
+  EXPECT_EQ(fit.predicted[2], 0.0);
 }
 
 }  // namespace
