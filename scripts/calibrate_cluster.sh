@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/calibrate_cluster.sh -- calibrate auto's cost model on YOUR machine in one command:
+# scripts/calibrate_cluster.sh -- the lab's calibration (the installed bin/mpia_tune is the users' one,
+# docs/guide.md; both fit alike): calibrate auto's cost model on a machine in one command:
 # measures a small set of all-to-all algorithms x block sizes with mpia_bench (minutes), fits
 # the model's constants to the measured times (scripts/calibrate.py fit), writes a tuning file
 # for MPIX_TUNING, and prints the fitted prediction against the measurement at every point and
