@@ -136,6 +136,7 @@ typedef struct mpia_request* MPIX_Request;
 #define MPIX_Algorithm_get MPIA_Algorithm_get
 #define MPIX_Get_version MPIA_Get_version
 #define MPIX_Request_get_traffic MPIA_Request_get_traffic
+#define MPIX_Request_get_memory MPIA_Request_get_memory
 #define MPIX_Comm_locality MPIA_Comm_locality
 #define MPIX_Comm_rank_locality MPIA_Comm_rank_locality
 #define MPIX_Comm_locality_split MPIA_Comm_locality_split
@@ -290,6 +291,18 @@ int MPIA_Algorithm_get(const char* collective, int index, const char** name,
  */
 int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages, MPI_Count* bytes,
                              MPI_Count* internode_messages, MPI_Count* internode_bytes);
+
+/**
+ * What a request's plan holds on this rank while it lives: bytes the library allocated for it
+ * (the schedule, scratch and staging buffers, the copy of the receive buffer that MPI_IN_PLACE
+ * needs, the bookkeeping of its messages, the copied count and displacement arrays), the
+ * persistent MPI requests it keeps (point-to-point, or the MPI library's persistent
+ * collective), and the derived datatypes it made or duplicated. What the MPI library itself
+ * allocates for those requests and datatypes is not counted. A request running a measured
+ * trial holds every candidate's schedule until it settles. Any output may be NULL. Local.
+ */
+int MPIA_Request_get_memory(MPIX_Request request, MPI_Count* bytes, MPI_Count* mpi_requests,
+                            MPI_Count* datatypes);
 
 /**
  * Locality. Computed once per communicator (collective on the first call that needs it) and

@@ -465,6 +465,17 @@ MPIA_API int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages,
   });
 }
 
+MPIA_API int MPIA_Request_get_memory(MPIX_Request request, MPI_Count* bytes,
+                                     MPI_Count* mpi_requests, MPI_Count* datatypes) {
+  return guard(comm_of(request), [&] {
+    if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
+    const Memory m = request->op->memory();
+    if (bytes) *bytes = MPI_Count(m.bytes + sizeof(*request));
+    if (mpi_requests) *mpi_requests = MPI_Count(m.mpi_requests);
+    if (datatypes) *datatypes = MPI_Count(m.datatypes);
+  });
+}
+
 MPIA_API int MPIA_Comm_locality(MPI_Comm comm, int* node, int* nnodes, int* local_rank,
                                 int* local_size) {
   return guard(comm, [&] {

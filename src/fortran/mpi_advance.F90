@@ -24,6 +24,7 @@ module mpi_advance
   public :: MPIX_Neighbor_alltoallw_init, MPIX_Neighbor_alltoallw
   public :: MPIX_Start, MPIX_Startall, MPIX_Wait, MPIX_Waitall, MPIX_Test, MPIX_Request_free
   public :: MPIX_Request_get_algorithm, MPIX_Algorithm_get, MPIX_Request_get_traffic
+  public :: MPIX_Request_get_memory
   public :: MPIX_Request_get_trial
   public :: MPIX_Comm_locality, MPIX_Comm_rank_locality, MPIX_Comm_locality_split
   public :: MPIX_Comm_set_algorithm
@@ -238,6 +239,12 @@ module mpi_advance
       import :: c_int, MPIX_Request, MPI_COUNT_KIND
       type(MPIX_Request), value :: req
       integer(MPI_COUNT_KIND) :: m, b, im, ib
+    end function
+    integer(c_int) function c_request_get_memory(req, b, r, t) &
+        bind(C, name="mpia_f_request_get_memory")
+      import :: c_int, MPIX_Request, MPI_COUNT_KIND
+      type(MPIX_Request), value :: req
+      integer(MPI_COUNT_KIND) :: b, r, t
     end function
     integer(c_int) function c_comm_locality(comm, node, nnodes, local_rank, local_size) &
         bind(C, name="mpia_f_comm_locality")
@@ -613,6 +620,13 @@ contains
     integer, optional, intent(out) :: ierror
     call set(ierror, c_request_get_traffic(request, messages, bytes, internode_messages, &
                                            internode_bytes))
+  end subroutine
+
+  subroutine MPIX_Request_get_memory(request, bytes, mpi_requests, datatypes, ierror)
+    type(MPIX_Request), intent(in) :: request
+    integer(MPI_COUNT_KIND), intent(out) :: bytes, mpi_requests, datatypes
+    integer, optional, intent(out) :: ierror
+    call set(ierror, c_request_get_memory(request, bytes, mpi_requests, datatypes))
   end subroutine
 
   subroutine MPIX_Comm_locality(comm, node, nnodes, local_rank, local_size, ierror)

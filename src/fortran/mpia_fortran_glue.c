@@ -237,6 +237,11 @@ int mpia_f_request_get_traffic(MPIX_Request r, MPI_Count* messages, MPI_Count* b
   return MPIX_Request_get_traffic(r, messages, bytes, internode_messages, internode_bytes);
 }
 
+int mpia_f_request_get_memory(MPIX_Request r, MPI_Count* bytes, MPI_Count* mpi_requests,
+                              MPI_Count* datatypes) {
+  return MPIX_Request_get_memory(r, bytes, mpi_requests, datatypes);
+}
+
 int mpia_f_comm_locality(MPI_Fint comm, int* node, int* nnodes, int* local_rank, int* local_size) {
   return MPIX_Comm_locality(MPI_Comm_f2c(comm), node, nnodes, local_rank, local_size);
 }

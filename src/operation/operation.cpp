@@ -142,6 +142,18 @@ void ScheduledOperation::relower(const Schedule& schedule, std::string algorithm
   traffic_ = traffic;
 }
 
+Memory ScheduledOperation::memory() const {
+  Memory m;
+  if (lowered_) m = lowered_->memory();
+  auto vec = [](const auto& v) { return std::int64_t(v.capacity() * sizeof(v[0])); };
+  m.bytes += sizeof(*this) + std::int64_t(shadow_bytes_) + vec(types_) + vec(made_);
+  for (const BlockBuffer* b : {&send_, &recv_})
+    m.bytes +=
+        vec(b->types) + vec(b->type_of) + vec(b->displacement) + vec(b->count) + vec(b->bytes);
+  m.datatypes += std::int64_t(types_.size() + made_.size());
+  return m;
+}
+
 bool ScheduledOperation::do_start() {
   if (shadow_bytes_ > 0) std::memcpy(shadow_.get(), shadow_source_, shadow_bytes_);
   return lowered_->start();

@@ -80,6 +80,9 @@ class Operation {
   // An operation that has become another for good (a settled trial): that one, with this one's
   // tag and progress mode, to run in its place from the next start on; else null. Inactive only.
   virtual std::unique_ptr<Operation> settled_part() { return nullptr; }
+  // What it holds: bytes the library allocated (schedule, scratch, staging, the lowered
+  // requests' bookkeeping, the copied arrays), persistent MPI requests and derived datatypes.
+  virtual Memory memory() const;
   // Active: started and not yet completed by Wait or Test (the MPI request state).
   bool active() const { return active_.load(std::memory_order_acquire); }
 
@@ -204,6 +207,7 @@ class ScheduledOperation : public Operation {
   // Lowers another schedule over the buffers of the last lower(), dropping the lowered one
   // (inactive only): the algorithms a trial runs share one binding.
   void relower(const Schedule& schedule, std::string algorithm, const Traffic& traffic);
+  Memory memory() const override;
 
  protected:
   bool do_start() override;

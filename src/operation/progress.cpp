@@ -110,6 +110,12 @@ ProgressList g_list;
 
 Operation::~Operation() { g_list.unlink(this); }
 
+Memory Operation::memory() const {
+  Memory m;
+  m.bytes = sizeof(*this);
+  return m;
+}
+
 bool Operation::drive(bool block) {
   bool done;
   try {

@@ -91,6 +91,19 @@ class SystemCall {
   SystemCall(const SystemCall&) = delete;
   SystemCall& operator=(const SystemCall&) = delete;
 
+  // The arrays and datatypes it holds (what the MPI library keeps for the call is its own).
+  Memory memory() const {
+    Memory m;
+    m.bytes = sizeof(*this);
+    for (const Side* side : {&send_, &recv_}) {
+      auto vec = [](const auto& v) { return std::int64_t(v.capacity() * sizeof(v[0])); };
+      m.bytes += vec(side->counts) + vec(side->displs) + vec(side->ccounts) + vec(side->adispls) +
+                 vec(side->types);
+    }
+    m.datatypes = std::int64_t(made_.size() + kept_.size());
+    return m;
+  }
+
   int blocking(MPI_Comm comm) const {
     const Side &s = send_, &r = recv_;
 #if MPI_VERSION >= 4
@@ -376,6 +389,13 @@ class SystemOperation : public Operation {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized && persistent_ && request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
+  }
+
+  Memory memory() const override {
+    Memory m = call_->memory();
+    m.bytes += sizeof(*this);
+    m.mpi_requests += persistent_;
+    return m;
   }
 
  protected:

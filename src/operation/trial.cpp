@@ -124,6 +124,16 @@ TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
 
 TrialOperation::~TrialOperation() = default;
 
+Memory TrialOperation::memory() const {
+  Memory m;
+  if (exec_) m += exec_->memory();
+  if (system_) m += system_->memory();
+  m.bytes += sizeof(*this) + std::int64_t(entries_.capacity() * sizeof(TrialEntry));
+  for (const TrialEntry& e : entries_)
+    if (e.schedule) m.bytes += e.schedule->memory_bytes();
+  return m;
+}
+
 std::string TrialOperation::algorithm() const {
   std::lock_guard<std::mutex> lock(shown_mutex_);
   return shown_algorithm_;

@@ -111,6 +111,8 @@ class TrialOperation : public Operation {
   // Once settled: the winner itself (the request then runs it with no trial layer in between,
   // so a settled request costs what its entry costs).
   std::unique_ptr<Operation> settled_part() override;
+  // Its binding and the MPI library's operation, and every entry's schedule.
+  Memory memory() const override;
 
  protected:
   bool do_start() override;

@@ -131,6 +131,7 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
   MPIA_CHECK(MPI_Comm_rank(comm_, &me_));
   try {
     if (s.scratch_bytes > 0) scratch_.reset(new char[s.scratch_bytes]);
+    scratch_bytes_ = s.scratch_bytes;
     // Staging: sized in a first pass so that regions can point into one allocation. Rounds
     // run one after another (a round's unpacking is done before the next round packs), so
     // they share it: as large as the round that stages most, not the sum over rounds.
@@ -143,6 +144,7 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
       staging_bytes = std::max(staging_bytes, round_bytes);
     }
     if (staging_bytes > 0) staging_.reset(new char[staging_bytes]);
+    staging_bytes_ = staging_bytes;
     std::size_t widest = 0;
     for (const Round& r : s.rounds) {
       std::int64_t staging_at = 0;
@@ -192,6 +194,24 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
 }
 
 LoweredSchedule::~LoweredSchedule() { free_all(); }
+
+Memory LoweredSchedule::memory() const {
+  Memory m;
+  auto vec = [](const auto& v) { return std::int64_t(v.capacity() * sizeof(v[0])); };
+  m.bytes = sizeof(*this) + scratch_bytes_ + staging_bytes_ + bounce_bytes_ + vec(rounds_) +
+            vec(owned_types_) + vec(window_) + vec(pending_) + vec(exchange_);
+  for (const LoweredRound& r : rounds_) {
+    m.bytes += vec(r.before) + vec(r.after) + vec(r.send) + vec(r.recv) + vec(r.send_recipe) +
+               vec(r.recv_recipe);
+    // Persistent requests: every receive and every send not posted with MPI_Isend at each start.
+    for (std::size_t e = 0; e < r.send.size(); ++e) {
+      m.mpi_requests += r.recv_recipe[e].peer != MPI_PROC_NULL;
+      m.mpi_requests += r.send_recipe[e].peer != MPI_PROC_NULL && !r.send_recipe[e].isend;
+    }
+  }
+  m.datatypes = std::int64_t(owned_types_.size());
+  return m;
+}
 
 void LoweredSchedule::free_all() noexcept {
   int finalized = 0;

@@ -63,6 +63,16 @@ MPI_Datatype count_type(std::int64_t count, MPI_Datatype type, int& n,
 // bound: then it can be moved with memcpy. Conservative: false means "use the datatype engine".
 bool is_dense(MPI_Datatype t);
 
+// What a lowered plan holds: bytes the library allocated for it (scratch, staging, its own
+// bookkeeping), persistent MPI requests, and derived datatypes it made or duplicated.
+struct Memory {
+  std::int64_t bytes = 0, mpi_requests = 0, datatypes = 0;
+  Memory& operator+=(const Memory& o) {
+    bytes += o.bytes, mpi_requests += o.mpi_requests, datatypes += o.datatypes;
+    return *this;
+  }
+};
+
 struct Bindings {
   BlockBuffer send, recv;
   MPI_Comm comm = MPI_COMM_NULL;  // the library's private communicator
@@ -94,6 +104,7 @@ class LoweredSchedule {
   bool runs_blocking() const;
   void run_blocking();
   bool active() const { return active_; }
+  Memory memory() const;
 
  private:
   struct Region {
@@ -151,7 +162,7 @@ class LoweredSchedule {
   int me_ = 0;  // rank in comm_
   StickyError* errors_;
   std::unique_ptr<char[]> scratch_, staging_, bounce_;
-  std::int64_t bounce_bytes_ = 0;
+  std::int64_t scratch_bytes_ = 0, staging_bytes_ = 0, bounce_bytes_ = 0;
   std::vector<LoweredRound> rounds_;
   std::vector<MPI_Datatype> owned_types_;
 

@@ -37,4 +37,15 @@ std::int64_t Schedule::messages_sent() const {
   return n;
 }
 
+std::int64_t Schedule::memory_bytes() const {
+  std::int64_t b = sizeof(Schedule) + std::int64_t(rounds.capacity() * sizeof(Round));
+  for (const Round& r : rounds) {
+    b += std::int64_t(r.copies.capacity() * sizeof(Copy) +
+                      r.exchanges.capacity() * sizeof(Exchange));
+    for (const Exchange& x : r.exchanges)
+      b += std::int64_t((x.send.pieces.capacity() + x.recv.pieces.capacity()) * sizeof(Piece));
+  }
+  return b;
+}
+
 }  // namespace mpia

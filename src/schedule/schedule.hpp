@@ -84,6 +84,9 @@ struct Schedule {
   int communication_rounds() const;
   std::int64_t bytes_sent() const;
   std::int64_t messages_sent() const;
+  // What the schedule itself occupies (its rounds, exchanges, pieces and copies; not the
+  // scratch it asks for).
+  std::int64_t memory_bytes() const;
 };
 
 }  // namespace mpia

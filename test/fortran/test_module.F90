@@ -23,7 +23,7 @@ program test_module
   character(len=MPIX_MAX_ALGORITHM_STRING) :: name
   character(len=64) :: aname
   character(len=512) :: adesc
-  integer(MPI_COUNT_KIND) :: msgs, bytes, imsgs, ibytes
+  integer(MPI_COUNT_KIND) :: msgs, bytes, imsgs, ibytes, mbytes, mreqs, mtypes
   logical :: flag
   integer :: node, nnodes, lrank, lsize, node2, lrank2, pkg, numa
   type(MPI_Datatype) :: vec, wst(2), wrt(2)
@@ -63,6 +63,9 @@ program test_module
              "MPIX_Request_get_algorithm: the info's selection")
   call MPIX_Request_get_traffic(req, msgs, bytes, imsgs, ibytes)
   call check(msgs >= 0 .and. bytes >= 0, "MPIX_Request_get_traffic")
+  call MPIX_Request_get_memory(req, mbytes, mreqs, mtypes, ierr)
+  call check(ierr == MPI_SUCCESS .and. mbytes > 0 .and. mreqs >= 0 .and. mtypes >= 0, &
+             "MPIX_Request_get_memory")
   call MPIX_Request_get_trial(req, name, n, ierr)
   call check(ierr == MPI_SUCCESS .and. n == 0 .and. name == "", &
              "MPIX_Request_get_trial: nothing measured for an explicit algorithm")
