@@ -51,6 +51,72 @@ struct Terms {
   std::int64_t messages = 0;  // messages a rank sends
 };
 
+// What the records' cost formulas (AlgorithmSpec::cost_formula) are, and their notation, symbol and
+// meaning:
+// a call's agreed statistics (Stats), the model's constants (CostModel, model.hpp) and the
+// helpers below that the cost functions compose, each in the words of its code. The listings
+// print it (mpia_info, docs/algorithms.md): a helper that changes changes its line here.
+inline constexpr const char* kCostFormulas =
+    "Each formula is the time the cost model predicts for one call on P > 1 ranks (0 on one), "
+    "linear in its constants, which MPIX_COST_MODEL or a tuning file's model line set "
+    "(scripts/calibrate.py fits them); auto picks the least.";
+struct CostSymbol {
+  const char* symbol;
+  const char* meaning;
+};
+inline constexpr CostSymbol kCostNotation[] = {
+    {"P, N, Q", "the ranks, the nodes, the most ranks on one node"},
+    {"B",
+     "the largest block (alltoall: the block; alltoallv: the largest block any rank sends; "
+     "neighbor_alltoallv: the largest message on an edge)"},
+    {"S, M", "alltoallv: the most bytes and the most non-empty blocks one rank sends"},
+    {"b", "alltoallv: the block a rank forwards, min(B, S/P) (B when S is not known)"},
+    {"E", "neighbor_alltoallv: the most out-edges of one rank that leave its node"},
+    {"R",
+     "the most other nodes one rank's edges (neighbor_alltoallv) or non-empty blocks (alltoallv; "
+     "N-1 when not known) reach"},
+    {"o_intra, o_inter, o_recv_intra, o_recv_inter",
+     "CPU time per message sent, and per message received, within a node and between nodes"},
+    {"lat_intra, lat_inter", "latency within a node and between nodes"},
+    {"bw_intra, bw_inter, bw_copy",
+     "bytes/s of one flow within a node, of a node's NIC (shared by the flows of its ranks), of "
+     "local copies"},
+    {"g_inflight", "time per message in flight through a node's NIC beyond one exchange per rank"},
+    {"msg_intra, msg_inter",
+     "a message's overheads, o_intra + o_recv_intra within a node, o_inter + o_recv_inter between "
+     "nodes"},
+    {"round(x, f)",
+     "one round in which every rank sends one message of x bytes and receives one: msg_intra + "
+     "lat_intra + x/bw_intra when f = 0, msg_inter + lat_inter + f x/bw_inter when f > 0 ranks of "
+     "a node send off it at once (sharing its NIC); plus 2x/bw_copy when the message holds more "
+     "than one block (packed, then unpacked)"},
+    {"f(d)",
+     "the ranks of a node whose peer at distance d (rank + d mod P) is on another node: 0 on one "
+     "node, min(d, Q, P-d) when every node holds Q consecutive ranks, Q otherwise"},
+    {"k(n, r, i, z)",
+     "of the units 1..n-1 of a radix-r exchange among n participants, those whose i-th base-r "
+     "digit is z: what its round (i, z) moves"},
+    {"radix(n, r, x, f)",
+     "the radix-r exchange among n participants of units of x bytes (seed 003): the sum, over "
+     "digit positions i with r^i < n and digit values z = 1..r-1, of round(k x, f(z r^i)), k = "
+     "k(n, r, i, z) (rounds with k = 0 omitted): K rounds moving D = the sum of the k units "
+     "(seed 003, Props. 1-4); f may be a constant"},
+    {"out_of_step(T, r)",
+     "T; but where N > 1, every node holds Q consecutive ranks and Q is a power of r above r, a "
+     "node's ranks fall out of step: 0.3 (A + W) + 0.7 max(A, W), A the overheads and latencies "
+     "of T, W its transfers (its copies unchanged)"},
+    {"G(q, k)",
+     "2q(k-1) when k > 1, else 0: the messages in flight through a node's NIC beyond one exchange "
+     "per rank when each of its q ranks has k off-node exchanges outstanding"},
+    {"direct(m, s, w)",
+     "a rank's direct exchange of m messages of s bytes in all (as many received), w of its "
+     "off-node exchanges in flight at once: lat + G(Q, w phi) g_inflight + max(m ((1-phi) "
+     "msg_intra + phi msg_inter), B/bw_intra + Q s phi/bw_inter), phi = (P-Q)/(P-1) the share of "
+     "its peers off its node, lat = lat_inter on several nodes, lat_intra on one"},
+    {"max(a, b)", "CPU overheads and transfers that overlap: the longer counts"},
+    {"[c]", "1 when c holds, else 0"},
+};
+
 namespace detail {
 
 // Indices into a TermArray.

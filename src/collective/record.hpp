@@ -6,6 +6,7 @@
 
 #include "collective/cost.hpp"
 #include "collective/exchange.hpp"
+#include "collective/references.hpp"
 #include "collective/registry.hpp"
 
 #include <cmath>
@@ -33,14 +34,25 @@ constexpr Policy kRoundByRound{0, Completion::Waitall};
 // A record's candidates where auto weighs it everywhere, at its default (no parameters).
 inline std::vector<ParamValues> always(const Machine&, const Stats&) { return {ParamValues{}}; }
 
+// What the listings say of a record beside its description, {reference, cost formula}: where it
+// comes from (references.hpp has the papers several records cite) and the formula its cost
+// function computes, in kCostNotation's symbols (cost.hpp), kept beside that function; "not
+// modelled: ..." for a record without one.
+struct About {
+  const char* reference;
+  const char* cost_formula;
+};
+
 // A record with its identity filled in: all a system or auto record says (collective/all/).
 inline AlgorithmSpec record(Collective c, const char* name, int listing, const char* description,
-                            AlgorithmKind kind = AlgorithmKind::Scheduled) {
+                            const About& about, AlgorithmKind kind = AlgorithmKind::Scheduled) {
   AlgorithmSpec a;
   a.collective = c;
   a.name = name;
   a.listing = listing;
   a.description = description;
+  a.reference = about.reference;
+  a.cost_formula = about.cost_formula;
   a.kind = kind;
   return a;
 }
@@ -79,12 +91,13 @@ struct Model {
 using Traits = unsigned;
 constexpr Traits kNeedsLocality = 1, kBlockingAuto = 2;
 
-// A scheduled algorithm, whole: record(name, listing, description, params, builder, [learn,]
-// model, [traits]). The builder says the collective; a learn hook makes it needs_peer_sizes.
+// A scheduled algorithm, whole: record(name, listing, description, about, params, builder,
+// [learn,] model, [traits]). The builder says the collective; a learn hook makes it
+// needs_peer_sizes.
 inline AlgorithmSpec record(const char* name, int listing, const char* description,
-                            std::vector<ParamSpec> params, Builder build, const Model& model,
-                            Traits traits = 0) {
-  AlgorithmSpec a = record(build.collective, name, listing, description);
+                            const About& about, std::vector<ParamSpec> params, Builder build,
+                            const Model& model, Traits traits = 0) {
+  AlgorithmSpec a = record(build.collective, name, listing, description, about);
   a.params = std::move(params);
   a.build_alltoall = build.alltoall;
   a.build_alltoallv = build.alltoallv;
@@ -97,9 +110,10 @@ inline AlgorithmSpec record(const char* name, int listing, const char* descripti
   return a;
 }
 inline AlgorithmSpec record(const char* name, int listing, const char* description,
-                            std::vector<ParamSpec> params, Builder build, Learn learn,
-                            const Model& model, Traits traits = 0) {
-  AlgorithmSpec a = record(name, listing, description, std::move(params), build, model, traits);
+                            const About& about, std::vector<ParamSpec> params, Builder build,
+                            Learn learn, const Model& model, Traits traits = 0) {
+  AlgorithmSpec a =
+      record(name, listing, description, about, std::move(params), build, model, traits);
   a.needs_peer_sizes = true;
   a.learn_alltoallv = learn.alltoallv;
   a.learn_neighbor = learn.neighbor;

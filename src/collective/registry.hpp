@@ -145,6 +145,12 @@ struct AlgorithmSpec {
   Collective collective = Collective::Alltoall;
   const char* name = "";
   const char* description = "";
+  // Where the algorithm comes from (the paper, with its seed file where the project has one,
+  // or who designed it) and the formula its cost function computes, in the notation of
+  // kCostNotation (cost.hpp), or why it has none ("not modelled..."): what the listings print
+  // (mpia_info, docs/algorithms.md). Every record sets both (record.hpp's About).
+  const char* reference = "";
+  const char* cost_formula = "";
   // The description followed by every parameter's meaning, range and default (set by the
   // table from the records: what MPIX_Algorithm_get and the listings show).
   std::string summary;

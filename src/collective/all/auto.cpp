@@ -57,6 +57,14 @@ Shortlist resolve_auto_list(const Selection& chosen, const Resolving& in) {
   return list;
 }
 
+// The same for every collective: auto is the search, not one more schedule.
+constexpr detail::About kAbout{
+    "this library: the cost model (collective/model.hpp, on the K and D of " MPIA_SEED_003
+    ") and a measured trial of its shortlist (collective/shortlist.hpp)",
+    "not modelled itself: the least predicted time among the candidates the other records "
+    "list (their formulas), unless a tuning file's rule decides; then, where a trial runs, "
+    "the measured fastest of its shortlist"};
+
 }  // namespace
 
 MPIA_ALGORITHMS(all_auto) {
@@ -65,16 +73,16 @@ MPIA_ALGORITHMS(all_auto) {
       record(Collective::Alltoall, "auto", 1000,
              "the tuning file's rule, else the cost model (collective/model.hpp) over every "
              "algorithm and parameter, tra2 included, from P, the node map and the block size",
-             AlgorithmKind::Auto),
+             kAbout, AlgorithmKind::Auto),
       record(Collective::Alltoallv, "auto", 1000,
              "cost model on agreed statistics (direct, bruck radix, locality); blocking: the "
              "same, from the agreed plan cache once a pattern repeats, else multipair_waitany",
-             AlgorithmKind::Auto),
+             kAbout, AlgorithmKind::Auto),
       record(Collective::NeighborAlltoallv, "auto", 1000,
              "persistent: cost model on agreed statistics (off-node edges, nodes they reach, "
              "largest message): locality, locality_partial or direct; blocking: the same, from "
              "the agreed plan cache once a pattern repeats, else direct",
-             AlgorithmKind::Auto),
+             kAbout, AlgorithmKind::Auto),
   };
   for (AlgorithmSpec& a : out) a.resolve = resolve_auto_list;
   return out;

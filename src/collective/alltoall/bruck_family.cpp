@@ -317,6 +317,14 @@ Terms radix_cost(const Machine& m, const Stats& st, std::int64_t r, Copies copie
   if (N > 1 && m.blocked && power_of(Q, r)) overlap_rounds(t);
   return t;
 }
+constexpr const char* kTraCost = "out_of_step(radix(P, r, B, f), r)";
+constexpr const char* kBruckCost =
+    "out_of_step(radix(P, 2, B, f), 2) + 2 P B/bw_copy (the rotations in and out)";
+constexpr const char* kModifiedCost =
+    "out_of_step(radix(P, 2, B, f), 2) + P B/bw_copy (the rotation in)";
+constexpr const char* kZeroCopyCost =
+    "out_of_step(radix(P, 2, B, f), 2) with its copies halved (x/bw_copy, not 2x/bw_copy, per "
+    "message of several blocks: the datatype engine gathers each one once)";
 
 Terms tra_cost(const Machine& m, const Stats& st, const ParamValues& v) {
   return radix_cost(m, st, v[0], Copies::Tra);
@@ -337,9 +345,9 @@ std::vector<ParamValues> tra_radices(const Machine& m, const Stats&) {
 // The published variants, weighed everywhere: radix 2 with more copies than tra's (or,
 // zero-copy, the datatype engine's); they win only where copies cost more than the model says
 // tra's do.
-AlgorithmSpec variant(const char* name, int listing, const char* description, AlltoallBuilder build,
-                      CostFunction cost, int search) {
-  AlgorithmSpec a = record(name, listing, description, {}, build, {cost, always, search});
+AlgorithmSpec variant(const char* name, int listing, const char* description, const About& about,
+                      AlltoallBuilder build, CostFunction cost, int search) {
+  AlgorithmSpec a = record(name, listing, description, about, {}, build, {cost, always, search});
   a.family = "bruck";
   return a;
 }
@@ -349,16 +357,22 @@ AlgorithmSpec variant(const char* name, int listing, const char* description, Al
 MPIA_ALGORITHMS(alltoall_bruck_family) {
   return {
       variant("bruck", 200,
-              "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out", bruck,
-              radix2_cost<Copies::Basic>, 50),
+              "Bruck et al.: log2(P) rounds, rotate in, unpack each round, rotate out",
+              {MPIA_REF_BRUCK97 "; its basic form as in " MPIA_SEED_000 ", section 2", kBruckCost},
+              bruck, radix2_cost<Copies::Basic>, 50),
       variant("modified_bruck", 210, "Traff's modified Bruck: log2(P) rounds, no final rotation",
-              modified_bruck, radix2_cost<Copies::Modified>, 51),
+              {MPIA_SEED_000 ", section 2 (modified Bruck)", kModifiedCost}, modified_bruck,
+              radix2_cost<Copies::Modified>, 51),
       variant("zero_copy_bruck", 220,
               "Traff's zero-copy Bruck: log2(P) rounds, one derived datatype per round, no copies",
-              zero_copy_bruck, radix2_cost<Copies::ZeroCopy>, 52),
+              {MPIA_SEED_000 ", section 3.3 (zero-copy Bruck)", kZeroCopyCost}, zero_copy_bruck,
+              radix2_cost<Copies::ZeroCopy>, 52),
       record(
           "tra", 300,
           "tunable radix (seed 003): K=w(r-1)-floor((r^w-P)/r^(w-1)) rounds, zero-copy placement",
+          {MPIA_SEED_003 ", section III (TRA); the placement of zero-copy Bruck (seed 000, "
+                         "section 3.3) at any radix",
+           kTraCost},
           {{"radix", "base of the exchange (2: Bruck, P: direct)", kRadixDefault, kRadixMin,
             kRadixMax}},
           tra, {tra_cost, tra_radices, 30}),

@@ -57,6 +57,7 @@ Terms pairwise_cost(const Machine& m, const Stats& st, const ParamValues&) {
     add_round(t, double(st.max_block), flat_flows(m, d), 1);
   return t;
 }
+constexpr const char* kPairwiseCost = "the sum over d = 1..P-1 of round(B, f(d))";
 
 // Every exchange posted at once: one latency, the overheads in series, the node's NIC carrying
 // every off-node block of its Q ranks, and 2(P-Q) of its messages in flight through the NIC per
@@ -75,17 +76,22 @@ Terms linear_cost(const Machine& m, const Stats& st, const ParamValues&) {
   t.wire[kBytesNic] = double(Q) * double(P - Q) * B;
   return t;
 }
+constexpr const char* kLinearCost =
+    "lat + G(Q, P-Q) g_inflight + max((Q-1) msg_intra + (P-Q) msg_inter, [Q > 1] B/bw_intra + "
+    "Q (P-Q) B/bw_inter), lat = lat_inter on several nodes, lat_intra on one";
 
 }  // namespace
 
 MPIA_ALGORITHMS(alltoall_direct) {
   return {
-      record("pairwise", 100,
-             "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)", {}, pairwise,
-             {pairwise_cost, always, 20}),
+      record(
+          "pairwise", 100, "direct exchange with one peer at a time: P-1 rounds (seed 001 Alg. 1)",
+          {MPIA_SEED_001 ", Algorithm 1 (pairwise exchange), here of equal blocks", kPairwiseCost},
+          {}, pairwise, {pairwise_cost, always, 20}),
       // Searched before pairwise: ties go to linear, the simplest schedule.
       record("linear", 110,
-             "direct exchange, all P-1 sends and receives posted at once (seed 001 Alg. 2)", {},
+             "direct exchange, all P-1 sends and receives posted at once (seed 001 Alg. 2)",
+             {MPIA_SEED_001 ", Algorithm 2 (non-blocking), here of equal blocks", kLinearCost}, {},
              linear, {linear_cost, always, 10}),
   };
 }

@@ -298,6 +298,10 @@ Terms tra2_cost(const Machine& m, const Stats& st, const ParamValues& v) {
   add_radix(t, N, v[1], double(Q) * B, Q, [Q](std::int64_t) { return Q; });
   return t;
 }
+constexpr const char* kTra2Cost =
+    "radix(Q, r1, N B, 0) + radix(N, r2, Q B, Q), r1 = radix_intra, r2 = radix_inter: within the "
+    "node, bundles of N blocks; between nodes, bundles of Q blocks, all Q ranks of a node "
+    "through its NIC at once";
 
 // Every (radix_intra, radix_inter) pair of the radix ladders, when the machine has several
 // nodes.
@@ -312,15 +316,16 @@ std::vector<ParamValues> tra2_radices(const Machine& m, const Stats&) {
 }  // namespace
 
 MPIA_ALGORITHMS(alltoall_two_level) {
-  return {
-      record("tra2", 400,
-             "two-level tunable radix (seed 003 IV): radix_intra rounds within each node, then "
-             "radix_inter rounds between nodes, all ranks of a node acting as ports; any placement",
-             {{"radix_intra", "base of the intra-node exchange (Q: most ranks on a node)",
-               kIntraDefault, kRadixMin, kIntraMax},
-              {"radix_inter", "base of the inter-node exchange (N: nodes)", kInterMax, kRadixMin,
-               kInterMax}},
-             tra2, {tra2_cost, tra2_radices, 40}, kNeedsLocality)};
+  return {record(
+      "tra2", 400,
+      "two-level tunable radix (seed 003 IV): radix_intra rounds within each node, then "
+      "radix_inter rounds between nodes, all ranks of a node acting as ports; any placement",
+      {MPIA_SEED_003 ", section IV (TRA2), here for any placement and uneven nodes", kTra2Cost},
+      {{"radix_intra", "base of the intra-node exchange (Q: most ranks on a node)", kIntraDefault,
+        kRadixMin, kIntraMax},
+       {"radix_inter", "base of the inter-node exchange (N: nodes)", kInterMax, kRadixMin,
+        kInterMax}},
+      tra2, {tra2_cost, tra2_radices, 40}, kNeedsLocality)};
 }
 
 }  // namespace mpia

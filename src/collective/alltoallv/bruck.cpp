@@ -35,6 +35,7 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
             [&m](std::int64_t d) { return flat_flows(m, d); });
   return t;
 }
+constexpr const char* kCost = "radix(P, r, b, f)";
 
 // Every radix of the ladder. The size exchange costs O(P log P) work and memory per rank at
 // init: beyond 1024 ranks the direct exchange is taken.
@@ -52,6 +53,9 @@ MPIA_ALGORITHMS(alltoallv_bruck) {
       record("bruck", 200,
              "zero-copy radix-r exchange for near-uniform small blocks; the sizes of the "
              "blocks a rank forwards are learnt at init by running the same rounds on the sizes",
+             {MPIA_SEED_000 ", section 3.5 (zero-copy Bruck for irregular all-to-all), at radix r "
+                            "as in seed 003 (TRA)",
+              kCost},
              {{"radix", "base of the exchange (2: Bruck)", kRadixMin, kRadixMin, kRadixMax}}, bruck,
              learn, {cost, candidates, 20})};
 }

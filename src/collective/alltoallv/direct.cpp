@@ -49,6 +49,9 @@ Terms linear_cost(const Machine& m, const Stats& st, const ParamValues&) {
 Terms window_cost(const Machine& m, const Stats& st, const ParamValues& v) {
   return direct_cost(m, st, std::min(st.rank_messages, v[0]));
 }
+constexpr const char* kPairwiseCost = "direct(M, S, min(M, 1))";
+constexpr const char* kLinearCost = "direct(M, S, M)";
+constexpr const char* kWindowCost = "direct(M, S, min(M, window))";
 
 // Auto weighs linear everywhere (its cost counts its messages in flight) and, where a rank has
 // more messages than 8, a window of 8, which bounds outstanding requests and absorbs late
@@ -67,19 +70,24 @@ const ParamSpec kWindow{"window", "exchanges in flight at once (the paper's stri
 
 MPIA_ALGORITHMS(alltoallv_direct) {
   return {
-      record("pairwise", 100, "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)", {},
-             pairwise, {pairwise_cost}),
+      record("pairwise", 100, "one exchange at a time, peer rank+i / rank-i (seed 001 Alg. 1)",
+             {MPIA_SEED_001 ", Algorithm 1 (pairwise exchange)", kPairwiseCost}, {}, pairwise,
+             {pairwise_cost}),
       record("linear", 110,
-             "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)", {},
-             linear, {linear_cost, always, 10}),
+             "every non-empty send and receive posted at once, one waitall (seed 001 Alg. 2)",
+             {MPIA_SEED_001 ", Algorithm 2 (non-blocking)", kLinearCost}, {}, linear,
+             {linear_cost, always, 10}),
       record("multipair_waitall", 120,
              "window of exchanges, the next window posted when all complete (seed 001 Alg. 3)",
-             {kWindow}, waitall, {window_cost}),
+             {MPIA_SEED_001 ", Algorithm 3 (multi-pair blocking exchange)", kWindowCost}, {kWindow},
+             waitall, {window_cost}),
       record("multipair_waitany", 130,
              "window of exchanges, refilled by waitany as each completes (seed 001 Alg. 4)",
+             {MPIA_SEED_001 ", Algorithm 4 (multi-pair nonblocking exchange)", kWindowCost},
              {kWindow}, waitany, {window_cost, window_when_many, 11}, kBlockingAuto),
       record("multipair_testany", 140,
              "window of exchanges, refilled by polling testany, never blocking (seed 001 Alg. 5)",
+             {MPIA_SEED_001 ", Algorithm 5 (pairwise non-blocking testany)", kWindowCost},
              {kWindow}, testany, {window_cost}),
   };
 }

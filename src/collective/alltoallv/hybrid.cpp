@@ -92,6 +92,9 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
   }
   return t;
 }
+constexpr const char* kCost =
+    "[L < M] radix(P, r, min(t, b), f) + [L > 0] direct(L, min(S, L B), L), t = threshold, L = "
+    "min(M, max(1, floor(S/max(t, 1)))) the blocks above it (0 when B <= t)";
 
 // Radices 2, 3, 4, 8, 16, 32 and the thresholds 64 B to 4 KiB below the largest block (at or
 // above it the hybrid is bruck) where the bound above leaves a block to forward: where it sends
@@ -119,6 +122,9 @@ MPIA_ALGORITHMS(alltoallv_hybrid) {
       "hybrid", 210,
       "radix-r exchange of the blocks up to `threshold` bytes (their sizes learnt at init), "
       "each larger block sent directly in one message; scratch only for what a rank forwards",
+      {"UCC's alltoallv \"hybrid\" (radix-2 Bruck, larger blocks sent directly); " MPIA_REF_TUNA
+       "; K and D of " MPIA_SEED_003 "; the sizes learnt once at init are this library's",
+       kCost},
       {{"radix", "base of the exchange of the small blocks", kRadixMin, kRadixMin, kRadixMax},
        {"threshold", "bytes: larger blocks are sent directly, never forwarded (0: all)",
         Bound::constant(kThresholdDefault), Bound::constant(0),

@@ -160,6 +160,19 @@ Terms radix_cost(const Machine& m, const Stats& st, const ParamValues& v) {
 Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
   return radix_cost(m, st, ParamValues{std::int64_t(m.nnodes)});
 }
+// What radix_cost computes, and (kCost) what it comes to at r = N: one digit of N-1 rounds of one
+// bundle, whose shares of a message add up to R.
+constexpr const char* kRadixCost =
+    "(Q-1) round(N b, 0) + the sum over the digit positions i of N in base r of (lat_inter + "
+    "G(Q, s_i) g_inflight + the sum over z = 1..r-1 with k = k(N, r, i, z) > 0 of (min(1, k "
+    "R/(N-1)) msg_inter + Q^2 k b/bw_inter + [k Q > 1] 2 k Q b/bw_copy)), s_i = the sum of the "
+    "min(1, k R/(N-1)), r = min(radix, N): the node's ranks exchange directly, then each lane's "
+    "ports run the rounds of one digit at once, a message priced only where a rank's blocks "
+    "reach its nodes";
+constexpr const char* kCost =
+    "(Q-1) round(N b, 0) + [N > 1] (lat_inter + R msg_inter + G(Q, R) g_inflight + (N-1) (Q^2 "
+    "b/bw_inter + [Q > 1] 2 Q b/bw_copy)): the node's ranks exchange directly, then one message "
+    "per node pair and port, all at once";
 
 // Weighed on several nodes, within the range where auto weighs forwarding at all (bruck's).
 std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
@@ -185,12 +198,19 @@ MPIA_ALGORITHMS(alltoallv_locality) {
              "node-aware: blocks for a remote node gathered in the node and sent as one message "
              "per node pair and port; the sizes a port forwards are gathered within its node at "
              "init",
+             {"Open MPI's coll/han alltoallv (one message per node pair and port); the coalesced "
+              "inter-node messages of " MPIA_REF_TUNA
+              "; on the two-level exchange of " MPIA_SEED_003 ", section IV (TRA2)",
+              kCost},
              {}, locality, learn, {cost, candidates, 30}, kNeedsLocality),
       record(
           "locality_radix", 510,
           "node-aware for many nodes: blocks gathered in the node as in locality, then a "
           "radix-r exchange among each lane's ports between nodes (ceil(log_r N) steps of r-1 "
           "messages); the sizes of the bundles a port forwards are learnt at init",
+          {MPIA_SEED_003 ", section IV (TRA2: a radix-r exchange between nodes), on the bundles "
+                         "of locality; " MPIA_REF_TUNA,
+           kRadixCost},
           {{"radix", "base of the exchange between nodes (N: nodes)",
             Bound::sqrt_of(Bound::Of::Nodes, 2), kRadixMin, Bound::of_size(Bound::Of::Nodes, 2)}},
           locality_radix, learn_radix, {radix_cost, radix_candidates, 35}, kNeedsLocality),

@@ -28,6 +28,9 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
   d.c[kInflight] = inflight_beyond_one(Q, E);
   return d;
 }
+constexpr const char* kCost =
+    "lat_inter + G(Q, E) g_inflight + max(E msg_inter, Q E B/bw_inter); 0 on one node or without "
+    "off-node edges (edges within a node are not priced)";
 
 }  // namespace
 
@@ -35,6 +38,10 @@ MPIA_ALGORITHMS(neighbor_direct) {
   return {record("direct", 100,
                  "one message per edge, all posted at once, matched per direction (Cartesian) or "
                  "per edge order (graphs)",
+                 {MPIA_SEED_002 ": MPI_NEIGHBOR_ALLTOALLV's definition, a send to each "
+                                "out-neighbour and a receive from each in-neighbour, all posted "
+                                "at once",
+                  kCost},
                  {}, direct, {cost, always, 10}, kBlockingAuto)};
 }
 

@@ -43,6 +43,10 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
   l.c[kBytesCopy] = 4 * E * M;
   return l;
 }
+constexpr const char* kCost =
+    "2 min(E, Q-1) msg_intra + 2 lat_intra + 2 B/bw_intra + R msg_inter + lat_inter + G(Q, R) "
+    "g_inflight + Q E B/bw_inter + 4 E B/bw_copy: a hop to the gateway and one from it within "
+    "the nodes, one message per node pair between them, four copies of each edge";
 
 // Only where some edge leaves its node.
 std::vector<ParamValues> candidates(const Machine& m, const Stats& st) {
@@ -56,7 +60,8 @@ MPIA_ALGORITHMS(neighbor_locality) {
   return {record("locality", 500,
                  "node-aware: edges between two nodes combined into one message between one "
                  "gateway rank on each; routing from the allgathered edge list at init",
-                 {}, locality, learn, {cost, candidates, 20}, kNeedsLocality)};
+                 {MPIA_REF_COLLOM " (its locality-aware aggregation; ideas only)", kCost}, {},
+                 locality, learn, {cost, candidates, 20}, kNeedsLocality)};
 }
 
 }  // namespace mpia

@@ -213,6 +213,13 @@ Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
   l.c[kBytesCopy] = 4 * Ea * M;
   return l;
 }
+constexpr const char* kCost =
+    "2 min(E_a, Q-1) msg_intra + [E_a > 0] (2 lat_intra + 2 B/bw_intra) + (R_a + E_d) msg_inter "
+    "+ lat_inter + G(Q, R_a + E_d) g_inflight + Q E B/bw_inter + 4 E_a B/bw_copy (locality's, "
+    "for the share aggregated), E_a = e E, E_d = E - E_a, R_a = p R; e = p = 0 when B > "
+    "threshold or E < rank_edges, else, with X ~ Poisson(l), l = Q E/max(1, min(N-1, Q R)) (an "
+    "edge's node pair holds 1 + X edges): e = P(X >= min_edges - 1), p = P(X >= min_edges)/(1 - "
+    "exp(-l)) (0 when l = 0)";
 
 // Where some edge leaves its node, min_edges 2, 3, 4 at the default threshold and rank_edges
 // when the split the model predicts is partial (all or nothing is locality's or direct's
@@ -237,6 +244,10 @@ MPIA_ALGORITHMS(neighbor_locality_partial) {
       "locality does when there are at least `min_edges` of at most `threshold` bytes on "
       "average and their senders have `rank_edges` off-node edges in all on average, sent "
       "directly otherwise; decided per direction at init by the gateways",
+      {MPIA_REF_COLLOM " (its partially aggregated variant) and MPI Advance's implementation of "
+                       "it (ideas only); the rule on min_edges, threshold and rank_edges is this "
+                       "library's",
+       kCost},
       {{"min_edges", "the fewest non-empty edges from one node to another that are combined",
         Bound::constant(kMinEdgesDefault), Bound::constant(1), Bound::constant(65536)},
        {"threshold", "bytes: node pairs whose mean edge is larger are sent directly",
