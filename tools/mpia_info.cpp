@@ -3,7 +3,8 @@
 //
 //   mpia_info                          version and build configuration
 //   mpia_info --algorithms [--collective C] [--markdown]
-//                                      every algorithm: parameters, ranges, defaults, restrictions
+//                                      every algorithm: parameters, ranges, defaults,
+//                                      restrictions, reference and cost formula
 //   mpia_info --rank --collective C --nranks P [--ppn Q] [--roundrobin] --bytes B
 //             [--stats K=V,...] [--tuning FILE] [--model K=V,...]
 //                                      what auto picks for that machine and block size, and the
@@ -44,7 +45,8 @@ const char* const kHelp =
     "                 hwloc, Fortran, the drop-in library\n"
     "  --algorithms   every algorithm of every collective (or of --collective C: alltoall,\n"
     "                 alltoallv, neighbor_alltoallv) with its parameters, their ranges and\n"
-    "                 defaults, and its restrictions; --markdown prints docs/algorithms.md\n"
+    "                 defaults, its restrictions, its reference and the cost model's formula\n"
+    "                 for it (and their notation); --markdown prints docs/algorithms.md\n"
     "  --rank         what auto runs for collective C on P ranks, Q per node (block placement;\n"
     "                 --roundrobin for the other), blocks of B bytes: a tuning file's rule, else\n"
     "                 the cost model's pick, and every candidate with its predicted time\n"
@@ -160,6 +162,8 @@ int print_algorithms(const std::vector<Collective>& collectives, bool json, bool
       std::printf("  {\"collective\": %s, \"name\": %s, \"kind\": %s, \"description\": %s, ",
                   quoted(collective_name(a.collective)).c_str(), quoted(a.name).c_str(),
                   quoted(kind_name(a.kind)).c_str(), quoted(a.description).c_str());
+      std::printf("\"reference\": %s, \"cost_formula\": %s, ", quoted(a.reference).c_str(),
+                  quoted(a.cost_formula).c_str());
       std::printf("\"parameters\": [");
       for (std::size_t i = 0; i < a.params.size(); ++i) {
         const ParamSpec& p = a.params[i];
@@ -188,41 +192,57 @@ int print_algorithms(const std::vector<Collective>& collectives, bool json, bool
         "say). Select one with the `mpix_algorithm` info key, `MPIX_Comm_set_algorithm` or the "
         "collective's environment variable (`MPIX_ALLTOALL`, `MPIX_ALLTOALLV`, "
         "`MPIX_NEIGHBOR_ALLTOALLV`), as `name` or `name:param=value,...`. In the ranges, P is "
-        "the communicator's size, N its number of nodes and Q the most ranks on one node. Each "
-        "record's file (`src/collective/<collective>/`) gives its reference, rounds and cost "
-        "formula in its header.\n");
+        "the communicator's size, N its number of nodes and Q the most ranks on one node. Below "
+        "each table, every algorithm's reference (seed NNN: the project's copy of the paper, "
+        "`shared/seeds/NNN_*.txt`) and the formula of the time the cost model predicts for it, "
+        "in the notation of [Cost formulas](#cost-formulas); each record's file "
+        "(`src/collective/<collective>/`) says more in its header.\n");
   }
-  Collective current = Collective::Alltoall;
-  bool first = true;
-  for (const AlgorithmSpec* ap : list) {
-    const AlgorithmSpec& a = *ap;
-    if (first || a.collective != current) {
-      current = a.collective;
-      first = false;
-      if (markdown)
-        std::printf(
-            "\n## %s\n\n| algorithm | what it does | parameters | restrictions |\n"
-            "|---|---|---|---|\n",
-            collective_name(current));
-      else
-        std::printf("%s:\n", collective_name(current));
-    }
-    const std::vector<std::string> r = restrictions(a);
-    if (markdown) {
-      std::string params, limits;
+  // Markdown: a table per collective, then the reference and cost formula of each of its
+  // algorithms (too long for a table's cells), then the formulas' notation.
+  for (std::size_t begin = 0, end = 0; begin < list.size(); begin = end) {
+    const Collective c = list[begin]->collective;
+    while (end < list.size() && list[end]->collective == c) ++end;
+    if (markdown)
+      std::printf(
+          "\n## %s\n\n| algorithm | what it does | parameters | restrictions |\n"
+          "|---|---|---|---|\n",
+          collective_name(c));
+    else
+      std::printf("%s:\n", collective_name(c));
+    for (std::size_t k = begin; k < end; ++k) {
+      const AlgorithmSpec& a = *list[k];
+      const std::vector<std::string> r = restrictions(a);
+      if (markdown) {
+        std::string params, limits;
+        for (const ParamSpec& p : a.params)
+          params += std::string(params.empty() ? "" : "<br>") + "`" + p.name +
+                    "`: " + p.description + "; " + p.range_text();
+        for (const std::string& s : r) limits += (limits.empty() ? "" : "; ") + s;
+        std::printf("| `%s` | %s | %s | %s |\n", a.name, a.description,
+                    params.empty() ? "-" : params.c_str(), limits.empty() ? "-" : limits.c_str());
+        continue;
+      }
+      std::printf("  %-20s %s\n", a.name, a.description);
       for (const ParamSpec& p : a.params)
-        params += std::string(params.empty() ? "" : "<br>") + "`" + p.name + "`: " + p.description +
-                  "; " + p.range_text();
-      for (const std::string& s : r) limits += (limits.empty() ? "" : "; ") + s;
-      std::printf("| `%s` | %s | %s | %s |\n", a.name, a.description,
-                  params.empty() ? "-" : params.c_str(), limits.empty() ? "-" : limits.c_str());
-      continue;
+        std::printf("  %-20s   %s: %s; %s\n", "", p.name, p.description, p.range_text().c_str());
+      for (const std::string& s : r) std::printf("  %-20s   (%s)\n", "", s.c_str());
+      std::printf("  %-20s   reference: %s\n", "", a.reference);
+      std::printf("  %-20s   cost: %s\n", "", a.cost_formula);
     }
-    std::printf("  %-20s %s\n", a.name, a.description);
-    for (const ParamSpec& p : a.params)
-      std::printf("  %-20s   %s: %s; %s\n", "", p.name, p.description, p.range_text().c_str());
-    for (const std::string& s : r) std::printf("  %-20s   (%s)\n", "", s.c_str());
+    if (markdown) {
+      std::printf("\nReferences and cost formulas:\n\n");
+      for (std::size_t k = begin; k < end; ++k)
+        std::printf("- `%s`\n  - reference: %s\n  - cost: %s\n", list[k]->name, list[k]->reference,
+                    list[k]->cost_formula);
+    }
   }
+  if (markdown)
+    std::printf("\n## Cost formulas\n\n%s The notation:\n\n", kCostFormulas);
+  else
+    std::printf("cost formulas:\n  %s The notation:\n", kCostFormulas);
+  for (const CostSymbol& n : kCostNotation)
+    std::printf(markdown ? "- `%s`: %s\n" : "  %s: %s\n", n.symbol, n.meaning);
   return 0;
 }
 

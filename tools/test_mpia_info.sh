@@ -24,6 +24,32 @@ check help 0 'usage: mpia_info' -- "$info" --help
 check algorithms 0 'tra2' -- "$info" --algorithms
 check algorithms-one 0 'locality_radix' -- "$info" --algorithms --collective alltoallv
 check algorithms-json 0 '"name": "bruck"' -- "$info" --algorithms --json
+check algorithms-reference 0 'reference: .*seed 003' -- "$info" --algorithms --collective alltoall
+check algorithms-cost 0 'cost: .*radix\(P, r, B, f\)' -- "$info" --algorithms --collective alltoall
+check algorithms-notation 0 'direct\(m, s, w\): ' -- "$info" --algorithms
+check algorithms-markdown 0 '^  - cost: direct\(M, S, M\)$' -- "$info" --algorithms --markdown
+check algorithms-json-fields 0 '"reference": "[^"]+", "cost_formula": "[^"]+"' -- "$info" \
+  --algorithms --json
+# Every algorithm, in every form, says where it comes from and what the model prices it at.
+every() { # every NAME PER-ALGORITHM-REGEX -- command...: as many matching lines as algorithms
+  local name="$1" re="$2" out n want
+  shift 3
+  out="$("$@" 2>&1)"
+  n="$(grep -Ec -- "$re" <<<"$out")"
+  want="$("$info" --algorithms --json | grep -c '"name": ')"
+  if [ "$n" -ne "$want" ] || [ "$want" -lt 10 ]; then
+    echo "FAIL $name: $n lines match '$re', want one per algorithm ($want)"
+    fails=$((fails + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+every every-reference '^ +reference: .{10,}' -- "$info" --algorithms
+every every-cost '^ +cost: .{10,}' -- "$info" --algorithms
+every every-markdown-reference '^  - reference: .{10,}' -- "$info" --algorithms --markdown
+every every-markdown-cost '^  - cost: .{10,}' -- "$info" --algorithms --markdown
+every every-json '"reference": "[^"]{10,}.*"cost_formula": "[^"]{10,}' -- "$info" --algorithms \
+  --json
 check rank 0 'auto: tra' -- "$info" --rank --collective alltoall --nranks 64 --ppn 16 --bytes 8
 check rank-json 0 '"candidates": \[\{"selection"' -- "$info" --rank --collective alltoallv \
   --nranks 64 --ppn 16 --bytes 512 --json
