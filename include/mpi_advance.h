@@ -157,6 +157,16 @@ typedef struct mpia_request* MPIX_Request;
 #define MPIX_Neighbor_alltoallw_c MPIA_Neighbor_alltoallw_c
 #define MPIX_Neighbor_alltoallw_init_c MPIA_Neighbor_alltoallw_init_c
 #define MPIX_Comm_set_algorithm MPIA_Comm_set_algorithm
+#define MPIX_Ialltoall MPIA_Ialltoall
+#define MPIX_Ialltoall_c MPIA_Ialltoall_c
+#define MPIX_Ialltoallv MPIA_Ialltoallv
+#define MPIX_Ialltoallv_c MPIA_Ialltoallv_c
+#define MPIX_Ineighbor_alltoall MPIA_Ineighbor_alltoall
+#define MPIX_Ineighbor_alltoall_c MPIA_Ineighbor_alltoall_c
+#define MPIX_Ineighbor_alltoallv MPIA_Ineighbor_alltoallv
+#define MPIX_Ineighbor_alltoallv_c MPIA_Ineighbor_alltoallv_c
+#define MPIX_Ineighbor_alltoallw MPIA_Ineighbor_alltoallw
+#define MPIX_Ineighbor_alltoallw_c MPIA_Ineighbor_alltoallw_c
 #endif
 
 /**
@@ -489,6 +499,66 @@ int MPIA_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcoun
                                    void* recvbuf, const MPI_Count recvcounts[],
                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                    MPI_Comm comm, MPI_Info info, MPIX_Request* request);
+
+/**
+ * Nonblocking all-to-alls: MPI_Ialltoall's, MPI_Ialltoallv's and the nonblocking neighbor
+ * calls' arguments, with an MPIX_Request. Each starts a plan at once and returns; complete it
+ * with MPIX_Wait, MPIX_Test or MPIX_Waitall, which free the request and set it to
+ * MPIX_REQUEST_NULL, as MPI does for nonblocking requests (MPIX_Start on it, and
+ * MPIX_Request_free while it is active, are MPI_ERR_REQUEST). Collective: every rank calls it, in
+ * the same order as its other collectives on comm; it waits for no other rank (but the first call
+ * of this library on a communicator, which duplicates it). Any number may be active at once;
+ * they progress like persistent requests (any MPIX_Wait/Test, the progress thread).
+ *
+ * What runs is decided without agreeing: the communicator's choice (MPIX_Comm_set_algorithm) or
+ * the environment (MPIX_ALLTOALL, ...), and under auto the cost model at the block size for an
+ * alltoall, the direct exchange for alltoallv and neighbor calls (their sizes differ across
+ * ranks); an algorithm that learns its peers' sizes at init (alltoallv bruck, hybrid, locality*,
+ * neighbor locality*), or that needs the node map before any call computed it, gives way to what
+ * auto runs without them. A plan for the same arguments (buffers and predefined datatypes) is
+ * taken from the communicator's cache of idle plans, so a repeated call costs what a persistent
+ * start costs. MPIX_Request_get_algorithm tells what a request runs.
+ */
+int MPIA_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request);
+int MPIA_Ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPIX_Request* request);
+/** Nonblocking alltoallv: see MPIX_Ialltoall. */
+int MPIA_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPIX_Request* request);
+int MPIA_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPIX_Request* request);
+/** Nonblocking neighbor all-to-all (regular blocks): see MPIX_Ialltoall. */
+int MPIA_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPIX_Request* request);
+int MPIA_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPIX_Request* request);
+/** Nonblocking neighbor all-to-all (counts and displacements): see MPIX_Ialltoall. */
+int MPIA_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPIX_Request* request);
+int MPIA_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request);
+/** Nonblocking neighbor all-to-all (a datatype per block): see MPIX_Ialltoall. */
+int MPIA_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                             MPI_Comm comm, MPIX_Request* request);
+int MPIA_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void* recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm, MPIX_Request* request);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include "operation/comm_state.hpp"
 #include "operation/common.hpp"
 #include "operation/neighbor.hpp"
+#include "operation/nonblocking.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
 #include "operation/topo.hpp"
@@ -112,6 +113,16 @@ MPI_Comm comm_of(MPIX_Request r) {
              : r->comm;
 }
 
+// A completed nonblocking call's request: its plan back to the communicator's cache (when it
+// ran without error), the request freed and nulled.
+void retire(MPIX_Request* request, bool ok) {
+  mpia_request* r = *request;
+  if (ok)
+    if (auto* nb = dynamic_cast<NonblockingOperation*>(r->op.get())) nb->finish();
+  delete r;
+  *request = MPIX_REQUEST_NULL;
+}
+
 // Completes one request without raising: its code (the request's own error, with its class).
 int wait_one(MPIX_Request* request, MPI_Status* status, std::string& what) {
   const int code = run(
@@ -120,6 +131,8 @@ int wait_one(MPIX_Request* request, MPI_Status* status, std::string& what) {
         if (*request) (*request)->op->wait();
       },
       what);
+  if (request && *request && (*request)->one_shot && !(*request)->op->active())
+    retire(request, code == MPI_SUCCESS);
   empty_status(status, code);
   return code;
 }
@@ -257,6 +270,9 @@ namespace mpia {
 namespace {
 // Starts a request's operation; a settled trial first gives way to the operation it settled on.
 void start_op(mpia_request* r) {
+  if (r->one_shot)
+    fail(MPI_ERR_REQUEST,
+         "mpi-advance: MPIX_Start on a nonblocking call's request (not persistent)");
   if (std::unique_ptr<Operation> settled = r->op->settled_part()) r->op = std::move(settled);
   r->op->start();
 }
@@ -295,8 +311,10 @@ MPIA_API int MPIA_Startall(int count, MPIX_Request requests[]) {
                 : "mpi-advance: MPIX_Startall: another thread is starting one of the requests";
       break;
     }
-    if (r->op->active()) {
-      bad = claimed++, why = "mpi-advance: MPIX_Startall: active request";
+    if (r->op->active() || r->one_shot) {
+      bad = claimed++, why = r->one_shot
+                                 ? "mpi-advance: MPIX_Startall: a nonblocking call's request"
+                                 : "mpi-advance: MPIX_Startall: active request";
       break;
     }
   }
@@ -313,9 +331,11 @@ MPIA_API int MPIA_Startall(int count, MPIX_Request requests[]) {
 
 MPIA_API int MPIA_Wait(MPIX_Request* request, MPI_Status* status) {
   std::string what;
+  // Taken first: a nonblocking call's request is freed by its completion.
+  const MPI_Comm comm = request ? comm_of(*request) : MPI_COMM_NULL;
   const int code = wait_one(request, status, what);
   if (code == MPI_SUCCESS) return code;
-  return raise(request ? comm_of(*request) : MPI_COMM_NULL, code, what.c_str());
+  return raise(comm, code, what.c_str());
 }
 
 // Every request is completed (one failing does not leave the others active); a failure is
@@ -325,14 +345,16 @@ MPIA_API int MPIA_Waitall(int count, MPIX_Request requests[], MPI_Status statuse
   if (count < 0 || (count > 0 && !requests))
     return guard(MPI_COMM_NULL, [] { fail(MPI_ERR_ARG, "mpi-advance: MPIX_Waitall: bad array"); });
   int first = -1;
+  MPI_Comm first_comm = MPI_COMM_NULL;
   std::string what, first_what;
   for (int i = 0; i < count; ++i) {
+    const MPI_Comm comm = comm_of(requests[i]);  // before a nonblocking call's is freed
     const int rc = wait_one(
         &requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i], what);
-    if (rc != MPI_SUCCESS && first < 0) first = i, first_what = what;
+    if (rc != MPI_SUCCESS && first < 0) first = i, first_what = what, first_comm = comm;
   }
   if (first < 0) return MPI_SUCCESS;
-  return raise(comm_of(requests[first]), MPI_ERR_IN_STATUS, first_what.c_str());
+  return raise(first_comm, MPI_ERR_IN_STATUS, first_what.c_str());
 }
 
 MPIA_API int MPIA_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
@@ -345,10 +367,14 @@ MPIA_API int MPIA_Test(MPIX_Request* request, int* flag, MPI_Status* status) {
     } catch (const Error& e) {  // complete, with its error
       *flag = 1;
       empty_status(status, e.code());
+      if ((*request)->one_shot) retire(request, false);
       throw;
     }
     *flag = done;
-    if (done) empty_status(status, MPI_SUCCESS);
+    if (done) {
+      empty_status(status, MPI_SUCCESS);
+      if (*request && (*request)->one_shot) retire(request, true);
+    }
   });
 }
 
@@ -357,7 +383,12 @@ MPIA_API int MPIA_Request_free(MPIX_Request* request) {
     if (!request) fail(MPI_ERR_ARG, "mpi-advance: MPIX_Request_free: request pointer is NULL");
     if (!*request) return;
     if ((*request)->op->active())
-      fail(MPI_ERR_REQUEST, "mpi-advance: MPIX_Request_free on an active request (wait first)");
+      fail(MPI_ERR_REQUEST,
+           (*request)->one_shot
+               ? "mpi-advance: MPIX_Request_free on a nonblocking call's active "
+                 "request (erroneous in MPI: complete it with MPIX_Wait or "
+                 "MPIX_Test)"
+               : "mpi-advance: MPIX_Request_free on an active request (wait first)");
     delete *request;
     *request = MPIX_REQUEST_NULL;
   });
@@ -734,4 +765,135 @@ MPIA_API int MPIA_Neighbor_alltoallv_topo_init(const void* sendbuf, const int se
     // Errors go where the object's go: the user's communicator while it lives.
     (*request)->library_comm = topo->user_private;
   });
+}
+
+// --- Nonblocking calls (MPIX_Ialltoall, ...) ---------------------------------------------------
+
+namespace mpia {
+namespace {
+
+// A nonblocking call's request: its operation, started by start(st).
+template <class Start>
+int start_nonblocking(MPI_Comm comm, MPIX_Request* request, Start&& start) {
+  return guard(comm, [&] {
+    if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
+    *request = MPIX_REQUEST_NULL;
+    CommState& st = state_of(comm);
+    mpia_request* r = make_request(comm, st, start(st));
+    r->one_shot = true;
+    *request = r;
+  });
+}
+
+template <class Count>
+int ialltoall_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
+  const AlltoallArgs a{
+      sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, sizeof(Count) > sizeof(int)};
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return alltoall_nonblocking(st, a); });
+}
+
+template <class Count>
+int ineighbor_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPIX_Request* request) {
+  return start_nonblocking(comm, request, [&](CommState& st) {
+    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          sizeof(Count) > sizeof(int));
+    return neighbor_nonblocking(st, b.args);
+  });
+}
+
+}  // namespace
+}  // namespace mpia
+
+MPIA_API int MPIA_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPIX_Request* request) {
+  return ialltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+MPIA_API int MPIA_Ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPIX_Request* request) {
+  return ialltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+}
+
+MPIA_API int MPIA_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPIX_Request* request) {
+  const AlltoallvArgs a =
+      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return alltoallv_nonblocking(st, a); });
+}
+
+MPIA_API int MPIA_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
+  const AlltoallvArgs a =
+      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return alltoallv_nonblocking(st, a); });
+}
+
+MPIA_API int MPIA_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPIX_Request* request) {
+  return ineighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                           request);
+}
+
+MPIA_API int MPIA_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                       MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                       MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPIX_Request* request) {
+  return ineighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                           request);
+}
+
+MPIA_API int MPIA_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                      const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
+  const AlltoallvArgs a =
+      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+}
+
+MPIA_API int MPIA_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                        void* recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPIX_Request* request) {
+  const AlltoallvArgs a =
+      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+}
+
+MPIA_API int MPIA_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                      void* recvbuf, const int recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                      MPI_Comm comm, MPIX_Request* request) {
+  const AlltoallvArgs a =
+      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+}
+
+MPIA_API int MPIA_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void* recvbuf, const MPI_Count recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm comm, MPIX_Request* request) {
+  const AlltoallvArgs a =
+      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
 }

@@ -170,4 +170,8 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
 
 void alltoall_blocking(CommState& st, const AlltoallArgs& a) { blocking(AlltoallCall{st, a}); }
 
+std::unique_ptr<Operation> alltoall_nonblocking(CommState& st, const AlltoallArgs& a) {
+  return nonblocking(AlltoallCall{st, a});
+}
+
 }  // namespace mpia

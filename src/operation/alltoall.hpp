@@ -22,5 +22,7 @@ std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, M
 
 // The blocking call.
 void alltoall_blocking(CommState& st, const AlltoallArgs& a);
+// A nonblocking call (MPIX_Ialltoall): its plan, started (pipeline.hpp, nonblocking.hpp).
+std::unique_ptr<Operation> alltoall_nonblocking(CommState& st, const AlltoallArgs& a);
 
 }  // namespace mpia

@@ -165,4 +165,8 @@ std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a,
 
 void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) { blocking(AlltoallvCall{st, a}); }
 
+std::unique_ptr<Operation> alltoallv_nonblocking(CommState& st, const AlltoallvArgs& a) {
+  return nonblocking(AlltoallvCall{st, a});
+}
+
 }  // namespace mpia

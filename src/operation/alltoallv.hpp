@@ -42,5 +42,7 @@ void push_side_words(std::vector<std::int64_t>& key, const BlockSide& s, int n,
 std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
                                           bool request_given);
 void alltoallv_blocking(CommState& st, const AlltoallvArgs& a);
+// A nonblocking call (MPIX_Ialltoallv): its plan, started (pipeline.hpp, nonblocking.hpp).
+std::unique_ptr<Operation> alltoallv_nonblocking(CommState& st, const AlltoallvArgs& a);
 
 }  // namespace mpia

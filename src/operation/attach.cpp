@@ -2,6 +2,7 @@
 
 #include "locality/locality.hpp"
 #include "operation/datatypes.hpp"
+#include "operation/nonblocking.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
 #include "operation/settings.hpp"
@@ -117,6 +118,8 @@ CommState& comm_state(MPI_Comm user) {
   int range = 32767;  // what the standard guarantees
   MPIA_CHECK(MPI_Comm_get_attr(user, MPI_TAG_UB, &ub, &found));
   if (found && ub) range = *ub;
+  // The top tags are the nonblocking calls' (nonblocking.hpp); persistent requests take 1..range.
+  range -= NonblockingState::kSlots;
   const Settings& set = settings();
   if (set.tag_ub > 0) range = std::min(range, set.tag_ub);
   state->comm->tags.set_range(range);

@@ -23,6 +23,7 @@ namespace mpia {
 
 struct BlockingCache;
 struct Locality;
+struct NonblockingState;
 struct NeighborTopology;
 
 // The tags of one private communicator. Blocking calls and the point-to-point messages of
@@ -74,6 +75,8 @@ class PrivateComm {
   // raised on MPI_COMM_SELF. Atomic: the attribute's delete callback sets it in the thread
   // that frees the communicator while another thread may be completing one of its requests.
   std::atomic<bool> user_freed{false};
+  // Its nonblocking calls' tags, sequence and idle plans (nonblocking.hpp): made by the first.
+  std::shared_ptr<NonblockingState> nonblocking;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

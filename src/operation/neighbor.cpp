@@ -281,4 +281,8 @@ std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, 
 
 void neighbor_blocking(CommState& st, const AlltoallvArgs& a) { blocking(NeighborCall{st, a}); }
 
+std::unique_ptr<Operation> neighbor_nonblocking(CommState& st, const AlltoallvArgs& a) {
+  return nonblocking(NeighborCall{st, a});
+}
+
 }  // namespace mpia

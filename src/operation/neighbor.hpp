@@ -41,5 +41,8 @@ std::shared_ptr<PrivateComm> neighbor_system_comm(CommState& st);
 std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
                                          bool request_given);
 void neighbor_blocking(CommState& st, const AlltoallvArgs& a);
+// A nonblocking call (MPIX_Ineighbor_alltoall(v,w)): its plan, started (pipeline.hpp,
+// nonblocking.hpp).
+std::unique_ptr<Operation> neighbor_nonblocking(CommState& st, const AlltoallvArgs& a);
 
 }  // namespace mpia

@@ -152,6 +152,9 @@ struct LibraryCall {
   int nsend = 0, nrecv = 0;
   std::shared_ptr<PrivateComm> comm;
   bool blocking = false;
+  // A nonblocking call's: the library's nonblocking call at its one start, never its persistent
+  // form (whose init is collective and may wait for the other ranks).
+  bool once = false;
 };
 // The "system" record's builder (system.cpp).
 std::unique_ptr<Operation> library_operation(const LibraryCall& call);
@@ -237,4 +240,6 @@ struct mpia_request {
   // exchange, so two threads that start arrays sharing a request cannot both own it, and the
   // same request twice in one array is seen without writing any other shared state.
   std::atomic<bool> starting{false};
+  // A nonblocking call's (MPIX_Ialltoall...): freed by the Wait or Test that completes it.
+  bool one_shot = false;
 };

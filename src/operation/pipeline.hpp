@@ -22,7 +22,8 @@
 //                              (nullptr: every entry's schedule now)
 //   bind(op)                   the call's send and receive buffers bound to op (duplicated
 //                              datatypes: local), over which the engine lowers a schedule
-//   library(blocking)          the call as the MPI library's own collective takes it
+//   library(blocking)          the call as the MPI library's own collective takes it (for a
+//                              nonblocking call the pipeline sets `once`)
 //   predefined_types(), words(key, buffers), buffers()
 //                              what a cache key holds of the call
 //   repeat(), remember(sel)    a fast path for a call that repeats the last one exactly
@@ -32,12 +33,13 @@
 // schedule built at once, no fast path.
 //
 // The stages -- select, agree, resolve, build every entry, operation (an entry's, or a trial's)
-// -- are written once, below; so are the blocking path and the cache keys.
+// -- are written once, below; so are the blocking path, the nonblocking path and the cache keys.
 #pragma once
 
 #include "collective/resolve.hpp"
 #include "locality/locality.hpp"
 #include "operation/common.hpp"
+#include "operation/nonblocking.hpp"
 #include "operation/settings.hpp"
 #include "operation/trial.hpp"
 #include "util/error.hpp"
@@ -320,6 +322,87 @@ void blocking(Call&& call) {
   });
   if (cacheable && !trial && !debug && bc.cached) call.remember(sel);
   note_call(st, c, *sel, hit);
+}
+
+// What a nonblocking call runs (nonblocking.hpp): decided from what every rank shares without
+// agreeing -- the communicator's choice or the environment, resolved by auto from statistics
+// every rank has (an alltoall's block; a v or neighbor call has none: auto's direct exchange),
+// on the node map only when an earlier call computed it (computing it is collective). A record
+// that learns its peers' sizes (collective) or needs a node map nothing computed yet gives way
+// to what auto would run without them.
+template <class Call>
+Selection nonblocking_selection(Call& call) {
+  CommState& st = call.st;
+  constexpr Collective c = Call::kCollective;
+  const Locality* loc = cached_locality(st);
+  const Machine machine = loc ? machine_of(loc->map) : Machine::flat(st.size);
+  const ExtentOf extent = [machine](const AlgorithmSpec&) {
+    return Extent(machine.nranks, machine.nnodes, machine.ppn);
+  };
+  Resolving in;
+  in.tuning = &settings().tuning;
+  in.machine = machine;
+  in.agreed = call.blocking_stats(in.stats);
+  in.measure = false;  // a trial agrees on its times: not in a call that agrees on nothing
+  in.skip = &settings().trial_skip;
+  Selection sel = select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent);
+  auto runs_here = [&](const Selection& s) {
+    return !s.algorithm->needs_peer_sizes && (!s.algorithm->needs_locality || loc);
+  };
+  if (resolves(sel)) sel = resolve(sel, in).entries.front();
+  if (!runs_here(sel)) {
+    in.machine = Machine::flat(st.size);
+    in.agreed = false;
+    sel = resolve(parse_selection(c, "auto", st.size, true), in).entries.front();
+  }
+  if (!runs_here(sel)) {
+    const AlgorithmSpec* direct = blocking_auto_algorithm(c);
+    sel = parse_selection(c, direct ? direct->name : "linear", st.size, true);
+  }
+  return sel;
+}
+
+// A nonblocking call: its plan (an idle one from the communicator's cache, or a new one),
+// started. Local: nothing here waits for another rank (but the communicator's first call, which
+// duplicates it).
+template <class Call>
+std::unique_ptr<Operation> nonblocking(Call&& call) {
+  CommState& st = call.st;
+  st.check_settings();
+  PrivateComm& pc = *st.comm;
+  if (!pc.nonblocking) {
+    pc.nonblocking = std::make_shared<NonblockingState>();
+    pc.nonblocking->base_tag = pc.tags.ub() + 1;
+  }
+  NonblockingState& ns = *pc.nonblocking;
+  // Counted before anything can fail, so that a rank whose arguments are wrong stays in step.
+  const std::uint64_t seq = ns.sequence++;
+  call.prepare();
+  call.check();
+  const Selection sel = nonblocking_selection(call);
+  const bool library = sel.algorithm->build_operation != nullptr;
+  const int slot = library ? -1 : int(seq % NonblockingState::kSlots);
+  const int tag = library ? 0 : ns.base_tag + slot;
+  std::vector<std::int64_t> key;
+  if (!sel.algorithm->needs_peer_sizes && call.predefined_types()) {
+    cache_key(key, call, word(sel.algorithm), sel.values, true);
+    key.push_back(slot);
+  }
+  std::unique_ptr<Operation> plan = key.empty() ? nullptr : ns.take(key);
+  if (!plan) {
+    if (library) {
+      LibraryCall lc = call.library(false);
+      lc.once = true;
+      plan = sel.algorithm->build_operation(lc);
+    } else {
+      const std::shared_ptr<const Schedule> s = call.schedule(sel, tag, true);
+      plan = lowered(call, sel.to_string(), *s, schedule_traffic(s.get(), st), tag);
+    }
+  }
+  auto op = std::make_unique<NonblockingOperation>(st.comm, slot, std::move(plan), std::move(key));
+  op->threaded = wants_progress_thread(MPI_INFO_NULL);
+  op->start();
+  return op;
 }
 
 }  // namespace mpia

@@ -380,10 +380,10 @@ class SystemOperation : public Operation {
   // which every rank starts in the same call. Otherwise the persistent request is made here:
   // collective, so never where ranks lower plans alone.
   SystemOperation(std::unique_ptr<SystemCall> call, std::shared_ptr<PrivateComm> comm,
-                  bool blocking)
+                  bool blocking, bool once)
       : comm_(std::move(comm)), call_(std::move(call)), blocking_(blocking) {
     algorithm_ = "system";
-    if (!blocking_) persistent_ = call_->persistent(comm_->get(), &request_);
+    if (!blocking_ && !once) persistent_ = call_->persistent(comm_->get(), &request_);
   }
   ~SystemOperation() override {
     int finalized = 0;
@@ -449,7 +449,7 @@ std::unique_ptr<Operation> library_operation(const LibraryCall& c) {
           : std::make_unique<SystemCall>(
                 c.collective == Collective::Alltoallv ? Call::Alltoallv : Call::Neighbor, *c.blocks,
                 c.nsend, c.nrecv, keep);
-  return std::make_unique<SystemOperation>(std::move(call), c.comm, c.blocking);
+  return std::make_unique<SystemOperation>(std::move(call), c.comm, c.blocking, c.once);
 }
 
 }  // namespace mpia

@@ -1,0 +1,104 @@
+#include "operation/nonblocking.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace mpia {
+
+std::unique_ptr<Operation> NonblockingState::take(const std::vector<std::int64_t>& key) {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = idle.begin(); it != idle.end(); ++it)
+    if (it->key == key) {
+      std::unique_ptr<Operation> plan = std::move(it->plan);
+      idle.erase(it);
+      return plan;
+    }
+  return nullptr;
+}
+
+void NonblockingState::give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan) {
+  std::unique_ptr<Operation> dropped;  // freed outside the lock
+  std::lock_guard<std::mutex> lock(mutex);
+  if (idle.size() >= kIdle) {
+    auto lru = std::min_element(idle.begin(), idle.end(),
+                                [](const Idle& a, const Idle& b) { return a.used < b.used; });
+    dropped = std::move(lru->plan);
+    idle.erase(lru);
+  }
+  idle.push_back(Idle{std::move(key), std::move(plan), ++clock});
+}
+
+Memory NonblockingState::memory() {
+  std::lock_guard<std::mutex> lock(mutex);
+  Memory m;
+  for (const Idle& i : idle) m += i.plan->memory();
+  return m;
+}
+
+NonblockingOperation::NonblockingOperation(std::shared_ptr<PrivateComm> comm, int slot,
+                                           std::unique_ptr<Operation> plan,
+                                           std::vector<std::int64_t> key)
+    : comm_(std::move(comm)), slot_(slot), plan_(std::move(plan)), key_(std::move(key)) {}
+
+NonblockingOperation::~NonblockingOperation() {
+  if (posted_) release();  // never while running: a request is freed only once complete
+}
+
+Memory NonblockingOperation::memory() const {
+  Memory m = plan_->memory();
+  m.bytes += sizeof(*this) + std::int64_t(key_.capacity() * sizeof(std::int64_t));
+  return m;
+}
+
+bool NonblockingOperation::claim() {
+  if (slot_ < 0) return true;
+  NonblockingState& ns = *comm_->nonblocking;
+  std::lock_guard<std::mutex> lock(ns.mutex);
+  const Operation*& h = ns.holder[std::size_t(slot_)];
+  if (h && h != this) return false;
+  h = this;
+  return true;
+}
+
+void NonblockingOperation::release() {
+  posted_ = false;
+  if (slot_ < 0) return;
+  NonblockingState& ns = *comm_->nonblocking;
+  std::lock_guard<std::mutex> lock(ns.mutex);
+  const Operation*& h = ns.holder[std::size_t(slot_)];
+  if (h == this) h = nullptr;
+}
+
+bool NonblockingOperation::do_start() {
+  if (!claim()) return false;  // an earlier call still uses the tag: posted when it completes
+  posted_ = true;
+  const bool done = start_part(*plan_);
+  if (done) release();
+  return done;
+}
+
+bool NonblockingOperation::do_progress(bool block) {
+  while (!posted_) {
+    if (claim()) {
+      posted_ = true;
+      if (start_part(*plan_)) {
+        release();
+        return true;
+      }
+      break;
+    }
+    if (!block) return false;
+    // The earlier call is another running operation: drive it (and the others) meanwhile.
+    if (!progress_running()) std::this_thread::yield();
+  }
+  const bool done = progress_part(*plan_, block);
+  if (done) release();
+  return done;
+}
+
+void NonblockingOperation::finish() {
+  if (key_.empty() || !plan_ || comm_->user_freed.load(std::memory_order_acquire)) return;
+  comm_->nonblocking->give(std::move(key_), std::move(plan_));
+}
+
+}  // namespace mpia

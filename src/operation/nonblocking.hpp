@@ -1,0 +1,84 @@
+// Nonblocking collectives (MPIX_Ialltoall and the others): a one-shot start of a plan.
+//
+// A nonblocking call must not wait for other ranks, so it agrees on nothing: what it runs
+// follows from what every rank already shares (the communicator's choice and the environment,
+// agreed when the communicator was first used; the block size of an alltoall, which MPI makes
+// equal on every rank), and its tag from the number of nonblocking calls made on the
+// communicator before it, which MPI makes equal too (collective calls are made in the same order
+// everywhere). Calls use kSlots tags above the persistent requests' range in turn. A plan whose
+// slot's tag is still in use on this rank by an earlier call waits, posting nothing, until that
+// call completes here: then every message of the earlier call to or from this rank has been
+// matched, so the later one's, sent after them on the same tag, cannot be taken for them (MPI's
+// messages between two ranks on one tag match in order). The MPI library's own nonblocking call
+// needs no tag and never waits: it is made at once, in call order.
+//
+// A plan is taken from a per-communicator cache of idle plans when the same arguments (the same
+// buffers, predefined datatypes) and the same slot come again, so a repeated pattern costs what a
+// persistent start costs after kSlots calls; a completed call gives its plan back.
+#pragma once
+
+#include "operation/operation.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace mpia {
+
+// What a private communicator keeps for its nonblocking calls.
+struct NonblockingState {
+  static constexpr int kSlots = 8;
+  static constexpr std::size_t kIdle = 16;  // idle plans kept, least recently used dropped
+  int base_tag = 1;                         // tags base_tag .. base_tag + kSlots - 1
+  std::uint64_t sequence = 0;               // nonblocking calls made (equal on every rank)
+
+  std::mutex mutex;                               // what follows: completions may run in any thread
+  std::array<const Operation*, kSlots> holder{};  // the call using each slot's tag, until done
+  struct Idle {
+    std::vector<std::int64_t> key;
+    std::unique_ptr<Operation> plan;
+    std::uint64_t used = 0;
+  };
+  std::vector<Idle> idle;
+  std::uint64_t clock = 0;
+
+  // The idle plan of key, taken out of the cache; null when there is none.
+  std::unique_ptr<Operation> take(const std::vector<std::int64_t>& key);
+  // Keeps plan for key, dropping the least recently used beyond kIdle.
+  void give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan);
+  // What the idle plans hold.
+  Memory memory();
+};
+
+// A nonblocking call's operation: its plan, started once its slot's tag is free (slot < 0: the
+// MPI library's call, at once). When it completes, finish() gives the plan back to the cache
+// (keyed by key; an empty key: not cacheable).
+class NonblockingOperation : public Operation {
+ public:
+  NonblockingOperation(std::shared_ptr<PrivateComm> comm, int slot, std::unique_ptr<Operation> plan,
+                       std::vector<std::int64_t> key);
+  ~NonblockingOperation() override;
+
+  std::string algorithm() const override { return plan_->algorithm(); }
+  Traffic traffic() const override { return plan_->traffic(); }
+  Memory memory() const override;
+  // After completion: the plan back to the communicator's cache (if it can be reused).
+  void finish();
+
+ protected:
+  bool do_start() override;
+  bool do_progress(bool block) override;
+
+ private:
+  bool claim();    // takes the slot if it is free
+  void release();  // frees the slot
+  std::shared_ptr<PrivateComm> comm_;
+  int slot_;
+  std::unique_ptr<Operation> plan_;
+  std::vector<std::int64_t> key_;
+  bool posted_ = false;  // the plan is started (the slot is this call's)
+};
+
+}  // namespace mpia
