@@ -25,6 +25,7 @@ module mpi_advance
   public :: MPIX_Start, MPIX_Startall, MPIX_Wait, MPIX_Waitall, MPIX_Test, MPIX_Request_free
   public :: MPIX_Request_get_algorithm, MPIX_Algorithm_get, MPIX_Request_get_traffic
   public :: MPIX_Request_get_memory
+  public :: MPIX_Ialltoall, MPIX_Ialltoallv, MPIX_Ineighbor_alltoall, MPIX_Ineighbor_alltoallv
   public :: MPIX_Request_get_trial
   public :: MPIX_Comm_locality, MPIX_Comm_rank_locality, MPIX_Comm_locality_split
   public :: MPIX_Comm_set_algorithm
@@ -111,6 +112,36 @@ module mpi_advance
       import :: c_int, MPIX_Request
       type(*), dimension(..) :: sb, rb
       integer(c_int), value :: sc, st, rc, rt, comm, info
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_ialltoall(sb, sc, st, rb, rc, rt, comm, req) &
+        bind(C, name="mpia_f_ialltoall")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int), value :: sc, st, rc, rt, comm
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req) &
+        bind(C, name="mpia_f_ialltoallv")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt, comm
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_ineighbor_alltoall(sb, sc, st, rb, rc, rt, comm, req) &
+        bind(C, name="mpia_f_ineighbor_alltoall")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int), value :: sc, st, rc, rt, comm
+      type(MPIX_Request) :: req
+    end function
+    integer(c_int) function c_ineighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req) &
+        bind(C, name="mpia_f_ineighbor_alltoallv")
+      import :: c_int, MPIX_Request
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
+      integer(c_int), value :: st, rt, comm
       type(MPIX_Request) :: req
     end function
     integer(c_int) function c_alltoall(sb, sc, st, rb, rc, rt, comm) bind(C, name="mpia_f_alltoall")
@@ -342,6 +373,65 @@ contains
     call register()
     call set(ierror, c_alltoall_init(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
                                      recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request))
+  end subroutine
+
+  ! Nonblocking calls (see MPIX_Ialltoall in mpi_advance.h): MPIX_Wait or MPIX_Test completes
+  ! and frees the request.
+  subroutine MPIX_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+                            request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcount, recvcount
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_ialltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
+                                 recvtype%MPI_VAL, comm%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+                             rdispls, recvtype, comm, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in), asynchronous :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_ialltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
+                                  recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+                                     comm, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in) :: sendcount, recvcount
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_ineighbor_alltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, &
+                                          recvcount, recvtype%MPI_VAL, comm%MPI_VAL, request))
+  end subroutine
+
+  subroutine MPIX_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+                                      recvcounts, rdispls, recvtype, comm, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in), asynchronous :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
+    type(MPI_Datatype), intent(in) :: sendtype, recvtype
+    type(MPI_Comm), intent(in) :: comm
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, &
+                                           recvbuf, recvcounts, rdispls, recvtype%MPI_VAL, &
+                                           comm%MPI_VAL, request))
   end subroutine
 
   subroutine MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)

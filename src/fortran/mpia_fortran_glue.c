@@ -55,6 +55,37 @@ int mpia_f_alltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int r
   return MPIX_Alltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c);
 }
 
+int mpia_f_ialltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc, MPI_Fint rt,
+                     MPI_Fint comm, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Ialltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c, req);
+}
+
+int mpia_f_ialltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st, CFI_cdesc_t* rb,
+                      const int* rcs, const int* rds, MPI_Fint rt, MPI_Fint comm,
+                      MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Ialltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c, req);
+}
+
+int mpia_f_ineighbor_alltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
+                              MPI_Fint rt, MPI_Fint comm, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Ineighbor_alltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c, req);
+}
+
+int mpia_f_ineighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
+                               CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
+                               MPI_Fint comm, MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  return MPIX_Ineighbor_alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c,
+                                  req);
+}
+
 int mpia_f_alltoallv_init(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
                           CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
                           MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {

@@ -1,6 +1,7 @@
 #include "operation/comm_state.hpp"
 
 #include "locality/locality.hpp"
+#include "operation/nonblocking.hpp"
 #include "operation/settings.hpp"
 #include "util/error.hpp"
 
@@ -54,7 +55,11 @@ PrivateComm::~PrivateComm() {
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-CommState::~CommState() = default;
+CommState::~CommState() {
+  // The idle plans of nonblocking calls hold the private communicator they live in: dropped
+  // here, or neither would ever be freed.
+  if (comm && comm->nonblocking) comm->nonblocking->clear();
+}
 
 void CommState::check_settings() const {
   if (settings_error != MPI_SUCCESS) fail(settings_error, settings_error_what);

@@ -28,6 +28,14 @@ void NonblockingState::give(std::vector<std::int64_t> key, std::unique_ptr<Opera
   idle.push_back(Idle{std::move(key), std::move(plan), ++clock});
 }
 
+void NonblockingState::clear() {
+  std::vector<Idle> dropped;  // freed outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    dropped.swap(idle);
+  }
+}
+
 Memory NonblockingState::memory() {
   std::lock_guard<std::mutex> lock(mutex);
   Memory m;

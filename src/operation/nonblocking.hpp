@@ -50,6 +50,8 @@ struct NonblockingState {
   void give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan);
   // What the idle plans hold.
   Memory memory();
+  // Drops every idle plan (the communicator's state is going).
+  void clear();
 };
 
 // A nonblocking call's operation: its plan, started once its slot's tag is free (slot < 0: the

@@ -1,7 +1,7 @@
 ! The Fortran module mpi_advance against mpi_f08's own collectives, on every rank, element by
 ! element: persistent MPIX_Alltoall_init (with an info selection, and MPI_IN_PLACE under the
 ! communicator's selection), MPIX_Alltoallv_init (uneven counts with zeros, gaps),
-! MPIX_Neighbor_alltoallv_init and MPIX_Neighbor_alltoall_init on a ring, each started 3 times
+! MPIX_Neighbor_alltoallv_init and MPIX_Neighbor_alltoall_init on a ring, MPIX_Ialltoall, each started 3 times
 ! with changed data; the blocking calls; MPIX_Neighbor_alltoallw(_init) with a datatype with a
 ! hole and byte displacements (against the neighbors' values too); MPIX_Wait/Test/Waitall with
 ! statuses (empty: count 0) and with MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE; the optional ierror
@@ -57,6 +57,12 @@ program test_module
     rbuf = -1
     call MPIX_Alltoall(sbuf, B, MPI_INTEGER, rbuf, B, MPI_INTEGER, MPI_COMM_WORLD)
     call check(all(rbuf == want), "blocking alltoall")
+    rbuf = -1
+    call MPIX_Ialltoall(sbuf, B, MPI_INTEGER, rbuf, B, MPI_INTEGER, MPI_COMM_WORLD, reqs(1), ierr)
+    call check(ierr == MPI_SUCCESS, "MPIX_Ialltoall ierror")
+    call MPIX_Wait(reqs(1), status, ierr)
+    call check(ierr == MPI_SUCCESS .and. reqs(1) == MPIX_REQUEST_NULL, "MPIX_Ialltoall completed")
+    call check(all(rbuf == want), "nonblocking alltoall")
   end do
   call MPIX_Request_get_algorithm(req, name, n)
   call check(n > 0 .and. len_trim(name) == n .and. name(1:min(n, 8)) == "pairwise", &
