@@ -5,11 +5,13 @@
 
 namespace mpia {
 
-std::unique_ptr<Operation> NonblockingState::take(const std::vector<std::int64_t>& key) {
+std::unique_ptr<Operation> NonblockingState::take(const std::vector<std::int64_t>& key,
+                                                  std::vector<std::int64_t>& kept) {
   std::lock_guard<std::mutex> lock(mutex);
   for (auto it = idle.begin(); it != idle.end(); ++it)
     if (it->key == key) {
       std::unique_ptr<Operation> plan = std::move(it->plan);
+      kept = std::move(it->key);
       idle.erase(it);
       return plan;
     }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace mpia {
@@ -33,6 +34,17 @@ struct NonblockingState {
   static constexpr std::size_t kIdle = 16;  // idle plans kept, least recently used dropped
   int base_tag = 1;                         // tags base_tag .. base_tag + kSlots - 1
   std::uint64_t sequence = 0;               // nonblocking calls made (equal on every rank)
+  // The last selection per collective, for the same choice text, memo key (an alltoall's block)
+  // and whether the node map was known: a repeated call resolves nothing (the calls of one
+  // communicator are made by one thread at a time, as MPI requires of collectives).
+  struct Memo {
+    bool valid = false;
+    std::string text;
+    std::int64_t key = 0;
+    bool located = false;
+    Selection selection;
+  };
+  std::array<Memo, kCollectives> memo;
 
   std::mutex mutex;                               // what follows: completions may run in any thread
   std::array<const Operation*, kSlots> holder{};  // the call using each slot's tag, until done
@@ -44,8 +56,13 @@ struct NonblockingState {
   std::vector<Idle> idle;
   std::uint64_t clock = 0;
 
-  // The idle plan of key, taken out of the cache; null when there is none.
-  std::unique_ptr<Operation> take(const std::vector<std::int64_t>& key);
+  // The idle plan of key, taken out of the cache with its own copy of the key (into `kept`);
+  // null when there is none.
+  std::unique_ptr<Operation> take(const std::vector<std::int64_t>& key,
+                                  std::vector<std::int64_t>& kept);
+  // A call's key is built here (the calls of a communicator are made one at a time): a hit
+  // allocates nothing.
+  std::vector<std::int64_t> scratch;
   // Keeps plan for key, dropping the least recently used beyond kIdle.
   void give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan);
   // What the idle plans hold.

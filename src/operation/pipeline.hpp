@@ -379,17 +379,28 @@ std::unique_ptr<Operation> nonblocking(Call&& call) {
   const std::uint64_t seq = ns.sequence++;
   call.prepare();
   call.check();
-  const Selection sel = nonblocking_selection(call);
+  NonblockingState::Memo& memo = ns.memo[std::size_t(Call::kCollective)];
+  const std::string& text = st.default_algorithm(Call::kCollective);
+  const bool located = cached_locality(st) != nullptr;
+  if (!memo.valid || memo.key != call.memo_key() || memo.located != located || memo.text != text) {
+    memo.valid = false;
+    memo.selection = nonblocking_selection(call);
+    memo.text = text, memo.key = call.memo_key(), memo.located = located, memo.valid = true;
+  }
+  const Selection& sel = memo.selection;
   const bool library = sel.algorithm->build_operation != nullptr;
   const int slot = library ? -1 : int(seq % NonblockingState::kSlots);
   const int tag = library ? 0 : ns.base_tag + slot;
-  std::vector<std::int64_t> key;
+  std::vector<std::int64_t>& words = ns.scratch;
+  words.clear();
   if (!sel.algorithm->needs_peer_sizes && call.predefined_types()) {
-    cache_key(key, call, word(sel.algorithm), sel.values, true);
-    key.push_back(slot);
+    cache_key(words, call, word(sel.algorithm), sel.values, true);
+    words.push_back(slot);
   }
-  std::unique_ptr<Operation> plan = key.empty() ? nullptr : ns.take(key);
+  std::vector<std::int64_t> key;  // the plan's, given back with it
+  std::unique_ptr<Operation> plan = words.empty() ? nullptr : ns.take(words, key);
   if (!plan) {
+    key = words;
     if (library) {
       LibraryCall lc = call.library(false);
       lc.once = true;
