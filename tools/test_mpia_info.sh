@@ -3,21 +3,8 @@
 # what it promises, and exits as documented (0; 2 on a usage error).
 set -u
 info="$1"
-fails=0
-check() { # check NAME EXPECTED-RC REGEX -- command...
-  local name="$1" want="$2" re="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" != "$want" ] || ! grep -Eq -- "$re" <<<"$out"; then
-    echo "FAIL $name: rc=$rc (want $want), output:"
-    printf '%s\n' "$out" | head -20
-    fails=$((fails + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+# shellcheck source=tools/check.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/check.sh"
 check version 0 '^mpi-advance [0-9]+\.[0-9]+' -- "$info"
 check config-json 0 '"mpi_library": "[^"]+"' -- "$info" --json
 check help 0 'usage: mpia_info' -- "$info" --help

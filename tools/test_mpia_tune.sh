@@ -11,21 +11,8 @@ read -r -a launch <<<"${MPIEXEC:-mpiexec}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 export TMPDIR="$tmp"  # Open MPI's session directory: its own, as every test's (test/CMakeLists.txt)
-fails=0
-check() { # check NAME EXPECTED-RC REGEX -- command...
-  local name="$1" want="$2" re="$3"
-  shift 4
-  local out rc
-  out="$(timeout 300 "$@" 2>&1)"
-  rc=$?
-  if [ "$rc" != "$want" ] || ! grep -Eq -- "$re" <<<"$out"; then
-    echo "FAIL $name: rc=$rc (want $want), output:"
-    printf '%s\n' "$out" | tail -30
-    fails=$((fails + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+# shellcheck source=tools/check.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/check.sh"
 quick=(--sizes 8,512 --iters 3 --rounds 2 --warmup 1)
 check help 0 'usage: mpiexec -n P mpia_tune' -- "${launch[@]}" -n 1 "$tune" --help
 check bad-option 2 'unknown option --frobnicate' -- "${launch[@]}" -n 2 "$tune" --frobnicate

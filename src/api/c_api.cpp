@@ -794,6 +794,16 @@ int ialltoall_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, v
                            [&](CommState& st) { return alltoall_nonblocking(st, a); });
 }
 
+int ineighbor_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+}
+
+int ialltoallv_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
+  return start_nonblocking(comm, request,
+                           [&](CommState& st) { return alltoallv_nonblocking(st, a); });
+}
+
 template <class Count>
 int ineighbor_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                       Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
@@ -824,20 +834,18 @@ MPIA_API int MPIA_Ialltoallv(const void* sendbuf, const int sendcounts[], const 
                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPIX_Request* request) {
-  const AlltoallvArgs a =
-      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return alltoallv_nonblocking(st, a); });
+  return ialltoallv_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+      request);
 }
 
 MPIA_API int MPIA_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                                MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
-  const AlltoallvArgs a =
-      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return alltoallv_nonblocking(st, a); });
+  return ialltoallv_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+      request);
 }
 
 MPIA_API int MPIA_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -859,10 +867,9 @@ MPIA_API int MPIA_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[
                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                       const int recvcounts[], const int rdispls[],
                                       MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
-  const AlltoallvArgs a =
-      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+  return ineighbor_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+      request);
 }
 
 MPIA_API int MPIA_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
@@ -870,10 +877,9 @@ MPIA_API int MPIA_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sen
                                         void* recvbuf, const MPI_Count recvcounts[],
                                         const MPI_Aint rdispls[], MPI_Datatype recvtype,
                                         MPI_Comm comm, MPIX_Request* request) {
-  const AlltoallvArgs a =
-      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+  return ineighbor_any(
+      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
+      request);
 }
 
 MPIA_API int MPIA_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
@@ -881,10 +887,10 @@ MPIA_API int MPIA_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[
                                       void* recvbuf, const int recvcounts[],
                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                       MPI_Comm comm, MPIX_Request* request) {
-  const AlltoallvArgs a =
-      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+  return ineighbor_any(
+      comm,
+      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
+      request);
 }
 
 MPIA_API int MPIA_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
@@ -892,8 +898,8 @@ MPIA_API int MPIA_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sen
                                         void* recvbuf, const MPI_Count recvcounts[],
                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                         MPI_Comm comm, MPIX_Request* request) {
-  const AlltoallvArgs a =
-      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+  return ineighbor_any(
+      comm,
+      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
+      request);
 }

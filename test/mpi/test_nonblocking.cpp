@@ -20,17 +20,8 @@
 namespace {
 
 using mpia_test::error_string;
-
-int rank_of(MPI_Comm c) {
-  int r = 0;
-  MPI_Comm_rank(c, &r);
-  return r;
-}
-int size_of(MPI_Comm c) {
-  int p = 1;
-  MPI_Comm_size(c, &p);
-  return p;
-}
+const auto rank_of = mpia_test::comm_rank;
+const auto size_of = mpia_test::comm_size;
 
 // The byte that rank src sends to rank dst at index i in round `round`.
 unsigned char byte_of(int src, int dst, std::int64_t i, int round) {
