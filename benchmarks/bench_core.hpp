@@ -170,9 +170,15 @@ struct Options {
   int settle = -1;  // --settle N; -1: max(50, 2 * warmup)
   int rounds = 1;
   bool iters_given = false, warmup_given = false;
-  // --warmup-until-settled: a request of ours that runs a trial ends its warm-up at the start
-  // after the trial settled (at most --warmup starts): a simulation then times the settled plan
-  // without simulating --warmup starts of it.
+  // --trial-warmup N: after its --warmup starts, a persistent request of ours whose measured
+  // trial (auto) has not settled keeps starting, untimed, until it has (at most N more): the
+  // timed iterations run the settled plan. 0: they may run the trial.
+  int trial_warmup = 241;
+  // --warmup-until-settled (simulations): --warmup only bounds the warm-up of a persistent
+  // request of ours, which ends at the start after its trial settled (at once without a
+  // trial); the MPI library's calls and the blocking variants still warm up --warmup starts. A
+  // simulation then times the settled plan without simulating --warmup starts of every
+  // algorithm. No --trial-warmup then.
   bool warmup_until_settled = false;
   std::vector<std::string> variant_patterns;             // empty: the default set
   std::map<std::string, std::vector<long long>> sweeps;  // parameter -> values

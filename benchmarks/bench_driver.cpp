@@ -83,10 +83,15 @@ const char* const kUsage =
     "                   through MPIX_Topo)\n"
     "  --iters N        timed iterations per variant and configuration (default: 100 when a\n"
     "                   rank sends <= 64 KiB in all, 50 up to 1 MiB, 20 above)\n"
-    "  --warmup N       untimed iterations before timing, per round (default 10)\n"
-    "  --warmup-until-settled  a persistent request of ours that runs a measured trial\n"
-    "                   (auto) ends its warm-up once the trial has settled (at most N starts;\n"
-    "                   without a trial: no warm-up)\n"
+    "  --warmup N       untimed starts before timing, per round and variant (default 10)\n"
+    "  --trial-warmup N after the warm-up, a persistent request of ours whose measured trial\n"
+    "                   (auto) has not settled keeps starting, untimed, until it has: at most N\n"
+    "                   more starts (default 241, the trial's bound), so that the timed\n"
+    "                   iterations run the settled plan; 0: they may run the trial\n"
+    "  --warmup-until-settled  simulations: --warmup N only bounds the warm-up of a\n"
+    "                   persistent request of ours, which ends at the start after its trial\n"
+    "                   settled (at once without a trial); the MPI library's calls and the\n"
+    "                   blocking variants still warm up N starts; no --trial-warmup\n"
     "  --settle N       calls of MPI_<Call> at each size before the first variant (default\n"
     "                   max(50, 2 x warmup); 0 in a simulation, where nothing needs settling)\n"
     "  --rounds R       split the timed iterations into R rounds; each round sets up, checks,\n"
@@ -155,6 +160,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.warmup = int(a.count(0, 100000000)), o.warmup_given = true;
     else if (a.is("--warmup-until-settled"))
       o.warmup_until_settled = true;
+    else if (a.is("--trial-warmup"))
+      o.trial_warmup = int(a.count(0, 100000000));
     else if (a.is("--settle"))
       o.settle = int(a.count(0, 100000000));
     else if (a.is("--rounds"))
@@ -394,6 +401,10 @@ struct Samples {
   std::string algorithm, chosen, chosen_by;
   std::string ran;  // persistent variants: what the timed iterations ran, each round's ('|')
   bool skipped = false, deviates = false;
+  // A persistent request of ours: the most starts --trial-warmup added in a round, and whether
+  // the trial had not settled when the timed iterations began, in some round.
+  int trial_warmup = 0;
+  bool timed_trial = false;
   std::vector<double> t;       // own call -> own completion, seconds, per timed iteration
   std::vector<double> arrive;  // imbalance mode: barrier exit -> call
   std::vector<double> done;    // imbalance mode: barrier exit -> completion
@@ -656,22 +667,38 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   op((1LL << 40) + starts);
   g_watchdog.poke();
   check("first run");
-  // 2. Warm-up (no imbalance). Until settled: every rank reads its request's trial text after
-  // each start; the trial's decisions are agreed, but the loop's length is agreed here too.
-  for (int i = 0; i < r.o.warmup; ++i) {
-    if (r.o.warmup_until_settled && ours != MPIX_REQUEST_NULL) {
-      char text[MPIX_MAX_TRIAL_STRING];
-      int len = 0;
-      check_rc(c, MPIX_Request_get_trial(ours, text, &len), "MPIX_Request_get_trial", where);
-      int settled = len == 0 || std::strncmp(text, "chose", 5) == 0, all = 0;
-      MPI_Allreduce(&settled, &all, 1, MPI_INT, MPI_MIN, c.comm);
-      if (all) break;
-    }
+  // 2. Warm-up (no imbalance): --warmup starts, then, for a persistent request of ours whose
+  // measured trial has not settled, more until it has (--trial-warmup at most). Under
+  // --warmup-until-settled a persistent request of ours ends its warm-up once it runs no trial.
+  // Whether the trial has settled is read after each start on every rank; the trial's
+  // decisions are agreed, but the loops' lengths are agreed here too.
+  auto settled_here = [&]() {
+    char text[MPIX_MAX_TRIAL_STRING];
+    int len = 0;
+    check_rc(c, MPIX_Request_get_trial(ours, text, &len), "MPIX_Request_get_trial", where);
+    return len == 0 || std::strncmp(text, "chose", 5) == 0;
+  };
+  auto settled_everywhere = [&]() {
+    int mine = settled_here(), all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c.comm);
+    return all != 0;
+  };
+  auto warm = [&](const std::string& what) {
     if (r.o.check_every) vary(starts);
     op((1LL << 40) + starts);
     g_watchdog.poke();
-    if (r.o.check_every) check(("warm-up start " + std::to_string(i)).c_str());
+    if (r.o.check_every) check(what.c_str());
+  };
+  const bool until = r.o.warmup_until_settled && ours != MPIX_REQUEST_NULL;
+  for (int i = 0; i < r.o.warmup && !(until && settled_everywhere()); ++i)
+    warm("warm-up start " + std::to_string(i));
+  if (ours != MPIX_REQUEST_NULL && !r.o.warmup_until_settled) {
+    int more = 0;
+    while (more < r.o.trial_warmup && !settled_everywhere())
+      warm("trial warm-up start " + std::to_string(more++));
+    out.trial_warmup = std::max(out.trial_warmup, more);
   }
+  if (ours != MPIX_REQUEST_NULL && !settled_here()) out.timed_trial = true;
   // 3. Timed iterations; the result must be rewritten in full: poison it first.
   recv = k.poison;
   const bool imb = r.o.imbalance_us > 0;
@@ -732,7 +759,8 @@ struct Result {
   std::string variant, selection, algorithm, chosen, chosen_by;
   Kind kind = Kind::SystemBlocking;
   bool skipped = false, deviates = false;
-  int iters = 0;
+  int iters = 0, trial_warmup = 0;
+  bool timed_trial = false;
   double min_us = 0, avg_us = 0, max_us = 0, med_us = 0, init_us = -1;
   double after_mean_us = 0, after_max_us = 0, after_med_us = 0;  // imbalance mode
   long long msgs_sum = -1, bytes_sum = -1, imsg_max = -1, imsg_sum = -1, ibytes_max = -1,
@@ -751,6 +779,8 @@ Result summarize(const Run& r, const Variant& v, const Samples& s) {
   res.chosen_by = s.chosen_by;
   res.skipped = s.skipped;
   res.deviates = s.deviates;
+  res.trial_warmup = s.trial_warmup;
+  res.timed_trial = s.timed_trial;
   res.iters = static_cast<int>(s.t.size());
   double sum = 0;
   for (double x : s.t) sum += x;
@@ -892,6 +922,17 @@ struct Printer {
       else
         std::fprintf(csv, "0,,,,,,,\n");
     }
+    for (const Result& x : k.rs) {
+      if (x.timed_trial)
+        std::printf(
+            "# note: %s's measured trial had not settled when its timed iterations began: "
+            "its times include trial starts (raise --trial-warmup, or --warmup under "
+            "--warmup-until-settled)\n",
+            x.variant.c_str());
+      else if (x.trial_warmup > 0)
+        std::printf("# %s: its trial settled within %d more warm-up starts (--trial-warmup)\n",
+                    x.variant.c_str(), x.trial_warmup);
+    }
     std::string deviating;
     for (const Result& x : k.rs)
       if (x.deviates) deviating += (deviating.empty() ? "" : ", ") + x.variant;
@@ -1031,8 +1072,12 @@ int run_bench(int argc, char** argv) {
                 c.nprocs, c.nnodes,
                 r.locality_env.empty() ? "" : (" (MPIX_LOCALITY=" + r.locality_env + ")").c_str(),
                 c.mpi_library.c_str());
-    std::printf("# warmup=%d iters=%s rounds=%d seed=%llu  %s=%s  system persistent: %s\n",
-                o.warmup, o.iters > 0 ? std::to_string(o.iters).c_str() : "adaptive", o.rounds,
+    const std::string warm =
+        std::to_string(o.warmup) + (o.warmup_until_settled
+                                        ? " (until settled)"
+                                        : " trial-warmup=" + std::to_string(o.trial_warmup));
+    std::printf("# warmup=%s iters=%s rounds=%d seed=%llu  %s=%s  system persistent: %s\n",
+                warm.c_str(), o.iters > 0 ? std::to_string(o.iters).c_str() : "adaptive", o.rounds,
                 o.seed, env_name.c_str(), env ? env : "(unset)",
                 w.system_init_name() ? w.system_init_name() : "none");
     std::printf(

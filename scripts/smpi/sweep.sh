@@ -151,7 +151,8 @@ run() {
      smpirun -platform "$plat" -hostfile "$hosts" -np "$P" "${CFG[@]}" "${ecfg[@]}" \
        "--cfg=surf/precision:$prec" \
        "$BENCH" --variants "$variants" --radices "$radices" --sizes "$size" \
-       --iters "$ITERS" --warmup 0 --settle 0 --rounds 1 --watchdog 0 --csv "$csv") >"$logf" 2>&1 &
+       --iters "$ITERS" --warmup 0 --trial-warmup 0 --settle 0 --rounds 1 --watchdog 0 \
+       --csv "$csv") >"$logf" 2>&1 &
   sim_pid=$!
   wait "$sim_pid"
   rc=$?
@@ -229,7 +230,9 @@ for P in $NPS; do
     #    cheap, and is recorded as the baseline "smpi:bruck" from the first run.
     #    auto has a run of its own too, so that its rows can be deleted and measured again
     #    alone when the model changes (SWEEP_ALGOS=auto SWEEP_SKIP_TRA=1 SWEEP_SKIP_TRA2=1
-    #    SWEEP_SKIP_BASELINES=1).
+    #    SWEEP_SKIP_BASELINES=1). No warm-up, none either until auto's measured trial
+    #    settled (--warmup 0 --trial-warmup 0): what the sweep has always timed; auto settled
+    #    is scripts/smpi/trial.sh's.
     others=""
     for a in $ALGOS; do [ "$a" = linear ] || [ "$a" = auto ] || others+="${others:+,}$a"; done
     [ -n "$others" ] && run "ours" "$P" "$size" ours "--cfg=smpi/alltoall:bruck" "" "$others"
