@@ -138,8 +138,11 @@ class Case {
   std::size_t elem = 1;                     // bytes per element of the calls' datatype
   std::vector<unsigned char> send, expected, poison;
   long long load_bytes = 0;  // the most bytes a rank sends (same on every rank)
-  std::string reproduce;     // options that rebuild this case
-  double noise_us = 0;       // the arrival noise's mean at this case (--noise, --noise-rel)
+  // The message size of OSU's defaults (Options::iters, warmup): a block's bytes (alltoall;
+  // alltoallv: the mean block), the largest of the ranks' mean message (neighbor)
+  long long msg_bytes = 0;
+  std::string reproduce;  // options that rebuild this case
+  double noise_us = 0;    // the arrival noise's mean at this case (--noise, --noise-rel)
 
   virtual int sys_blocking(void* recv, MPI_Comm cm) = 0;
   virtual int sys_init(void* recv, MPI_Comm cm, MPI_Request* req) = 0;
@@ -165,8 +168,11 @@ struct Options {
   std::string collective = "alltoall";
   std::vector<long long> sizes;       // empty: the workload's default
   std::vector<std::string> patterns;  // empty: the workload's default
-  int iters = 0;                      // 0: adapt to the bytes a rank sends
-  int warmup = 10;
+  // --iters, --warmup; 0 / -1: OSU Micro-Benchmarks' defaults (osu_alltoall), by the case's
+  // message size (Case::msg_bytes): up to 8 KiB 1000 timed iterations after 200 warm-up
+  // starts, above 100 after 10.
+  int iters = 0;
+  int warmup = -1;
   int settle = -1;  // --settle N; -1: max(50, 2 * warmup)
   int rounds = 1;
   bool iters_given = false, warmup_given = false;

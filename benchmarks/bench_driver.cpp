@@ -60,9 +60,10 @@ namespace {
 const char* const kUsage =
     "usage: mpia_bench [--collective alltoall|alltoallv|neighbor] [options]\n"
     "  --collective C   the collective (default alltoall)\n"
-    "  --sizes LIST     alltoall: block bytes per destination (default 1,8,64,512,4096,32768);\n"
-    "                   alltoallv: average block bytes (default 8,512,8192); neighbor: n of\n"
-    "                   every pattern (default 8,32,128); k/M suffixes, e.g. 1,8,4k\n"
+    "  --sizes LIST     alltoall: block bytes per destination (default OSU's: 1, 2, 4, ... 1M,\n"
+    "                   those where a rank sends at most 64 MiB in all); alltoallv: average\n"
+    "                   block bytes (default 8,512,8192); neighbor: n of every pattern (default\n"
+    "                   8,32,128); k/M suffixes, e.g. 1,8,4k\n"
     "  --patterns LIST  alltoallv (block s->d in proportion to a weight, mean --sizes;\n"
     "                   benchmarks/workload_alltoallv.cpp has the details): uniform; random\n"
     "                   (uniform in [0,2)); skewed (1/(s+1)); sparse (the ceil(sqrt P) ranks of\n"
@@ -81,9 +82,12 @@ const char* const kUsage =
     "  --placement P    neighbor stencil*: block (grid position i is rank i, default) or\n"
     "                   scattered (consecutive positions on different nodes, round robin;\n"
     "                   through MPIX_Topo)\n"
-    "  --iters N        timed iterations per variant and configuration (default: 100 when a\n"
-    "                   rank sends <= 64 KiB in all, 50 up to 1 MiB, 20 above)\n"
-    "  --warmup N       untimed starts before timing, per round and variant (default 10)\n"
+    "  --iters N        timed iterations per variant and configuration (default OSU's\n"
+    "                   osu_alltoall: 1000 for messages up to 8 KiB, 100 above; a message is\n"
+    "                   a block (alltoallv: the mean block; neighbor: the largest of the\n"
+    "                   ranks' mean message))\n"
+    "  --warmup N       untimed starts before timing, per round and variant (default OSU's:\n"
+    "                   200 for messages up to 8 KiB, 10 above)\n"
     "  --trial-warmup N after the warm-up, a persistent request of ours whose measured trial\n"
     "                   (auto) has not settled keeps starting, untimed, until it has: at most N\n"
     "                   more starts (default 241, the trial's bound), so that the timed\n"
@@ -134,6 +138,33 @@ const char* const kUsage =
 
 // ---------------------------------------------------------------------------------------------
 // Options
+
+// OSU Micro-Benchmarks' defaults (osu_alltoall): messages up to 8 KiB get 1000 timed
+// iterations after 200 warm-up ones, larger ones 100 after 10.
+constexpr long long kOsuLargeMessage = 8192;
+
+int iterations_for(const Options& o, const Case& k) {
+  if (o.iters > 0) return o.iters;
+  return k.msg_bytes <= kOsuLargeMessage ? 1000 : 100;
+}
+
+int warmup_for(const Options& o, const Case& k) {
+  if (o.warmup >= 0) return o.warmup;
+  return k.msg_bytes <= kOsuLargeMessage ? 200 : 10;
+}
+
+// The workload's default sizes; where they are block bytes (alltoall, alltoallv), those with
+// which a rank sends at most 64 MiB in all (osu_alltoall, too, bounds its largest message by
+// the memory it may use; mpia_bench holds several copies of the buffers).
+std::vector<long long> default_sizes(const Workload& w, int nprocs) {
+  constexpr long long kMaxBytesPerRank = 64LL << 20;
+  if (std::string(w.collective) == "neighbor") return w.default_sizes;
+  std::vector<long long> out;
+  for (long long s : w.default_sizes)
+    if (s * nprocs <= kMaxBytesPerRank) out.push_back(s);
+  if (out.empty()) out.push_back(w.default_sizes.front());
+  return out;
+}
 
 Options parse_options(int argc, char** argv, int rank, int nprocs, const Workload*& w) {
   Options o;
@@ -237,7 +268,7 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
     a.error("bad --periodic '" + o.periodic + "' (auto, all or none)");
   if (o.placement != "block" && o.placement != "scattered")
     a.error("bad --placement '" + o.placement + "' (block or scattered)");
-  if (!sizes_given) o.sizes = o.quick ? w->quick_sizes : w->default_sizes;
+  if (!sizes_given) o.sizes = o.quick ? w->quick_sizes : default_sizes(*w, nprocs);
   if (o.quick) {
     if (!o.iters_given) o.iters = 2;
     if (!o.warmup_given) o.warmup = 1;
@@ -689,8 +720,9 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     g_watchdog.poke();
     if (r.o.check_every) check(what.c_str());
   };
+  const int warmup = warmup_for(r.o, k);
   const bool until = r.o.warmup_until_settled && ours != MPIX_REQUEST_NULL;
-  for (int i = 0; i < r.o.warmup && !(until && settled_everywhere()); ++i)
+  for (int i = 0; i < warmup && !(until && settled_everywhere()); ++i)
     warm("warm-up start " + std::to_string(i));
   if (ours != MPIX_REQUEST_NULL && !r.o.warmup_until_settled) {
     int more = 0;
@@ -1006,13 +1038,6 @@ const char* const kCsvHeader =
     "system_result,imbalance_us,after_mean_us,after_max_us,after_median_max_us,ratio_pairwise,"
     "ratio_system,ratio_pairwise_max,ratio_system_max\n";
 
-int iterations_for(const Options& o, long long load_bytes) {
-  if (o.iters > 0) return o.iters;
-  if (load_bytes <= 64LL * 1024) return 100;
-  if (load_bytes <= 1024LL * 1024) return 50;
-  return 20;
-}
-
 }  // namespace
 
 int run_bench(int argc, char** argv) {
@@ -1073,13 +1098,17 @@ int run_bench(int argc, char** argv) {
                 r.locality_env.empty() ? "" : (" (MPIX_LOCALITY=" + r.locality_env + ")").c_str(),
                 c.mpi_library.c_str());
     const std::string warm =
-        std::to_string(o.warmup) + (o.warmup_until_settled
-                                        ? " (until settled)"
-                                        : " trial-warmup=" + std::to_string(o.trial_warmup));
+        (o.warmup >= 0 ? std::to_string(o.warmup) : std::string("200|10")) +
+        (o.warmup_until_settled ? " (until settled)"
+                                : " trial-warmup=" + std::to_string(o.trial_warmup));
     std::printf("# warmup=%s iters=%s rounds=%d seed=%llu  %s=%s  system persistent: %s\n",
-                warm.c_str(), o.iters > 0 ? std::to_string(o.iters).c_str() : "adaptive", o.rounds,
+                warm.c_str(), o.iters > 0 ? std::to_string(o.iters).c_str() : "1000|100", o.rounds,
                 o.seed, env_name.c_str(), env ? env : "(unset)",
                 w.system_init_name() ? w.system_init_name() : "none");
+    if (o.warmup < 0 || o.iters <= 0)
+      std::printf("# %s%s%s: OSU's defaults, the first up to 8 KiB messages, the second above\n",
+                  o.warmup < 0 ? "warmup" : "", o.warmup < 0 && o.iters <= 0 ? " and " : "",
+                  o.iters <= 0 ? "iters" : "");
     std::printf(
         "# times in us: per-rank mean over iterations, min/avg/max over ranks; "
         "med_max = median over iterations of the slowest rank;\n"
@@ -1114,7 +1143,9 @@ int run_bench(int argc, char** argv) {
       // fresh buffers and a new message size otherwise penalize whichever comes first.
       g_watchdog.set_phase("settling with MPI_" + std::string(w.call) + ", size " +
                            std::to_string(size));
-      const int settle = o.no_baseline ? 0 : o.settle >= 0 ? o.settle : std::max(50, 2 * o.warmup);
+      const int settle = o.no_baseline   ? 0
+                         : o.settle >= 0 ? o.settle
+                                         : std::max(50, 2 * warmup_for(o, *k));
       std::vector<unsigned char> scratch = settle > 0 ? k->poison : std::vector<unsigned char>();
       for (int i = 0; i < settle; ++i) {
         check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),
@@ -1139,7 +1170,7 @@ int run_bench(int argc, char** argv) {
           std::printf("# arrival noise at size %lld: mean %.3g us (%g x MPI_%s's %.3g us)\n", size,
                       k->noise_us, o.noise_rel, w.call, median(ts) * 1e6);
       }
-      const int per_round = (iterations_for(o, k->load_bytes) + o.rounds - 1) / o.rounds;
+      const int per_round = (iterations_for(o, *k) + o.rounds - 1) / o.rounds;
       std::vector<Samples> samples(variants.size());
       for (int round = 0; round < o.rounds; ++round)
         for (std::size_t j = 0; j < variants.size(); ++j) {

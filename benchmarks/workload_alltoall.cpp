@@ -41,6 +41,7 @@ std::unique_ptr<Case> make(const Ctx& c, const Options&, const std::string&, lon
   fill_send(k->send, c.rank, c.nprocs, block);
   fill_expected(k->expected, c.rank, c.nprocs, block);
   poison_recv(k->poison, c.rank, c.nprocs, block);
+  k->msg_bytes = size;
   k->load_bytes = size * c.nprocs;
   k->reproduce = "--sizes " + std::to_string(size);
   return k;
@@ -52,6 +53,13 @@ std::map<std::string, std::vector<long long>> sweeps(int nprocs) {
   return {{"radix", radices}};
 }
 
+// The default sizes, OSU's osu_alltoall's: 1 B to 1 MiB, powers of two.
+std::vector<long long> osu_sizes() {
+  std::vector<long long> out;
+  for (long long s = 1; s <= (1 << 20); s *= 2) out.push_back(s);
+  return out;
+}
+
 }  // namespace
 
 const Workload& alltoall_workload() {
@@ -61,7 +69,7 @@ const Workload& alltoall_workload() {
                           "a2a",
                           "MPIX_ALLTOALL",
                           mpia_bench_system_pcoll_name,
-                          {1, 8, 64, 512, 4096, 32768},
+                          osu_sizes(),
                           {1, 1024},
                           INT32_MAX,
                           {},

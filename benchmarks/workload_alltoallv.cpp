@@ -209,6 +209,7 @@ std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pa
       k->poison[k->rdispls[r] + i] = static_cast<unsigned char>(~e);
     }
   }
+  k->msg_bytes = size;
   k->load_bytes = size * P;
   k->reproduce = "--patterns " + pat + " --sizes " + std::to_string(size) + " --seed " +
                  std::to_string(o.seed);

@@ -686,8 +686,12 @@ std::unique_ptr<Case> make(const Ctx& c, const Options& o, const std::string& pa
     make_sparse(c, o, *t);
   }
   const std::string stats = topo_stats(c, *t);
-  long long mine = static_cast<long long>(t->dsend.size() * sizeof(double));
+  long long mine = static_cast<long long>(t->dsend.size() * sizeof(double)), messages = 0;
   MPI_Allreduce(&mine, &t->load_bytes, 1, MPI_LONG_LONG, MPI_MAX, c.comm);
+  for (std::size_t j = 0; j < t->dests.size(); ++j)
+    messages += t->dests[j] != MPI_PROC_NULL && t->scounts[j] > 0;
+  long long mean_message = messages > 0 ? mine / messages : 0;
+  MPI_Allreduce(&mean_message, &t->msg_bytes, 1, MPI_LONG_LONG, MPI_MAX, c.comm);
   t->finish();
   if (t->degenerate) t->reference = "the MPI-4.1 definition";
   t->header = pat + " n=" + std::to_string(n) + ": " + t->header + "; " + stats +

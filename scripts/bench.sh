@@ -17,6 +17,11 @@
 # prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
 # scripts/setup.sh has installed the packages.
 #
+# The runs keep mpia_bench's timing short, not its OSU-like defaults (docs/benchmarks.md):
+# fixed sizes, fewer iterations at 16 ranks, a warm-up of 1-20 starts; a persistent auto
+# request still warms up until its measured trial has settled (mpia_bench --trial-warmup), so
+# that auto's rows time its settled plan.
+#
 # Environment (all optional):
 #   MPIA_BENCH_FLAVOURS   MPI flavours, space or comma separated (default "openmpi mpich")
 #   MPIA_BENCH_NP_OPENMPI process counts for Open MPI (default "2 16"; more ranks than cores
@@ -24,17 +29,16 @@
 #   MPIA_BENCH_NP_MPICH   process counts for MPICH (default "2"; MPICH busy-polls when
 #                         oversubscribed, 8-32 ms per collective: "2 4" at most, and read the
 #                         oversubscribed numbers as scheduling noise)
-#   MPIA_BENCH_SIZES      block sizes in bytes, comma separated (default: mpia_bench's own,
-#                         1,8,64,512,4096,32768)
+#   MPIA_BENCH_SIZES      block sizes in bytes, comma separated (default 1,8,64,512,4096,32768)
 #   MPIA_BENCH_ARGS_DEDICATED  mpia_bench options when P <= cores
-#                         (default "--rounds 10 --iters 2000")
+#                         (default "--rounds 10 --iters 2000 --warmup 10")
 #   MPIA_BENCH_ARGS_OVERSUB    mpia_bench options when P > cores, oversubscribed, Open MPI
 #                         (default "--rounds 5 --iters 200 --warmup 3")
 #   MPIA_BENCH_ARGS_OVERSUB_MPICH  the same for MPICH (default "--rounds 2 --iters 10 --warmup 1")
 #   MPIA_BENCH_ARGS       extra mpia_bench options for every run (e.g. "--variants tra:*")
 #   MPIA_BENCH_V_NP_OPENMPI / MPIA_BENCH_V_NP_MPICH  process counts of the alltoallv runs
 #                         (default "2 16" / "2"; "" skips)
-#   MPIA_BENCH_V_SIZES    their average block sizes (default mpia_bench's own, 8,512,8192)
+#   MPIA_BENCH_V_SIZES    their average block sizes (default 8,512,8192)
 #   MPIA_BENCH_V_ARGS_DEDICATED  their mpia_bench options when P <= cores
 #                         (default "--rounds 5 --iters 1000 --warmup 10")
 #   MPIA_BENCH_V_ARGS_OVERSUB    the same when P > cores, Open MPI
@@ -52,7 +56,7 @@
 #                         neighbor runs (default "2 16" / "2"; "" skips)
 #   MPIA_BENCH_NEIGHBOR_PPN    ranks per emulated node (MPIX_LOCALITY=ppn:K) of its runs, at
 #                         most P/2 so that there are at least two nodes (default 4)
-#   MPIA_BENCH_NEIGHBOR_SIZES  its sizes n, comma separated (default its own, 8,32,128)
+#   MPIA_BENCH_NEIGHBOR_SIZES  its sizes n, comma separated (default 8,32,128)
 #   MPIA_BENCH_NEIGHBOR_ARGS_DEDICATED  its options when P <= cores
 #                         (default "--iters 300 --warmup 20")
 #   MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB    the same when P > cores, Open MPI
@@ -203,11 +207,11 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
       onps="${MPIA_BENCH_OVERLAP_NP_MPICH-2}" ;;
   esac
 
-  run_coll "$flavour" alltoall "$nps" "${MPIA_BENCH_SIZES:-}" \
-    "${MPIA_BENCH_ARGS_DEDICATED:---rounds 10 --iters 2000}" \
+  run_coll "$flavour" alltoall "$nps" "${MPIA_BENCH_SIZES:-1,8,64,512,4096,32768}" \
+    "${MPIA_BENCH_ARGS_DEDICATED:---rounds 10 --iters 2000 --warmup 10}" \
     "${MPIA_BENCH_ARGS_OVERSUB:---rounds 5 --iters 200 --warmup 3}" \
     "${MPIA_BENCH_ARGS_OVERSUB_MPICH:---rounds 2 --iters 10 --warmup 1}" "${MPIA_BENCH_ARGS:-}"
-  run_coll "$flavour" alltoallv "$vnps" "${MPIA_BENCH_V_SIZES:-}" \
+  run_coll "$flavour" alltoallv "$vnps" "${MPIA_BENCH_V_SIZES:-8,512,8192}" \
     "${MPIA_BENCH_V_ARGS_DEDICATED:---rounds 5 --iters 1000 --warmup 10}" \
     "${MPIA_BENCH_V_ARGS_OVERSUB:---rounds 2 --iters 20 --warmup 2}" \
     "${MPIA_BENCH_V_ARGS_OVERSUB_MPICH:---rounds 1 --iters 5 --warmup 1}" "${MPIA_BENCH_V_ARGS:-}"
@@ -235,7 +239,7 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
 
   # Neighbor all-to-all-v (stencil halos and sparse-matrix exchanges), nodes emulated with
   # MPIX_LOCALITY=ppn:K.
-  run_coll "$flavour" neighbor "$nnps" "${MPIA_BENCH_NEIGHBOR_SIZES:-}" \
+  run_coll "$flavour" neighbor "$nnps" "${MPIA_BENCH_NEIGHBOR_SIZES:-8,32,128}" \
     "${MPIA_BENCH_NEIGHBOR_ARGS_DEDICATED:---iters 300 --warmup 20}" \
     "${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB:---iters 40 --warmup 4}" \
     "${MPIA_BENCH_NEIGHBOR_ARGS_OVERSUB_MPICH:---iters 5 --warmup 1}" \

@@ -37,8 +37,9 @@
 #   MPIA_CAL_RADICES   radices of tra:radix=* (default 2,4,8; those above P are skipped)
 #   MPIA_CAL_TRA2      more tra2 pairs "a,b a,b ..." (radix_intra,radix_inter), one launch each
 #                      (the blocking MPIX_Alltoall under MPIX_ALLTOALL); default "2,2"
-#   MPIA_CAL_ARGS      mpia_bench's timing options (default "--rounds 3 --warmup 5"; its default
-#                      iterations per size: 100 up to 64 KiB per rank)
+#   MPIA_CAL_ARGS      mpia_bench's timing options (default "--rounds 3 --warmup 5 --iters 100";
+#                      mpia_bench's own default, OSU's 1000 up to 8 KiB blocks, takes ten times
+#                      longer)
 #   MPIA_CAL_FIT_ALSO  more CSVs to fit together with these (earlier runs at other P)
 #   MPIA_CAL_RULES=0   no pinning rules (by default a rule pins the best measured selection at
 #                      each point where the fitted model's pick is more than 10 % slower)
@@ -67,7 +68,7 @@ mkdir -p "$out" || die "cannot create $out"
 sizes="${MPIA_CAL_SIZES:-8,512,4096}"
 variants="${MPIA_CAL_VARIANTS:-linear,pairwise,bruck,tra2,tra:radix=*}"
 radices="${MPIA_CAL_RADICES:-2,4,8}"
-read -r -a timing <<<"${MPIA_CAL_ARGS:---rounds 3 --warmup 5}"
+read -r -a timing <<<"${MPIA_CAL_ARGS:---rounds 3 --warmup 5 --iters 100}"
 timeout_s="${MPIA_CAL_TIMEOUT:-900}"
 t_start=$SECONDS
 
