@@ -11,10 +11,14 @@
 #
 # Writes results/alltoall_<flavour>_P<P>.csv, results/alltoallv_<flavour>_P<P>.csv,
 # results/imbalance_openmpi_P<P>.csv, results/neighbor_<flavour>_P<P>.csv,
-# results/overlap_<flavour>_P<P>.csv, results/fft3d_openmpi_P<P>.csv (each with a .log; every
-# mpia_bench CSV has the same columns) and, when matplotlib is installed, a plot per CSV of
-# mpia_bench (results/<name>.png: time per size of every variant, benchmarks/plot_bench.py);
-# prints the tables. Five to fifteen minutes on a 2-core machine (depending on its load) once
+# results/overlap_<flavour>_P<P>.csv, results/fft3d_openmpi_P<P>.csv, each with a .log that
+# holds the full tables (an mpia_bench log ends with a summary table; every mpia_bench CSV has
+# the same columns) and, when matplotlib is installed, a plot per CSV of mpia_bench
+# (results/<name>.png: auto, the MPI library's call and the best of our fixed algorithms per
+# size, and their ratios; benchmarks/plot_bench.py). Prints a line per run, the overlap and FFT
+# tables, and ends with the verdict (benchmarks/verdict.py, from the CSVs): per collective, MPI
+# and P, auto's time over the MPI library's call's (the range over the sizes) and what auto
+# chose at each size. Five to fifteen minutes on a 2-core machine (depending on its load) once
 # scripts/setup.sh has installed the packages.
 #
 # The runs keep mpia_bench's timing short, not its OSU-like defaults (docs/benchmarks.md):
@@ -67,7 +71,9 @@
 #                         mpia_bench_overlap (default "2" each, a few seconds; "" skips)
 #   MPIA_BENCH_OVERLAP_ARGS    its options (default: its own, bruck,tra at 4k,64k,512k)
 #   MPIA_BENCH_TIMEOUT    seconds one mpirun may take before it is killed (default 600)
-#   MPIA_BENCH_PLOTS=0    no plots
+#   MPIA_BENCH_PLOTS=0    no plots; MPIA_BENCH_PLOTS=all: also results/<name>_all.png, every
+#                         variant's line
+#   MPIA_BENCH_VERBOSE=1  print every run's tables as it runs (they are in its .log anyway)
 #   MPIA_SKIP_SETUP=1     do not run scripts/setup.sh (packages already installed)
 #   MPIA_JOBS             parallel build jobs (default 2)
 set -uo pipefail
@@ -96,8 +102,8 @@ logs=()
 ran=0
 t_start=$SECONDS
 
-# run_bench FLAVOUR NP NAME COMMAND...: run one benchmark under the timeout, tee its output to
-# results/NAME.log, record a failure or the log.
+# run_bench FLAVOUR NP NAME COMMAND...: run one benchmark under the timeout, its output in
+# results/NAME.log (also on the terminal with MPIA_BENCH_VERBOSE=1), record a failure or the log.
 run_bench() {
   local flavour="$1" np="$2" name="$3" rc t0
   shift 3
@@ -106,10 +112,16 @@ run_bench() {
   echo "=== $name: $flavour, P=$np$([ "$np" -gt "$NCORES" ] && echo " (oversubscribed on $NCORES cores)")"
   echo "=== $*"
   t0=$SECONDS
-  timeout --signal=TERM --kill-after=10 "$TIMEOUT" "$@" 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
-  echo "=== $name: exit $rc after $((SECONDS - t0)) s; log in $log"
+  if [ "${MPIA_BENCH_VERBOSE:-0}" = 1 ]; then
+    timeout --signal=TERM --kill-after=10 "$TIMEOUT" "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+  else
+    timeout --signal=TERM --kill-after=10 "$TIMEOUT" "$@" >"$log" 2>&1
+    rc=$?
+  fi
+  echo "=== $name: exit $rc after $((SECONDS - t0)) s; tables in $log"
   if [ "$rc" -ne 0 ]; then
+    [ "${MPIA_BENCH_VERBOSE:-0}" = 1 ] || tail -n 20 "$log" >&2
     [ "$rc" -eq 124 ] && echo "=== TIMED OUT after $TIMEOUT s" >&2
     failures+=("$name: exit $rc (see $log)")
   else
@@ -254,37 +266,57 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
   done
 done
 
-# Plots of the mpia_bench CSVs (time per size of every variant), when matplotlib is there.
-if [ "${MPIA_BENCH_PLOTS:-1}" != 0 ] && [ "${#logs[@]}" -gt 0 ]; then
+# The CSVs of mpia_bench's main runs (the verdict's and the plots'; the imbalance run is plotted
+# but has no verdict).
+csvs=()
+vcsvs=()
+for log in "${logs[@]}"; do
+  case "$log" in results/overlap_*|results/fft3d_*) continue ;; esac
+  [ -s "${log%.log}.csv" ] || continue
+  csvs+=("${log%.log}.csv")
+  case "$log" in results/imbalance_*) ;; *) vcsvs+=("${log%.log}.csv") ;; esac
+done
+
+# Plots: auto, the MPI library's call and the best of ours per size (and every variant with
+# MPIA_BENCH_PLOTS=all), when matplotlib is there.
+plots="${MPIA_BENCH_PLOTS:-1}"
+if [ "$plots" != 0 ] && [ "${#csvs[@]}" -gt 0 ]; then
   if py="$(mpia_python matplotlib)"; then
-    csvs=()
-    for log in "${logs[@]}"; do
-      case "$log" in results/overlap_*|results/fft3d_*) continue ;; esac
-      [ -s "${log%.log}.csv" ] && csvs+=("${log%.log}.csv")
-    done
-    [ "${#csvs[@]}" -gt 0 ] && { "$py" "$ROOT/benchmarks/plot_bench.py" "${csvs[@]}" ||
-      mpia_log "plot_bench.py failed (the CSVs are fine)"; }
+    all=()
+    [ "$plots" = all ] && all=(--all)
+    echo
+    "$py" "$ROOT/benchmarks/plot_bench.py" "${all[@]}" "${csvs[@]}" ||
+      mpia_log "plot_bench.py failed (the CSVs are fine)"
   else
     mpia_log "no plots"
   fi
 fi
 
-# All summaries together (the logs of mpia_bench end with a summary table;
-# the FFT mini-app's is short enough to repeat whole).
+# The overlap driver's and the FFT mini-app's tables (short; the verdict does not cover them).
 for log in "${logs[@]}"; do
+  case "$log" in results/overlap_*|results/fft3d_*) ;; *) continue ;; esac
   echo
   echo "=== ${log%.log}"
-  if grep -q '^# summary' "$log"; then
-    sed -n '/^# summary/,$p' "$log"
-  else
-    cat "$log"
-  fi
+  cat "$log"
 done
 
 echo
-echo "bench.sh: $ran benchmark run(s) completed in $((SECONDS - t_start)) s; results in results/"
+echo "bench.sh: $ran benchmark run(s) completed in $((SECONDS - t_start)) s. Full tables: results/<name>.log"
+echo "  (an mpia_bench log ends with a summary table); every row: results/<name>.csv; plots:"
+echo "  results/<name>.png; the options: docs/benchmarks.md"
+status=0
 if [ "${#failures[@]}" -gt 0 ]; then
   printf 'bench.sh: FAILED: %s\n' "${failures[@]}" >&2
-  exit 1
+  status=1
 fi
-exit 0
+
+# Last: the verdict, from the CSVs (Python's standard library only).
+if [ "${#vcsvs[@]}" -gt 0 ]; then
+  echo
+  if vpy="$(command -v python3 || command -v /usr/bin/python3)"; then
+    "$vpy" "$ROOT/benchmarks/verdict.py" --cores "$NCORES" "${vcsvs[@]}" || status=1
+  else
+    mpia_log "no python3: no verdict (the CSVs are in results/)"
+  fi
+fi
+exit "$status"
