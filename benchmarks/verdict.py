@@ -125,8 +125,9 @@ def choices(collective, pts):
 
 
 def runs_of(paths):
-    """[(sort key, title, rows)] one per CSV, in the order alltoall, alltoallv, neighbor."""
-    out = []
+    """[(sort key, collective, imbalance, rows)] one per CSV: alltoall, alltoallv, neighbor; the
+    MPI libraries in the order the files name them first; P ascending."""
+    out, mpis = [], []
     for path in paths:
         rows = load(path)
         if not rows:
@@ -134,7 +135,10 @@ def runs_of(paths):
         r0 = rows[0]
         coll = r0.get("collective") or "alltoall"
         imbalance = max(float(r.get("imbalance_us") or 0) for r in rows)
-        out.append(((COLLECTIVE_ORDER.get(coll, 9), imbalance > 0, mpi_name(r0["mpi_library"]),
+        mpi = mpi_name(r0["mpi_library"])
+        if mpi not in mpis:
+            mpis.append(mpi)
+        out.append(((COLLECTIVE_ORDER.get(coll, 9), imbalance > 0, mpis.index(mpi), mpi,
                      int(r0["P"]), path), coll, imbalance, rows))
     out.sort(key=lambda x: x[0])
     return out
@@ -143,7 +147,7 @@ def runs_of(paths):
 def verdict(paths, metric="avg", cores=0):
     lines = []
     for key, coll, imbalance, rows in runs_of(paths):
-        mpi, nprocs = key[2], key[3]
+        mpi, nprocs = key[3], key[4]
         nodes = max(int(r.get("nodes") or 1) for r in rows)
         by_pattern = points(rows, metric)
         every = [p for pts in by_pattern.values() for p in pts]
