@@ -3,7 +3,8 @@
 column per pattern (one for alltoall): on top the time against the size of three lines --
 `auto`, the MPI library's call (MPI_<Call>) and the best of our fixed algorithms at each size
 (each point labelled with which) -- and below them auto's and our best's ratio to the MPI
-library's call (below 1: faster). The points are verdict.py's (the same metric).
+library's call (below 1: faster). The points are verdict.py's (the same metric: by default the
+median over iterations of the slowest rank's time).
 
     python3 benchmarks/plot_bench.py [--metric avg|median] [--all] X.csv [more.csv ...]
 
@@ -54,7 +55,7 @@ def plot(path, metric):
         return None
     coll = rows[0].get("collective") or "alltoall"
     by_pattern = verdict.points(rows, metric)
-    unit = "mean time (us)" if metric == "avg" else "median, slowest rank (us)"
+    unit = "mean time (us)" if metric == "avg" else "median time, slowest rank (us)"
     # At most 3 patterns a row; each pattern's time panel above its ratio panel.
     ncols = min(3, len(by_pattern))
     blocks = (len(by_pattern) + ncols - 1) // ncols
@@ -145,7 +146,7 @@ def plot_all(path, metric):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--metric", choices=sorted(verdict.METRICS), default="avg")
+    ap.add_argument("--metric", choices=sorted(verdict.METRICS), default="median")
     ap.add_argument("--all", action="store_true", help="also X_all.png: every variant")
     ap.add_argument("csv", nargs="+")
     a = ap.parse_args(argv[1:])

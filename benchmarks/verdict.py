@@ -7,15 +7,17 @@ Python standard library only (no numpy).
 
     python3 benchmarks/verdict.py [--metric avg|median] [--cores N] results/alltoall_*.csv ...
 
---metric avg (default): the CSV's avg_us, each rank's mean over the timed iterations averaged
-over the ranks (the tables' `ratio`; OSU's average latency); median: median_max_us (the
-median over iterations of the slowest rank, the tables' `ratio_med`). --cores N marks process
-counts above N as oversubscribed. plot_bench.py draws the same points.
+--metric median (default): the CSV's median_max_us, the median over the timed iterations of
+the slowest rank's time (the tables' `ratio_med`): a busy or oversubscribed machine's hiccups
+(a rank descheduled for milliseconds) move it little; avg: avg_us, each rank's mean averaged
+over the ranks (the tables' `ratio`, OSU's average latency), which such hiccups can multiply.
+--cores N marks process counts above N as oversubscribed. plot_bench.py draws the same points.
 """
 import argparse
 import csv
 import re
 import sys
+import textwrap
 
 COLLECTIVE_ORDER = {"alltoall": 0, "alltoallv": 1, "neighbor": 2}
 METRICS = {"avg": "avg_us", "median": "median_max_us"}
@@ -73,7 +75,7 @@ class Point:
         return t / self.base if t is not None and self.base else None
 
 
-def points(rows, metric="avg"):
+def points(rows, metric="median"):
     """{pattern: [Point, ...] by size} of one run's rows; times in us."""
     column = METRICS[metric]
     cases = {}
@@ -144,7 +146,7 @@ def runs_of(paths):
     return out
 
 
-def verdict(paths, metric="avg", cores=0):
+def verdict(paths, metric="median", cores=0):
     lines = []
     for key, coll, imbalance, rows in runs_of(paths):
         mpi, nprocs = key[3], key[4]
@@ -183,7 +185,7 @@ def verdict(paths, metric="avg", cores=0):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--metric", choices=sorted(METRICS), default="avg")
+    ap.add_argument("--metric", choices=sorted(METRICS), default="median")
     ap.add_argument("--cores", type=int, default=0,
                     help="process counts above this are marked oversubscribed")
     ap.add_argument("csv", nargs="+")
@@ -192,11 +194,14 @@ def main(argv):
     if not lines:
         print("verdict.py: no timed rows in " + " ".join(a.csv), file=sys.stderr)
         return 1
-    what = "mean time" if a.metric == "avg" else "median time (slowest rank)"
+    what = ("its mean over iterations averaged over the ranks" if a.metric == "avg" else
+            "its median over iterations of the slowest rank")
     print("Verdict: auto (mpi-advance's own choice) against the MPI library's own call")
-    print(f"  ratio = auto's {what} / the MPI call's at the same size; below 1: auto is faster;")
-    print("  best of ours = the fastest of our fixed algorithms at each size; chose = what auto's")
-    print("  timed iterations ran (system: the MPI library's call; a|b: the rounds differed)")
+    print(textwrap.fill(
+        f"ratio = auto's time / the MPI call's at the same size, a time being {what}; below "
+        "1: auto is faster; best of ours = the fastest of our fixed algorithms at each size; "
+        "chose = what auto's timed iterations ran (system: the MPI library's call; a|b: the "
+        "rounds differed)", width=92, initial_indent="  ", subsequent_indent="  "))
     print("\n".join(lines))
     return 0
 
