@@ -56,8 +56,8 @@ def plot(path, metric):
     coll = rows[0].get("collective") or "alltoall"
     by_pattern = verdict.points(rows, metric)
     unit = "mean time (us)" if metric == "avg" else "median time, slowest rank (us)"
-    # At most 3 patterns a row; each pattern's time panel above its ratio panel.
-    ncols = min(3, len(by_pattern))
+    # At most 3 patterns a row (4: 2 x 2); each pattern's time panel above its ratio panel.
+    ncols = 2 if len(by_pattern) == 4 else min(3, len(by_pattern))
     blocks = (len(by_pattern) + ncols - 1) // ncols
     fig, axes = plt.subplots(2 * blocks, ncols, figsize=(6.5 * ncols, 7.5 * blocks),
                              squeeze=False, gridspec_kw={"height_ratios": [3, 1.4] * blocks})
