@@ -126,6 +126,18 @@ def choices(collective, pts):
     return ", ".join(f"{span_text(collective, [a, b])} {c}" for a, b, c in runs)
 
 
+def wrap_items(head, items, width=96):
+    """head + items joined by ', ', wrapped between items (never inside '512 B linear')."""
+    lines, line = [], head + items[0]
+    for item in items[1:]:
+        if len(line) + 2 + len(item) > width:
+            lines.append(line + ",")
+            line = "      " + item
+        else:
+            line += ", " + item
+    return lines + [line]
+
+
 def runs_of(paths):
     """[(sort key, collective, imbalance, rows)] one per CSV: alltoall, alltoallv, neighbor; the
     MPI libraries in the order the files name them first; P ascending."""
@@ -172,14 +184,15 @@ def verdict(paths, metric="median", cores=0):
         if not known:
             lines.append(f"  no auto or no {base} rows to compare")
             continue
-        lines.append(f"  auto / {base} {ratio_range(auto)} over {over} (faster at "
-                     f"{sum(r < 1 for r in known)} of {len(known)}; best of ours "
-                     f"{ratio_range(best)})")
+        head = f"  auto / {base} {ratio_range(auto)} over {over}"
+        tail = (f"(faster at {sum(r < 1 for r in known)} of {len(known)}; best of ours "
+                f"{ratio_range(best)})")
+        lines += [f"{head} {tail}"] if len(head) + 1 + len(tail) <= 96 else [head, "      " + tail]
         for pattern, pts in by_pattern.items():
             label = f"  {pattern}: " if pattern else "  "
             if pattern:
                 label += f"{ratio_range(p.ratio(p.auto) for p in pts)}; "
-            lines.append(f"{label}auto chose {choices(coll, pts)}")
+            lines += wrap_items(f"{label}auto chose ", choices(coll, pts).split(", "))
     return lines
 
 
