@@ -85,7 +85,10 @@ def points(rows, metric="median"):
     for (pattern, size), rs in sorted(cases.items()):
         def time(r):
             imbalance = float(r.get("imbalance_us") or 0) > 0
-            v = r.get("after_mean_us") if imbalance else r.get(column)
+            if imbalance:  # the time after the last arrival, of the same kind
+                v = r.get("after_median_max_us" if metric == "median" else "after_mean_us")
+            else:
+                v = r.get(column)
             return float(v) if v not in (None, "") else None
 
         base = next((r for r in rs if r["variant"].startswith("MPI_")
