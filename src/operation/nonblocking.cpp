@@ -38,17 +38,15 @@ void NonblockingState::clear() {
   }
 }
 
-Memory NonblockingState::memory() {
-  std::lock_guard<std::mutex> lock(mutex);
-  Memory m;
-  for (const Idle& i : idle) m += i.plan->memory();
-  return m;
-}
-
 NonblockingOperation::NonblockingOperation(std::shared_ptr<PrivateComm> comm, int slot,
                                            std::unique_ptr<Operation> plan,
                                            std::vector<std::int64_t> key)
-    : comm_(std::move(comm)), slot_(slot), plan_(std::move(plan)), key_(std::move(key)) {}
+    : comm_(std::move(comm)), slot_(slot), plan_(std::move(plan)), key_(std::move(key)) {
+  if (slot_ < 0) return;
+  NonblockingState& ns = *comm_->nonblocking;
+  std::lock_guard<std::mutex> lock(ns.mutex);
+  ticket_ = ns.issued[std::size_t(slot_)]++;
+}
 
 NonblockingOperation::~NonblockingOperation() {
   if (posted_) release();  // never while running: a request is freed only once complete
@@ -64,10 +62,7 @@ bool NonblockingOperation::claim() {
   if (slot_ < 0) return true;
   NonblockingState& ns = *comm_->nonblocking;
   std::lock_guard<std::mutex> lock(ns.mutex);
-  const Operation*& h = ns.holder[std::size_t(slot_)];
-  if (h && h != this) return false;
-  h = this;
-  return true;
+  return ns.serving[std::size_t(slot_)] == ticket_;
 }
 
 void NonblockingOperation::release() {
@@ -75,8 +70,7 @@ void NonblockingOperation::release() {
   if (slot_ < 0) return;
   NonblockingState& ns = *comm_->nonblocking;
   std::lock_guard<std::mutex> lock(ns.mutex);
-  const Operation*& h = ns.holder[std::size_t(slot_)];
-  if (h == this) h = nullptr;
+  ++ns.serving[std::size_t(slot_)];
 }
 
 bool NonblockingOperation::do_start() {

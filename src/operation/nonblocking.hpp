@@ -46,8 +46,11 @@ struct NonblockingState {
   };
   std::array<Memo, kCollectives> memo;
 
-  std::mutex mutex;                               // what follows: completions may run in any thread
-  std::array<const Operation*, kSlots> holder{};  // the call using each slot's tag, until done
+  std::mutex mutex;  // what follows: completions may run in any thread
+  // Per slot, in the order of the calls (every rank's order): tickets handed out, and the ticket
+  // of the call that may post now -- the one before it has completed here. Calls of one tag
+  // post strictly in call order, whichever is driven first.
+  std::array<std::uint64_t, kSlots> issued{}, serving{};
   struct Idle {
     std::vector<std::int64_t> key;
     std::unique_ptr<Operation> plan;
@@ -65,8 +68,6 @@ struct NonblockingState {
   std::vector<std::int64_t> scratch;
   // Keeps plan for key, dropping the least recently used beyond kIdle.
   void give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan);
-  // What the idle plans hold.
-  Memory memory();
   // Drops every idle plan (the communicator's state is going).
   void clear();
 };
@@ -76,6 +77,7 @@ struct NonblockingState {
 // (keyed by key; an empty key: not cacheable).
 class NonblockingOperation : public Operation {
  public:
+  // slot >= 0 takes the slot's next ticket (calls are made in order on every rank).
   NonblockingOperation(std::shared_ptr<PrivateComm> comm, int slot, std::unique_ptr<Operation> plan,
                        std::vector<std::int64_t> key);
   ~NonblockingOperation() override;
@@ -91,12 +93,13 @@ class NonblockingOperation : public Operation {
   bool do_progress(bool block) override;
 
  private:
-  bool claim();    // takes the slot if it is free
-  void release();  // frees the slot
+  bool claim();    // whether this call's ticket is served (the earlier ones completed here)
+  void release();  // serves the next ticket
   std::shared_ptr<PrivateComm> comm_;
   int slot_;
   std::unique_ptr<Operation> plan_;
   std::vector<std::int64_t> key_;
+  std::uint64_t ticket_ = 0;
   bool posted_ = false;  // the plan is started (the slot is this call's)
 };
 

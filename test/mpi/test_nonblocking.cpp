@@ -48,8 +48,14 @@ std::vector<int> completion_order(int n, int rank, int salt) {
 }
 
 // Completes every request, in this rank's order: MPIX_Wait, or MPIX_Test polled (odd salt).
+// Salt 100: odd ranks wait newest first, even ranks oldest first (the most calls of one tag
+// driven out of their order).
 void complete_all(std::vector<MPIX_Request>& reqs, int rank, int salt) {
-  const std::vector<int> order = completion_order(int(reqs.size()), rank, salt);
+  std::vector<int> order = completion_order(int(reqs.size()), rank, salt);
+  if (salt == 100) {
+    std::iota(order.begin(), order.end(), 0);
+    if (rank % 2) std::reverse(order.begin(), order.end());
+  }
   if (salt % 2 == 0) {
     for (int i : order) {
       const int rc = MPIX_Wait(&reqs[std::size_t(i)], MPI_STATUS_IGNORE);
@@ -170,6 +176,9 @@ TEST(Ialltoall, ManyActiveAtOnce) {
   // 40 at once, on 8 tags: every tag serves 5 calls, each waiting for the one before.
   EXPECT_EQ(sum(MPI_COMM_WORLD, run_ialltoall(MPI_COMM_WORLD, 40, 16, 2, false, 3)), 0);
   EXPECT_EQ(sum(MPI_COMM_WORLD, run_ialltoall(MPI_COMM_WORLD, 40, 16, 1, false, 4)), 0);
+  // Waiting for the newest first: every later call of a tag is driven before the earlier ones,
+  // which must still post first.
+  EXPECT_EQ(sum(MPI_COMM_WORLD, run_ialltoall(MPI_COMM_WORLD, 40, 300, 1, false, 100)), 0);
 }
 
 TEST(Ialltoall, BesidePersistentAndBlockingCalls) {
