@@ -446,6 +446,23 @@ MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** 
 // call of collective (0 alltoall, 1 alltoallv, 2 neighbor) on comm ran (recorded only under
 // MPIX_REPORT; "" before), and whether it reused a cached plan. The string lives until the
 // next call on comm.
+// For the drop-in library (not in the public header): one progress pass over every running
+// request of the process (what MPIX_Test does before it looks at its request), and whether a
+// request still runs (0: its MPIX_Test would complete it; a null request does not run). Both
+// local, neither raises an error: the drop-in drives its requests with them and completes only
+// the finished ones with MPIX_Test, instead of one MPIX_Test (and pass) per running request.
+MPIA_API int MPIA_Progress(void) {
+  try {
+    progress_running();
+  } catch (...) {  // not expected: executions record their errors
+  }
+  return MPI_SUCCESS;
+}
+
+MPIA_API int MPIA_Request_running(MPIX_Request request) {
+  return request && request->op && request->op->running() ? 1 : 0;
+}
+
 MPIA_API int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
                                  int* cache_hit) {
   return guard(comm, [&] {

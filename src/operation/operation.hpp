@@ -85,6 +85,8 @@ class Operation {
   virtual Memory memory() const;
   // Active: started and not yet completed by Wait or Test (the MPI request state).
   bool active() const { return active_.load(std::memory_order_acquire); }
+  // Still running: a Test now would find it incomplete (a snapshot; read without the owner lock).
+  bool running() const { return running_.load(std::memory_order_acquire); }
 
   // MPI_ERR_REQUEST if active. Allocates nothing.
   void start();

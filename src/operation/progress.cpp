@@ -237,12 +237,12 @@ void complete(MPI_Request& request, const char* what) {
   MPI_Status status;
   for (;;) {
     if (!any_running()) {
-      const int rc = MPI_Wait(&request, &status);
+      const int rc = PMPI_Wait(&request, &status);
       if (rc != MPI_SUCCESS) check(rc, what);
       return;
     }
     int flag = 0;
-    check(MPI_Test(&request, &flag, &status), what);
+    check(PMPI_Test(&request, &flag, &status), what);
     if (flag) return;
     if (!g_list.pass()) std::this_thread::yield();
   }

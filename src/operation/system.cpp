@@ -1,6 +1,9 @@
 // The System records: the MPI library's own collectives, run on the private communicator. This
 // translation unit deliberately does not include mpi_advance.h: it includes Open MPI's
-// <mpi-ext.h>, whose MPIX_Alltoall_init is Open MPI's, not ours.
+// <mpi-ext.h>, whose MPIX_Alltoall_init is Open MPI's, not ours. Every collective here is
+// called by its PMPI_ name (as the library's waits and tests are): the drop-in library
+// (src/preload/) defines MPI_Alltoall, MPI_Ialltoall, MPI_Alltoall_init & co. and must never see
+// the library's own calls, from whichever thread (the progress thread included) they come.
 //
 // How a call is handed over (SystemCall). A call of an int form goes to MPI's int function; a
 // large-count call (_c) to MPI's _c function where MPI has them (MPI-4). Without them, it goes to
@@ -110,41 +113,41 @@ class SystemCall {
     if (large_) {
       switch (call_) {
         case Call::Alltoall:
-          return MPI_Alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
+          return PMPI_Alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
         case Call::Alltoallv:
-          return MPI_Alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
-                                 r.ccounts.data(), r.adispls.data(), r.type, comm);
+          return PMPI_Alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
+                                  r.ccounts.data(), r.adispls.data(), r.type, comm);
         case Call::Neighbor:
           if (shape_ == Shape::Regular)
-            return MPI_Neighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
+            return PMPI_Neighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
           if (shape_ == Shape::V)
-            return MPI_Neighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
-                                            r.buf, r.ccounts.data(), r.adispls.data(), r.type,
-                                            comm);
-          return MPI_Neighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(),
-                                          r.buf, r.ccounts.data(), r.adispls.data(), r.types.data(),
-                                          comm);
+            return PMPI_Neighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
+                                             r.buf, r.ccounts.data(), r.adispls.data(), r.type,
+                                             comm);
+          return PMPI_Neighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(),
+                                           s.types.data(), r.buf, r.ccounts.data(),
+                                           r.adispls.data(), r.types.data(), comm);
       }
     }
 #endif
     switch (call_) {
       case Call::Alltoall:
-        return MPI_Alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
+        return PMPI_Alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
       case Call::Alltoallv:
         if (shape_ == Shape::W)
-          return MPI_Alltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
-                               r.counts.data(), r.displs.data(), r.types.data(), comm);
-        return MPI_Alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                             r.counts.data(), r.displs.data(), r.type, comm);
+          return PMPI_Alltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
+                                r.counts.data(), r.displs.data(), r.types.data(), comm);
+        return PMPI_Alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                              r.counts.data(), r.displs.data(), r.type, comm);
       case Call::Neighbor:
         if (shape_ == Shape::Regular)
-          return MPI_Neighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
+          return PMPI_Neighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
         if (shape_ == Shape::V)
-          return MPI_Neighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                        r.counts.data(), r.displs.data(), r.type, comm);
-        return MPI_Neighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
-                                      r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
-                                      comm);
+          return PMPI_Neighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                         r.counts.data(), r.displs.data(), r.type, comm);
+        return PMPI_Neighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
+                                       r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
+                                       comm);
     }
     return MPI_ERR_INTERN;
   }
@@ -155,42 +158,42 @@ class SystemCall {
     if (large_) {
       switch (call_) {
         case Call::Alltoall:
-          return MPI_Ialltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm, q);
+          return PMPI_Ialltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm, q);
         case Call::Alltoallv:
-          return MPI_Ialltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
-                                  r.ccounts.data(), r.adispls.data(), r.type, comm, q);
+          return PMPI_Ialltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
+                                   r.ccounts.data(), r.adispls.data(), r.type, comm, q);
         case Call::Neighbor:
           if (shape_ == Shape::Regular)
-            return MPI_Ineighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm,
-                                            q);
+            return PMPI_Ineighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm,
+                                             q);
           if (shape_ == Shape::V)
-            return MPI_Ineighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
-                                             r.buf, r.ccounts.data(), r.adispls.data(), r.type,
-                                             comm, q);
-          return MPI_Ineighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(),
-                                           s.types.data(), r.buf, r.ccounts.data(),
-                                           r.adispls.data(), r.types.data(), comm, q);
+            return PMPI_Ineighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
+                                              r.buf, r.ccounts.data(), r.adispls.data(), r.type,
+                                              comm, q);
+          return PMPI_Ineighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(),
+                                            s.types.data(), r.buf, r.ccounts.data(),
+                                            r.adispls.data(), r.types.data(), comm, q);
       }
     }
 #endif
     switch (call_) {
       case Call::Alltoall:
-        return MPI_Ialltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
+        return PMPI_Ialltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
       case Call::Alltoallv:
         if (shape_ == Shape::W)
-          return MPI_Ialltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
-                                r.counts.data(), r.displs.data(), r.types.data(), comm, q);
-        return MPI_Ialltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                              r.counts.data(), r.displs.data(), r.type, comm, q);
+          return PMPI_Ialltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
+                                 r.counts.data(), r.displs.data(), r.types.data(), comm, q);
+        return PMPI_Ialltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                               r.counts.data(), r.displs.data(), r.type, comm, q);
       case Call::Neighbor:
         if (shape_ == Shape::Regular)
-          return MPI_Ineighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
+          return PMPI_Ineighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
         if (shape_ == Shape::V)
-          return MPI_Ineighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                         r.counts.data(), r.displs.data(), r.type, comm, q);
-        return MPI_Ineighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
-                                       r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
-                                       comm, q);
+          return PMPI_Ineighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                          r.counts.data(), r.displs.data(), r.type, comm, q);
+        return PMPI_Ineighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
+                                        r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
+                                        comm, q);
     }
     return MPI_ERR_INTERN;
   }
@@ -205,24 +208,24 @@ class SystemCall {
     if (large_) {
       switch (call_) {
         case Call::Alltoall:
-          MPIA_CHECK(
-              MPI_Alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm, none, q));
+          MPIA_CHECK(PMPI_Alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm,
+                                          none, q));
           return true;
         case Call::Alltoallv:
-          MPIA_CHECK(MPI_Alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
-                                          r.ccounts.data(), r.adispls.data(), r.type, comm, none,
-                                          q));
+          MPIA_CHECK(PMPI_Alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
+                                           r.ccounts.data(), r.adispls.data(), r.type, comm, none,
+                                           q));
           return true;
         case Call::Neighbor:
           if (shape_ == Shape::Regular)
-            MPIA_CHECK(MPI_Neighbor_alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount,
-                                                    r.type, comm, none, q));
+            MPIA_CHECK(PMPI_Neighbor_alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount,
+                                                     r.type, comm, none, q));
           else if (shape_ == Shape::V)
-            MPIA_CHECK(MPI_Neighbor_alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(),
-                                                     s.type, r.buf, r.ccounts.data(),
-                                                     r.adispls.data(), r.type, comm, none, q));
+            MPIA_CHECK(PMPI_Neighbor_alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(),
+                                                      s.type, r.buf, r.ccounts.data(),
+                                                      r.adispls.data(), r.type, comm, none, q));
           else
-            MPIA_CHECK(MPI_Neighbor_alltoallw_init_c(
+            MPIA_CHECK(PMPI_Neighbor_alltoallw_init_c(
                 s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(), r.buf, r.ccounts.data(),
                 r.adispls.data(), r.types.data(), comm, none, q));
           return true;
@@ -231,41 +234,41 @@ class SystemCall {
     switch (call_) {
       case Call::Alltoall:
         MPIA_CHECK(
-            MPI_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
+            PMPI_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
         return true;
       case Call::Alltoallv:
         // Shape::W only without _c functions: not here.
-        MPIA_CHECK(MPI_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                      r.counts.data(), r.displs.data(), r.type, comm, none, q));
+        MPIA_CHECK(PMPI_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                       r.counts.data(), r.displs.data(), r.type, comm, none, q));
         return true;
       case Call::Neighbor:
         if (shape_ == Shape::Regular)
-          MPIA_CHECK(MPI_Neighbor_alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type,
-                                                comm, none, q));
-        else if (shape_ == Shape::V)
-          MPIA_CHECK(MPI_Neighbor_alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type,
-                                                 r.buf, r.counts.data(), r.displs.data(), r.type,
+          MPIA_CHECK(PMPI_Neighbor_alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type,
                                                  comm, none, q));
+        else if (shape_ == Shape::V)
+          MPIA_CHECK(PMPI_Neighbor_alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type,
+                                                  r.buf, r.counts.data(), r.displs.data(), r.type,
+                                                  comm, none, q));
         else
-          MPIA_CHECK(MPI_Neighbor_alltoallw_init(s.buf, s.counts.data(), s.adispls.data(),
-                                                 s.types.data(), r.buf, r.counts.data(),
-                                                 r.adispls.data(), r.types.data(), comm, none, q));
+          MPIA_CHECK(PMPI_Neighbor_alltoallw_init(s.buf, s.counts.data(), s.adispls.data(),
+                                                  s.types.data(), r.buf, r.counts.data(),
+                                                  r.adispls.data(), r.types.data(), comm, none, q));
         return true;
     }
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
     switch (call_) {
       case Call::Alltoall:
         MPIA_CHECK(
-            MPIX_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
+            PMPIX_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
         return true;
       case Call::Alltoallv:
         if (shape_ == Shape::W)
-          MPIA_CHECK(MPIX_Alltoallw_init(s.buf, s.counts.data(), s.displs.data(), s.types.data(),
-                                         r.buf, r.counts.data(), r.displs.data(), r.types.data(),
-                                         comm, none, q));
+          MPIA_CHECK(PMPIX_Alltoallw_init(s.buf, s.counts.data(), s.displs.data(), s.types.data(),
+                                          r.buf, r.counts.data(), r.displs.data(), r.types.data(),
+                                          comm, none, q));
         else
-          MPIA_CHECK(MPIX_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                         r.counts.data(), r.displs.data(), r.type, comm, none, q));
+          MPIA_CHECK(PMPIX_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                          r.counts.data(), r.displs.data(), r.type, comm, none, q));
         return true;
       case Call::Neighbor:
         return false;
@@ -414,19 +417,19 @@ class SystemOperation : public Operation {
     if (blocking_) {
       int flag = 1;
       if (block)
-        errors_.note(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait (barrier)");
-      else if (!errors_.note(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test (barrier)"))
+        errors_.note(PMPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait (barrier)");
+      else if (!errors_.note(PMPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test (barrier)"))
         return true;  // a failed barrier counts as complete
       if (!flag) return false;
       errors_.note(call_->blocking(comm_->get()), "the MPI library's collective");
       return true;
     }
     if (block) {
-      errors_.note(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+      errors_.note(PMPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
       return true;
     }
     int flag = 0;
-    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    const int rc = PMPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
     return !errors_.note(rc, "MPI_Test") || flag != 0;
   }
 

@@ -371,9 +371,9 @@ bool TrialOperation::barrier(bool block) {
 bool TrialOperation::rounds_done(bool block) {
   int flag = 1;
   if (block)
-    errors_.note(MPI_Waitall(2, reqs_, MPI_STATUSES_IGNORE), "MPI_Waitall (trial)");
+    errors_.note(PMPI_Waitall(2, reqs_, MPI_STATUSES_IGNORE), "MPI_Waitall (trial)");
   else
-    errors_.note(MPI_Testall(2, reqs_, &flag, MPI_STATUSES_IGNORE), "MPI_Testall (trial)");
+    errors_.note(PMPI_Testall(2, reqs_, &flag, MPI_STATUSES_IGNORE), "MPI_Testall (trial)");
   return flag != 0;
 }
 

@@ -553,7 +553,7 @@ bool LoweredSchedule::progress_direct(bool block) {
       if (q == MPI_REQUEST_NULL) continue;
       int flag = 1;
       const int rc =
-          wait ? MPI_Wait(&q, MPI_STATUS_IGNORE) : MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+          wait ? PMPI_Wait(&q, MPI_STATUS_IGNORE) : PMPI_Test(&q, &flag, MPI_STATUS_IGNORE);
       if (!flag && rc == MPI_SUCCESS) continue;
       if (rc != MPI_SUCCESS) {
         errors_->note(rc, "a transfer");
@@ -605,7 +605,7 @@ void LoweredSchedule::run_blocking() {
     for (int k : {1, 0})
       if (started[e] & (k == 1 ? 2 : 1)) {
         MPI_Request& q = k == 1 ? r.recv[e] : r.send[e];
-        const int rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        const int rc = PMPI_Wait(&q, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) {
           errors_->note(rc, "a transfer");
           if (q == MPI_REQUEST_NULL) remake(r, e, k == 0);
@@ -637,8 +637,8 @@ bool LoweredSchedule::complete_some(bool block) {
       if (q == MPI_REQUEST_NULL) continue;
       int flag = 1;
       const int rc = block && policy_.completion == Completion::Waitall
-                         ? MPI_Wait(&q, MPI_STATUS_IGNORE)
-                         : MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+                         ? PMPI_Wait(&q, MPI_STATUS_IGNORE)
+                         : PMPI_Test(&q, &flag, MPI_STATUS_IGNORE);
       if (!flag && rc == MPI_SUCCESS) continue;  // an error completes the request
       finished(i, rc);
       any = true;

@@ -6,6 +6,8 @@
 // precedence between them, and what MPIX_Request_get_algorithm reports.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -774,7 +776,16 @@ TEST(SelectionEnv, Alltoallv) {
 
 }  // namespace
 
-// The interposed MPI functions (see "What a call sends"): each forwards to its PMPI_ twin.
+// The interposed MPI functions (see "What a call sends"): each forwards to its PMPI_ twin. The
+// MPI library's collectives are interposed under their PMPI_ names, which is how the library's
+// "system" algorithm calls them (so that the drop-in library, which defines the MPI_ names, never
+// sees its calls): each forwards to the next definition, the MPI library's.
+template <class F>
+F next_definition(F, const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+#define MPIA_NEXT(name) next_definition(&name, #name)
+
 extern "C" {
 
 int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -814,52 +825,56 @@ int MPI_Request_free(MPI_Request* request) {
   return PMPI_Request_free(request);
 }
 
-int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   note_system_call();
-  return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  static const auto next = MPIA_NEXT(PMPI_Alltoall);
+  return next(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   // mpi-advance's own size exchange (an agreed alltoallv plan: persistent init, or the blocking
   // call's plan cache) is an MPI_Ialltoall of MPI_INT64_T: not the MPI library running the call.
   if (sendtype != MPI_INT64_T) note_system_call();
-  return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  static const auto next = MPIA_NEXT(PMPI_Ialltoall);
+  return next(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 }
 
-int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-  note_system_call();
-  return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                        recvtype, comm);
-}
-
-int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request* request) {
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   note_system_call();
-  return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                         recvtype, comm, request);
+  static const auto next = MPIA_NEXT(PMPI_Alltoallv);
+  return next(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
-int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
   note_system_call();
-  return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm);
+  static const auto next = MPIA_NEXT(PMPI_Ialltoallv);
+  return next(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+              request);
 }
 
-int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request* request) {
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   note_system_call();
-  return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                  rdispls, recvtype, comm, request);
+  static const auto next = MPIA_NEXT(PMPI_Neighbor_alltoallv);
+  return next(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+  note_system_call();
+  static const auto next = MPIA_NEXT(PMPI_Ineighbor_alltoallv);
+  return next(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+              request);
 }
 
 }  // extern "C"
