@@ -20,9 +20,13 @@
 extern "C" int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
                                    int* cache_hit);
 
+using mpia_preload::depth;
+using mpia_preload::Inside;
+
 namespace {
 
-// The calls intercepted; the _c forms (MPI-4's large counts) are reported on lines of their own.
+// The calls intercepted, blocking, nonblocking and persistent; the _c forms (MPI-4's large
+// counts) are reported on lines of their own. A persistent call's line counts its starts.
 enum Coll {
   kAlltoall,
   kAlltoallv,
@@ -34,8 +38,34 @@ enum Coll {
   kNeighborC,
   kNeighborVC,
   kNeighborWC,
+  kIalltoall,
+  kIalltoallv,
+  kIneighbor,
+  kIneighborV,
+  kIneighborW,
+  kIalltoallC,
+  kIalltoallvC,
+  kIneighborC,
+  kIneighborVC,
+  kIneighborWC,
+  kAlltoallInit,
+  kAlltoallvInit,
+  kNeighborInit,
+  kNeighborVInit,
+  kNeighborWInit,
+  kAlltoallInitC,
+  kAlltoallvInitC,
+  kNeighborInitC,
+  kNeighborVInitC,
+  kNeighborWInitC,
   kColls
 };
+// Open MPI 4.1 has the persistent collectives as its extension's MPIX_ functions.
+#if MPI_VERSION >= 4
+#define MPIA_PRELOAD_INIT(name) "MPI_" name
+#else
+#define MPIA_PRELOAD_INIT(name) "MPIX_" name
+#endif
 const char* const kNames[kColls] = {"MPI_Alltoall",
                                     "MPI_Alltoallv",
                                     "MPI_Neighbor_alltoall",
@@ -45,9 +75,33 @@ const char* const kNames[kColls] = {"MPI_Alltoall",
                                     "MPI_Alltoallv_c",
                                     "MPI_Neighbor_alltoall_c",
                                     "MPI_Neighbor_alltoallv_c",
-                                    "MPI_Neighbor_alltoallw_c"};
+                                    "MPI_Neighbor_alltoallw_c",
+                                    "MPI_Ialltoall",
+                                    "MPI_Ialltoallv",
+                                    "MPI_Ineighbor_alltoall",
+                                    "MPI_Ineighbor_alltoallv",
+                                    "MPI_Ineighbor_alltoallw",
+                                    "MPI_Ialltoall_c",
+                                    "MPI_Ialltoallv_c",
+                                    "MPI_Ineighbor_alltoall_c",
+                                    "MPI_Ineighbor_alltoallv_c",
+                                    "MPI_Ineighbor_alltoallw_c",
+                                    MPIA_PRELOAD_INIT("Alltoall_init"),
+                                    MPIA_PRELOAD_INIT("Alltoallv_init"),
+                                    MPIA_PRELOAD_INIT("Neighbor_alltoall_init"),
+                                    MPIA_PRELOAD_INIT("Neighbor_alltoallv_init"),
+                                    MPIA_PRELOAD_INIT("Neighbor_alltoallw_init"),
+                                    "MPI_Alltoall_init_c",
+                                    "MPI_Alltoallv_init_c",
+                                    "MPI_Neighbor_alltoall_init_c",
+                                    "MPI_Neighbor_alltoallv_init_c",
+                                    "MPI_Neighbor_alltoallw_init_c"};
+#undef MPIA_PRELOAD_INIT
 // The library's collective index of each (0 alltoall, 1 alltoallv, 2 the neighbor calls).
-const int kLibrary[kColls] = {0, 1, 2, 2, 2, 0, 1, 2, 2, 2};
+int library_index(int c) {
+  static const int per[10] = {0, 1, 2, 2, 2, 0, 1, 2, 2, 2};
+  return per[c % 10];
+}
 
 // Read once. A setting that must be the same everywhere (the selection) is agreed by the
 // library itself; "system" is decided here, before the library sees the call, so it must be
@@ -58,7 +112,7 @@ struct Env {
   Env() {
     const char* vars[3] = {"MPIX_ALLTOALL", "MPIX_ALLTOALLV", "MPIX_NEIGHBOR_ALLTOALLV"};
     for (int c = 0; c < kColls; ++c) {
-      const char* v = std::getenv(vars[kLibrary[c]]);
+      const char* v = std::getenv(vars[library_index(c)]);
       system[c] = v && std::strcmp(v, "system") == 0;
     }
     const char* r = std::getenv("MPIX_REPORT");
@@ -69,13 +123,6 @@ const Env& env() {
   static const Env e;
   return e;
 }
-
-// Calls made while this thread is inside mpi-advance go to the MPI library.
-thread_local int depth = 0;
-struct Inside {
-  Inside() { ++depth; }
-  ~Inside() { --depth; }
-};
 
 // --- MPIX_REPORT ---------------------------------------------------------------------------
 
@@ -115,11 +162,8 @@ int print_report(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-void record(Coll c, MPI_Comm comm, bool library, double bytes, double seconds) {
-  const char* algorithm = "system (MPI library)";
-  int hit = 0;
-  if (library && MPIA_Comm_last_call(comm, kLibrary[c], &algorithm, &hit) != MPI_SUCCESS)
-    algorithm = "?";
+void record_line(int c, MPI_Comm comm, const char* algorithm, int hit, double bytes,
+                 double seconds) {
   int size = 0;
   PMPI_Comm_size(comm, &size);
   std::lock_guard<std::mutex> lock(report_mutex);
@@ -134,6 +178,24 @@ void record(Coll c, MPI_Comm comm, bool library, double bytes, double seconds) {
   r.hits += hit;
   r.bytes += bytes;
   r.seconds += seconds;
+}
+
+// A blocking call: what the library ran (MPIA_Comm_last_call), or the MPI library's.
+void record(Coll c, MPI_Comm comm, bool library, double bytes, double seconds) {
+  const char* algorithm = "system (MPI library)";
+  int hit = 0;
+  if (library && MPIA_Comm_last_call(comm, library_index(c), &algorithm, &hit) != MPI_SUCCESS)
+    algorithm = "?";
+  record_line(c, comm, algorithm, hit, bytes, seconds);
+}
+
+// A request's call: what the library request runs (null: the MPI library's).
+void record_request(int c, MPI_Comm comm, MPIX_Request op, double bytes, double seconds) {
+  char name[MPIX_MAX_ALGORITHM_STRING] = "system (MPI library)";
+  int len = 0;
+  if (op != MPIX_REQUEST_NULL && MPIX_Request_get_algorithm(op, name, &len) != MPI_SUCCESS)
+    std::strcpy(name, "?");
+  record_line(c, comm, name, 0, bytes, seconds);
 }
 
 double type_bytes(MPI_Datatype t) {
@@ -157,7 +219,7 @@ bool ours(Coll c, MPI_Comm comm) {
   }
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
-  if (kLibrary[c] == 2) {
+  if (library_index(c) == 2) {
     int topo = MPI_UNDEFINED;
     if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo == MPI_UNDEFINED) return false;
   }
@@ -189,6 +251,39 @@ int dispatch(Coll c, MPI_Comm comm, Ours&& run_ours, System&& run_system, Bytes&
   return rc;
 }
 
+// A nonblocking or persistent call: the library's request behind a shell (requests.cpp), or the
+// MPI library's own call. run_ours(MPIX_Request*) makes the library's request. A nonblocking
+// call's MPIX_REPORT line counts its calls (time: the call's own); a persistent call's counts its
+// starts (report_start), and its init is not timed.
+template <class Ours, class System, class Bytes>
+int dispatch_request(Coll c, MPI_Comm comm, bool persistent, MPI_Request* request, Ours&& run_ours,
+                     System&& run_system, Bytes&& bytes) {
+  if (!request || !ours(c, comm)) {
+    const int rc = run_system();
+    if (rc == MPI_SUCCESS && env().report && depth == 0 && !persistent) {
+      Inside in;
+      record_request(c, comm, MPIX_REQUEST_NULL, bytes(), 0.0);
+    }
+    return rc;
+  }
+  const double t0 = env().report ? PMPI_Wtime() : 0.0;
+  MPIX_Request op = MPIX_REQUEST_NULL;
+  int rc;
+  {
+    Inside in;
+    rc = run_ours(&op);
+  }
+  if (rc != MPI_SUCCESS) {
+    *request = MPI_REQUEST_NULL;
+    return rc;  // the library raised it on comm's error handler
+  }
+  if (env().report && !persistent) {
+    Inside in;
+    record_request(c, comm, op, bytes(), PMPI_Wtime() - t0);
+  }
+  return mpia_preload::make_shell(op, persistent, comm, c, env().report ? bytes() : 0.0, request);
+}
+
 int comm_size(MPI_Comm comm) {
   int n = 0;
   PMPI_Comm_size(comm, &n);
@@ -202,7 +297,108 @@ void degrees(MPI_Comm comm, int* in, int* out) {
   *out = std::max(*out, 0);
 }
 
+// The in-degree of a topology communicator (0 without one), and the bytes of in blocks of bytes.
+int in_degree(MPI_Comm comm) {
+  int in = 0, out = 0;
+  degrees(comm, &in, &out);
+  return in;
+}
+double neighbor_bytes(MPI_Comm comm, double block) { return block * in_degree(comm); }
+
+// The MPI library's persistent inits: MPI-4's, or Open MPI 4.1's extension (init.cpp defines the
+// entry points only where one of them exists, so the last branch is never called).
+int system_init_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request* request) {
+#if MPI_VERSION >= 4
+  return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                            request);
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+  return PMPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                             request);
+#else
+  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
+  return MPI_ERR_INTERN;
+#endif
+}
+
+int system_init_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                          MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request* request) {
+#if MPI_VERSION >= 4
+  return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                             recvtype, comm, info, request);
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+  return PMPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, info, request);
+#else
+  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
+  return MPI_ERR_INTERN;
+#endif
+}
+
+int system_init_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+#if MPI_VERSION >= 4
+  return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, info, request);
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+  return PMPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, info, request);
+#else
+  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
+  return MPI_ERR_INTERN;
+#endif
+}
+
+int system_init_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request* request) {
+#if MPI_VERSION >= 4
+  return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                      rdispls, recvtype, comm, info, request);
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+  return PMPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm, info, request);
+#else
+  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
+  return MPI_ERR_INTERN;
+#endif
+}
+
+int system_init_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+#if MPI_VERSION >= 4
+  return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                      rdispls, recvtypes, comm, info, request);
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+  return PMPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                       rdispls, recvtypes, comm, info, request);
+#else
+  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
+  return MPI_ERR_INTERN;
+#endif
+}
+
 }  // namespace
+
+namespace mpia_preload {
+
+bool reporting() { return env().report != 0; }
+
+void report_start(int coll, MPI_Comm comm, MPIX_Request op, double bytes) {
+  if (!env().report) return;
+  Inside in;
+  record_request(coll, comm, op, bytes, 0.0);
+}
+
+}  // namespace mpia_preload
 
 extern "C" {
 
@@ -411,6 +607,411 @@ static int preload_neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sen
 }
 #endif
 
+// The nonblocking and persistent calls: the library's request behind a shell, or the MPI's.
+static int preload_ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+  return dispatch_request(
+      kIalltoall, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, q);
+      },
+      [&] {
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              request);
+      },
+      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
+}
+
+int mpia_preload_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kAlltoallInit, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                  info, q);
+      },
+      [&] {
+        return system_init_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, info, request);
+      },
+      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
+}
+
+#if MPI_VERSION >= 4
+static int preload_ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request* request) {
+  return dispatch_request(
+      kIalltoallC, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                q);
+      },
+      [&] {
+        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                request);
+      },
+      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
+}
+
+static int preload_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kAlltoallInitC, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, info, q);
+      },
+      [&] {
+        return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, info, request);
+      },
+      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
+}
+#endif
+
+static int preload_ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request* request) {
+  return dispatch_request(
+      kIalltoallv, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                               recvtype, comm, q);
+      },
+      [&] {
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                               recvtype, comm, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+int mpia_preload_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kAlltoallvInit, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, info, q);
+      },
+      [&] {
+        return system_init_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, info, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+#if MPI_VERSION >= 4
+static int preload_ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return dispatch_request(
+      kIalltoallvC, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, q);
+      },
+      [&] {
+        return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+static int preload_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                    const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                    const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request* request) {
+  return dispatch_request(
+      kAlltoallvInitC, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, info, q);
+      },
+      [&] {
+        return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, info, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+#endif
+
+static int preload_ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request* request) {
+  return dispatch_request(
+      kIneighbor, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       comm, q);
+      },
+      [&] {
+        return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       comm, request);
+      },
+      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
+}
+
+int mpia_preload_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kNeighborInit, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm, info, q);
+      },
+      [&] {
+        return system_init_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, info, request);
+      },
+      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
+}
+
+#if MPI_VERSION >= 4
+static int preload_ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request* request) {
+  return dispatch_request(
+      kIneighborC, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                         comm, q);
+      },
+      [&] {
+        return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                         comm, request);
+      },
+      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
+}
+
+static int preload_neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                                            MPI_Datatype sendtype, void* recvbuf,
+                                            MPI_Count recvcount, MPI_Datatype recvtype,
+                                            MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kNeighborInitC, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, info, q);
+      },
+      [&] {
+        return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, info, request);
+      },
+      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
+}
+#endif
+
+static int preload_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                       const int recvcounts[], const int rdispls[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return dispatch_request(
+      kIneighborV, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                        rdispls, recvtype, comm, q);
+      },
+      [&] {
+        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                        rdispls, recvtype, comm, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+int mpia_preload_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                         const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                         const int recvcounts[], const int rdispls[],
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request* request) {
+  return dispatch_request(
+      kNeighborVInit, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, comm, info, q);
+      },
+      [&] {
+        return system_init_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, info, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+#if MPI_VERSION >= 4
+static int preload_ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                         const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                         void* recvbuf, const MPI_Count recvcounts[],
+                                         const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Request* request) {
+  return dispatch_request(
+      kIneighborVC, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, q);
+      },
+      [&] {
+        return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+
+static int preload_neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                             void* recvbuf, const MPI_Count recvcounts[],
+                                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kNeighborVInitC, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, info, q);
+      },
+      [&] {
+        return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, info, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
+        return n * type_bytes(recvtype);
+      });
+}
+#endif
+
+static int preload_ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                       const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                       void* recvbuf, const int recvcounts[],
+                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                       MPI_Comm comm, MPI_Request* request) {
+  return dispatch_request(
+      kIneighborW, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                        recvcounts, rdispls, recvtypes, comm, q);
+      },
+      [&] {
+        return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                        recvcounts, rdispls, recvtypes, comm, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i)
+          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
+        return n;
+      });
+}
+
+int mpia_preload_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                         void* recvbuf, const int recvcounts[],
+                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                         MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kNeighborWInit, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                            recvcounts, rdispls, recvtypes, comm, info, q);
+      },
+      [&] {
+        return system_init_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                              recvcounts, rdispls, recvtypes, comm, info, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i)
+          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
+        return n;
+      });
+}
+
+#if MPI_VERSION >= 4
+static int preload_ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                         void* recvbuf, const MPI_Count recvcounts[],
+                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                         MPI_Comm comm, MPI_Request* request) {
+  return dispatch_request(
+      kIneighborWC, comm, false, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                          recvcounts, rdispls, recvtypes, comm, q);
+      },
+      [&] {
+        return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                          recvcounts, rdispls, recvtypes, comm, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i)
+          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
+        return n;
+      });
+}
+
+static int preload_neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                             const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void* recvbuf,
+                                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                             const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                             MPI_Info info, MPI_Request* request) {
+  return dispatch_request(
+      kNeighborWInitC, comm, true, request,
+      [&](MPIX_Request* q) {
+        return MPIX_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                              recvcounts, rdispls, recvtypes, comm, info, q);
+      },
+      [&] {
+        return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                              recvcounts, rdispls, recvtypes, comm, info, request);
+      },
+      [&] {
+        double n = 0;
+        for (int i = 0, P = in_degree(comm); i < P; ++i)
+          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
+        return n;
+      });
+}
+#endif
+
 // The C bindings (the _c forms where the MPI declares them).
 #define MPIA_PRELOAD_EXPORT __attribute__((visibility("default")))
 
@@ -494,6 +1095,197 @@ MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_
                                                  const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return preload_neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                                       rdispls, recvtypes, comm);
+}
+#endif
+
+// The nonblocking calls, and MPI-4's persistent ones (Open MPI 4.1's: init.cpp).
+MPIA_PRELOAD_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request* request) {
+  return preload_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                           request);
+}
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                          void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return mpia_preload_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, info, request);
+}
+#endif
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                                        MPI_Datatype recvtype, MPI_Comm comm,
+                                        MPI_Request* request) {
+  return preload_ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             request);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                                            MPI_Datatype sendtype, void* recvbuf,
+                                            MPI_Count recvcount, MPI_Datatype recvtype,
+                                            MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return preload_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                 info, request);
+}
+#endif
+
+MPIA_PRELOAD_EXPORT int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
+                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                                       const int recvcounts[], const int rdispls[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return preload_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm, request);
+}
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                           const int sdispls[], MPI_Datatype sendtype,
+                                           void* recvbuf, const int recvcounts[],
+                                           const int rdispls[], MPI_Datatype recvtype,
+                                           MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return mpia_preload_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, info, request);
+}
+#endif
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                         const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                         void* recvbuf, const MPI_Count recvcounts[],
+                                         const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                         MPI_Comm comm, MPI_Request* request) {
+  return preload_ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                              recvtype, comm, request);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                             void* recvbuf, const MPI_Count recvcounts[],
+                                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return preload_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm, info, request);
+}
+#endif
+
+MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
+                                               MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                               MPI_Datatype recvtype, MPI_Comm comm,
+                                               MPI_Request* request) {
+  return preload_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, request);
+}
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
+                                                   MPI_Datatype sendtype, void* recvbuf,
+                                                   int recvcount, MPI_Datatype recvtype,
+                                                   MPI_Comm comm, MPI_Info info,
+                                                   MPI_Request* request) {
+  return mpia_preload_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                             recvtype, comm, info, request);
+}
+#endif
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                                                 MPI_Datatype sendtype, void* recvbuf,
+                                                 MPI_Count recvcount, MPI_Datatype recvtype,
+                                                 MPI_Comm comm, MPI_Request* request) {
+  return preload_ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, request);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                                                     MPI_Datatype sendtype, void* recvbuf,
+                                                     MPI_Count recvcount, MPI_Datatype recvtype,
+                                                     MPI_Comm comm, MPI_Info info,
+                                                     MPI_Request* request) {
+  return preload_neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                          recvtype, comm, info, request);
+}
+#endif
+
+MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                                                const int sdispls[], MPI_Datatype sendtype,
+                                                void* recvbuf, const int recvcounts[],
+                                                const int rdispls[], MPI_Datatype recvtype,
+                                                MPI_Comm comm, MPI_Request* request) {
+  return preload_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, request);
+}
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                                    const int sdispls[], MPI_Datatype sendtype,
+                                                    void* recvbuf, const int recvcounts[],
+                                                    const int rdispls[], MPI_Datatype recvtype,
+                                                    MPI_Comm comm, MPI_Info info,
+                                                    MPI_Request* request) {
+  return mpia_preload_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, info, request);
+}
+#endif
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                                                  const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                                  void* recvbuf, const MPI_Count recvcounts[],
+                                                  const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                                  MPI_Comm comm, MPI_Request* request) {
+  return preload_ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm, request);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_init_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return preload_neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                           recvcounts, rdispls, recvtype, comm, info, request);
+}
+#endif
+
+MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                                                const MPI_Aint sdispls[],
+                                                const MPI_Datatype sendtypes[], void* recvbuf,
+                                                const int recvcounts[], const MPI_Aint rdispls[],
+                                                const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                                MPI_Request* request) {
+  return preload_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                     rdispls, recvtypes, comm, request);
+}
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_init(
+    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return mpia_preload_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                              recvcounts, rdispls, recvtypes, comm, info, request);
+}
+#endif
+
+#if MPI_VERSION >= 4
+MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallw_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request) {
+  return preload_ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                       rdispls, recvtypes, comm, request);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_init_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+    MPI_Request* request) {
+  return preload_neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                           recvcounts, rdispls, recvtypes, comm, info, request);
 }
 #endif
 

@@ -51,8 +51,63 @@ MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallw(
     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
     const MPI_Datatype recvtypes[], MPI_Comm comm);
 
+/* The persistent inits (init.cpp defines the MPI's names for them: MPI-4's MPI_Alltoall_init &
+ * co., or Open MPI 4.1's MPIX_Alltoall_init & co. from <mpi-ext.h>, which this file cannot name
+ * beside mpi_advance.h's MPIX_ macros). */
+MPIA_PRELOAD_HIDDEN int mpia_preload_alltoall_init(const void* sendbuf, int sendcount,
+                                                   MPI_Datatype sendtype, void* recvbuf,
+                                                   int recvcount, MPI_Datatype recvtype,
+                                                   MPI_Comm comm, MPI_Info info,
+                                                   MPI_Request* request);
+MPIA_PRELOAD_HIDDEN int mpia_preload_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                                    const int sdispls[], MPI_Datatype sendtype,
+                                                    void* recvbuf, const int recvcounts[],
+                                                    const int rdispls[], MPI_Datatype recvtype,
+                                                    MPI_Comm comm, MPI_Info info,
+                                                    MPI_Request* request);
+MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoall_init(const void* sendbuf, int sendcount,
+                                                            MPI_Datatype sendtype, void* recvbuf,
+                                                            int recvcount, MPI_Datatype recvtype,
+                                                            MPI_Comm comm, MPI_Info info,
+                                                            MPI_Request* request);
+MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallv_init(
+    const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request* request);
+MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallw_init(
+    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request);
+
 #ifdef __cplusplus
 }
+
+struct mpia_request;
+
+namespace mpia_preload {
+
+/* Calls made while this thread is inside mpi-advance (or inside the preload's own handling of a
+ * request) go to the MPI library. */
+inline thread_local int depth = 0;
+struct Inside {
+  Inside() { ++depth; }
+  ~Inside() { --depth; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+};
+
+/* requests.cpp: hands the application a real MPI request (a "shell") for the library request op
+ * (a nonblocking call's, running; or a persistent one's, inactive) and keeps the pair until the
+ * application completes or frees it. coll: preload.cpp's index of the call (for MPIX_REPORT). */
+MPIA_PRELOAD_HIDDEN int make_shell(mpia_request* op, bool persistent, MPI_Comm comm, int coll,
+                                   double bytes, MPI_Request* request);
+/* preload.cpp: a persistent request of collective coll, bytes per start, was started
+ * (MPIX_REPORT). */
+MPIA_PRELOAD_HIDDEN void report_start(int coll, MPI_Comm comm, mpia_request* op, double bytes);
+/* preload.cpp: whether MPIX_REPORT is on. */
+MPIA_PRELOAD_HIDDEN bool reporting();
+
+}  // namespace mpia_preload
 #endif
 
 #endif
