@@ -22,8 +22,16 @@
  *     mpi_fortran_bottom_ (base/gen-mpi-mangling.pl; OMPI_IS_FORTRAN_IN_PLACE(addr) is
  *     addr == &mpi_fortran_in_place_); the mpi_f08 module's MPI_IN_PLACE is
  *     `integer, bind(C, name="mpi_fortran_in_place_")`, the same symbol.
- *   Not intercepted: the large-count and persistent forms, and MPI_Alltoall_f / _f08 (C-cased
- *   aliases of the same routine that gfortran-compiled code never calls).
+ *   - The nonblocking calls (mpi_ialltoall_ & co., mpi_ialltoall_f08_ & co.) and the pcollreq
+ *     extension's persistent inits (mpix_alltoall_init_ & co. from `use mpi_ext`, and
+ *     mpix_alltoall_init_f08_ & co. from `use mpi_f08_ext`; the same arguments plus info and
+ *     request) call PMPI_Ialltoall / PMPIX_Alltoall_init likewise; so do the request calls
+ *     (mpi_wait_, mpi_waitall_, ..., mpi_cancel_, and their _f08_ forms): a Fortran MPI_WAIT
+ *     never reaches a C MPI_Wait. All are defined here, each calling the C function of its
+ *     name (MPI_Ialltoall, MPIX_Alltoall_init, MPI_Wait, ...), so that a Fortran program's
+ *     nonblocking and persistent all-to-alls and the calls that complete them get what C gets.
+ *   Not intercepted: the large-count forms, and MPI_Alltoall_f / _f08 (C-cased aliases of the
+ *   same routine that gfortran-compiled code never calls).
  *
  * MPICH 4.0 (maint/local_python/binding_f77.py and binding_f08.py generate its wrappers):
  *   - mpif.h and `use mpi` call mpi_alltoall_ & co. (libmpichfort), which call the C
@@ -37,7 +45,18 @@
  *     a derived datatype for a non-contiguous buffer, and calls the C MPI_Alltoall through the
  *     PLT (MPIR_Alltoall_cdesc): preload.cpp's MPI_Alltoall receives it, already converted.
  *     Not defined here: decoding gfortran's private descriptor layout would only duplicate
- *     that, less robustly.
+ *     that, less robustly. The same holds for mpi_ialltoall_f08ts_ & co. and the MPI-4
+ *     persistent mpi_alltoall_init_f08ts_ & co. Not for the request calls: mpi_wait_f08_ &
+ *     co. (plain Fortran, the mpif.h routine's arguments) call PMPI_Wait & co., so they are
+ *     defined here (see MPIA_F08_REQUEST_CALLS).
+ *   - mpif.h and `use mpi` call mpi_ialltoall_, mpi_alltoall_init_ (MPI-4's persistent
+ *     collectives) and mpi_wait_ & co., which call the C functions too; defined here for the
+ *     same reason as the blocking ones.
+ *
+ * Request calls: the requests (arrays element by element, through a C array and back: a
+ * completed request comes back as the Fortran MPI_REQUEST_NULL), statuses (MPI_Status_f2c /
+ * c2f layout; MPI_F_STATUS(ES)_IGNORE), 1-based indices (MPI_UNDEFINED stays) and LOGICAL flags
+ * (F_TRUE below) are converted.
  *
  * The file is compiled against one MPI (OPEN_MPI or MPICH from mpi.h) and defines only the
  * symbols of that MPI's Fortran bindings; with any other MPI it defines nothing. */
@@ -45,10 +64,62 @@
 #include "util/topo_degrees.h"
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
 #if defined(OPEN_MPI) || defined(MPICH)
+
+/* The persistent collectives: Open MPI 4.1's pcollreq extension (MPIX_, <mpi-ext.h>), MPI-4's
+ * own (MPICH 4). */
+#if defined(OPEN_MPI) && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define MPIA_FORTRAN_PERSISTENT 1
+#define C_ALLTOALL_INIT MPIX_Alltoall_init
+#define C_ALLTOALLV_INIT MPIX_Alltoallv_init
+#define C_NEIGHBOR_ALLTOALL_INIT MPIX_Neighbor_alltoall_init
+#define C_NEIGHBOR_ALLTOALLV_INIT MPIX_Neighbor_alltoallv_init
+#define C_NEIGHBOR_ALLTOALLW_INIT MPIX_Neighbor_alltoallw_init
+#elif defined(MPICH) && MPI_VERSION >= 4
+#define MPIA_FORTRAN_PERSISTENT 1
+#define C_ALLTOALL_INIT MPI_Alltoall_init
+#define C_ALLTOALLV_INIT MPI_Alltoallv_init
+#define C_NEIGHBOR_ALLTOALL_INIT MPI_Neighbor_alltoall_init
+#define C_NEIGHBOR_ALLTOALLV_INIT MPI_Neighbor_alltoallv_init
+#define C_NEIGHBOR_ALLTOALLW_INIT MPI_Neighbor_alltoallw_init
+#else
+#define MPIA_FORTRAN_PERSISTENT 0
+#endif
+
+/* MPICH 4's mpi_f08 request calls (mpi_wait_f08_ & co.) call PMPI_Wait & co.: defined here. */
+#if defined(MPICH) && MPI_VERSION >= 4
+#define MPIA_MPICH_F08_REQUESTS 1
+#else
+#define MPIA_MPICH_F08_REQUESTS 0
+#endif
+
+/* Fortran LOGICAL values, as the MPI's own Fortran bindings write them. Open MPI 4.1:
+ * OMPI_INT_2_LOGICAL(a) is 0 or OMPI_FORTRAN_VALUE_TRUE, which configure takes from the Fortran
+ * compiler: 1 with gfortran (`ompi_info --all`: "Fort logical value true: 1"). MPICH 4.0:
+ * MPII_TO_FLOG(a) is MPII_F_TRUE or MPII_F_FALSE, the configure-time literals F77_TRUE_VALUE /
+ * F77_FALSE_VALUE (mpi_fortlogical.h; no longer the run-time MPIR_F_TRUE variables of older
+ * MPICH): 1 and 0 with gfortran. Both checked by calling each MPI's mpi_test_ on a completed
+ * request: it wrote 1. */
+#define F_TRUE 1
+#define F_FALSE 0
+
+/* INTEGERs per Fortran status (MPI_STATUS_SIZE): MPICH's mpi.h says; Open MPI 4.1's
+ * MPI_STATUS_SIZE is sizeof(MPI_Status) / sizeof(int) (6), which its own bindings use. */
+#if defined(MPI_F_STATUS_SIZE)
+#define F_STATUS_SIZE MPI_F_STATUS_SIZE
+#else
+#define F_STATUS_SIZE (sizeof(MPI_Status) / sizeof(int))
+#endif
 
 #define MPIA_FORTRAN_EXPORT __attribute__((visibility("default")))
 
@@ -212,6 +283,545 @@ static void f_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* 
   free_arrays(&a);
 }
 
+/* --- requests kept alive ------------------------------------------------------------------
+ * What a nonblocking or persistent call's C arguments point to must outlive the call: the
+ * converted datatype arrays of alltoallw (MPI_Datatype is a pointer in Open MPI) and the int
+ * copies of INTEGER arrays (only where MPI_Fint is not int). Open MPI's own Fortran binding
+ * (ineighbor_alltoallw_f.c) hangs them on its request; here they are kept in a list under the C
+ * request and freed when a Fortran request call of this file returns that request as
+ * MPI_REQUEST_NULL (completed, or freed by MPI_Request_free), or when its handle is reused (the
+ * request was completed some other way, from C). */
+typedef struct Kept {
+  MPI_Request request;
+  void* memory[6];
+  struct Kept* next;
+} Kept;
+static Kept* kept;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void free_kept(Kept* k) {
+  for (int i = 0; i < 6; ++i) free(k->memory[i]);
+  free(k);
+}
+
+/* Unlinks and frees what is kept under request (none: nothing). Called with kept_lock held. */
+static void release_locked(MPI_Request request) {
+  for (Kept** p = &kept; *p;) {
+    if ((*p)->request == request) {
+      Kept* k = *p;
+      *p = k->next;
+      free_kept(k);
+    } else {
+      p = &(*p)->next;
+    }
+  }
+}
+
+/* Keeps the n (<= 6, some NULL) allocations until request is done with; frees them now when
+ * the call failed (request is MPI_REQUEST_NULL) or there is nothing to keep. */
+static void keep(MPI_Request request, void* const* memory, int n) {
+  int any = 0;
+  for (int i = 0; i < n; ++i) any |= memory[i] != NULL;
+  if (!any) return;
+  Kept* k = request == MPI_REQUEST_NULL ? NULL : calloc(1, sizeof(Kept));
+  if (k == NULL) { /* freed now: the MPI library has read them (or the call failed) */
+    for (int i = 0; i < n; ++i) free(memory[i]);
+    return;
+  }
+  k->request = request;
+  for (int i = 0; i < n; ++i) k->memory[i] = memory[i];
+  pthread_mutex_lock(&kept_lock);
+  release_locked(request);
+  k->next = kept;
+  kept = k;
+  pthread_mutex_unlock(&kept_lock);
+}
+
+/* After a request call: before[i] (the C handles passed) that came back as MPI_REQUEST_NULL in
+ * after[i] are done with. */
+static void release_done(const MPI_Request* before, const MPI_Request* after, int n) {
+  if (__atomic_load_n(&kept, __ATOMIC_RELAXED) == NULL) return;
+  pthread_mutex_lock(&kept_lock);
+  for (int i = 0; i < n; ++i)
+    if (before[i] != MPI_REQUEST_NULL && after[i] == MPI_REQUEST_NULL) release_locked(before[i]);
+  pthread_mutex_unlock(&kept_lock);
+}
+
+/* --- the nonblocking and persistent collectives ---------------------------------------------
+ * The same conversions as the blocking ones; the request comes back as a Fortran handle
+ * (MPI_REQUEST_NULL when the call failed). info: NULL for the nonblocking calls, the Fortran
+ * MPI_Info of a persistent init. */
+static MPI_Info c_info(const MPI_Fint* info) { return MPI_Info_f2c(*info); }
+
+static void set_request(MPI_Fint* request, MPI_Request r) { *request = MPI_Request_c2f(r); }
+
+/* The int arrays of a v call that are copies, to keep with the request. */
+static void keep_arrays(MPI_Request r, Arrays* a) { keep(r, (void* const*)a->owned, a->n); }
+
+static void f_start_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
+                             MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm,
+                             const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const void* sb = send_buffer(sendbuf);
+  void* rb = recv_buffer(recvbuf);
+  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  int rc;
+  if (info == NULL) {
+    rc = MPI_Ialltoall(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, &r);
+  } else {
+#if MPIA_FORTRAN_PERSISTENT
+    rc = C_ALLTOALL_INIT(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, c_info(info), &r);
+#else
+    rc = MPI_ERR_INTERN;
+#endif
+  }
+  set_request(request, r);
+  set_ierr(ierr, rc);
+}
+
+static void f_start_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                              MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                              MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
+                              const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  const void* sb = send_buffer(sendbuf);
+  Arrays a = {{NULL}, 0};
+  const int n = sizeof(MPI_Fint) == sizeof(int) ? 0 : group_size(c);
+  const int in_place = sb == MPI_IN_PLACE;
+  const int* sc = in_place ? (const int*)sendcounts : c_ints(&a, sendcounts, n);
+  const int* sd = in_place ? (const int*)sdispls : c_ints(&a, sdispls, n);
+  const int* rc = c_ints(&a, recvcounts, n);
+  const int* rd = c_ints(&a, rdispls, n);
+  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
+  MPI_Request r = MPI_REQUEST_NULL;
+  int code;
+  if (info == NULL) {
+    code = MPI_Ialltoallv(sb, sc, sd, st, recv_buffer(recvbuf), rc, rd, rt, c, &r);
+  } else {
+#if MPIA_FORTRAN_PERSISTENT
+    code = C_ALLTOALLV_INIT(sb, sc, sd, st, recv_buffer(recvbuf), rc, rd, rt, c, c_info(info), &r);
+#else
+    code = MPI_ERR_INTERN;
+#endif
+  }
+  keep_arrays(r, &a);
+  set_request(request, r);
+  set_ierr(ierr, code);
+}
+
+static void f_start_neighbor_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
+                                      void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
+                                      MPI_Fint* comm, const MPI_Fint* info, MPI_Fint* request,
+                                      MPI_Fint* ierr) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  const void* sb = send_buffer(sendbuf);
+  void* rb = recv_buffer(recvbuf);
+  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  int rc;
+  if (info == NULL) {
+    rc = MPI_Ineighbor_alltoall(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, &r);
+  } else {
+#if MPIA_FORTRAN_PERSISTENT
+    rc = C_NEIGHBOR_ALLTOALL_INIT(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, c_info(info),
+                                  &r);
+#else
+    rc = MPI_ERR_INTERN;
+#endif
+  }
+  set_request(request, r);
+  set_ierr(ierr, rc);
+}
+
+static void f_start_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                                       MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                                       MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
+                                       const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  Arrays a = {{NULL}, 0};
+  int in = 0, out = 0;
+  if (sizeof(MPI_Fint) != sizeof(int)) mpia_topo_degrees(c, &in, &out);
+  const int* sc = c_ints(&a, sendcounts, out);
+  const int* sd = c_ints(&a, sdispls, out);
+  const int* rc = c_ints(&a, recvcounts, in);
+  const int* rd = c_ints(&a, rdispls, in);
+  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
+  MPI_Request r = MPI_REQUEST_NULL;
+  int code;
+  if (info == NULL) {
+    code = MPI_Ineighbor_alltoallv(send_buffer(sendbuf), sc, sd, st, recv_buffer(recvbuf), rc, rd,
+                                   rt, c, &r);
+  } else {
+#if MPIA_FORTRAN_PERSISTENT
+    code = C_NEIGHBOR_ALLTOALLV_INIT(send_buffer(sendbuf), sc, sd, st, recv_buffer(recvbuf), rc, rd,
+                                     rt, c, c_info(info), &r);
+#else
+    code = MPI_ERR_INTERN;
+#endif
+  }
+  keep_arrays(r, &a);
+  set_request(request, r);
+  set_ierr(ierr, code);
+}
+
+static void f_start_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
+                                       MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
+                                       MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
+                                       const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*comm);
+  Arrays a = {{NULL}, 0};
+  int in = 0, out = 0;
+  mpia_topo_degrees(c, &in, &out);
+  const int* sc = c_ints(&a, sendcounts, out);
+  const int* rc = c_ints(&a, recvcounts, in);
+  MPI_Datatype* st = malloc(sizeof(MPI_Datatype) * (size_t)(out > 0 ? out : 1));
+  MPI_Datatype* rt = malloc(sizeof(MPI_Datatype) * (size_t)(in > 0 ? in : 1));
+  MPI_Request r = MPI_REQUEST_NULL;
+  int code = MPI_ERR_NO_MEM;
+  if (st && rt) {
+    for (int i = 0; i < out; ++i) st[i] = MPI_Type_f2c(sendtypes[i]);
+    for (int i = 0; i < in; ++i) rt[i] = MPI_Type_f2c(recvtypes[i]);
+    if (info == NULL) {
+      code = MPI_Ineighbor_alltoallw(send_buffer(sendbuf), sc, sdispls, st, recv_buffer(recvbuf),
+                                     rc, rdispls, rt, c, &r);
+    } else {
+#if MPIA_FORTRAN_PERSISTENT
+      code = C_NEIGHBOR_ALLTOALLW_INIT(send_buffer(sendbuf), sc, sdispls, st, recv_buffer(recvbuf),
+                                       rc, rdispls, rt, c, c_info(info), &r);
+#else
+      code = MPI_ERR_INTERN;
+#endif
+    }
+  }
+  void* memory[6] = {st, rt, a.owned[0], a.owned[1], NULL, NULL};
+  keep(r, memory, 6);
+  set_request(request, r);
+  set_ierr(ierr, code);
+}
+
+/* The entry points' bodies: the nonblocking calls pass no info. */
+static void f_ialltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
+                        MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request,
+                        MPI_Fint* ierr) {
+  f_start_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, request,
+                   ierr);
+}
+static void f_ialltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype,
+                         void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype,
+                         MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    comm, NULL, request, ierr);
+}
+static void f_ineighbor_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
+                                 void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
+                                 MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
+                            request, ierr);
+}
+static void f_ineighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                                  MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                                  MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
+                                  MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                             recvtype, comm, NULL, request, ierr);
+}
+static void f_ineighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
+                                  MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
+                                  MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
+                                  MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                             recvtypes, comm, NULL, request, ierr);
+}
+
+#if MPIA_FORTRAN_PERSISTENT
+static void f_alltoall_init(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
+                            MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info,
+                            MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
+                   ierr);
+}
+static void f_alltoallv_init(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                             MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                             MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info,
+                             MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                    comm, info, request, ierr);
+}
+static void f_neighbor_alltoall_init(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
+                                     void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
+                                     MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request,
+                                     MPI_Fint* ierr) {
+  f_start_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                            request, ierr);
+}
+static void f_neighbor_alltoallv_init(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
+                                      MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                                      MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
+                                      MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                             recvtype, comm, info, request, ierr);
+}
+static void f_neighbor_alltoallw_init(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
+                                      MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
+                                      MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
+                                      MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
+  f_start_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                             recvtypes, comm, info, request, ierr);
+}
+#endif
+
+/* --- the request calls ----------------------------------------------------------------------
+ * Statuses: the Fortran MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE (MPI_F_STATUS_IGNORE /
+ * MPI_F_STATUSES_IGNORE, or NULL) become the C ones; any other status is written with
+ * MPI_Status_c2f, where the call sets it (a test that returns flag = .false. leaves it as it
+ * is). An array of statuses is MPI_STATUS_SIZE INTEGERs per element (f_status_size). Request
+ * arrays are converted into a C array and back, element by element, so a request the call
+ * completes comes back as the Fortran MPI_REQUEST_NULL. Indices are 1-based in Fortran
+ * (MPI_UNDEFINED stays MPI_UNDEFINED), flags are Fortran LOGICALs (F_TRUE / F_FALSE). */
+
+static int status_ignored(const MPI_Fint* f) {
+#if defined(MPICH)
+  fortran_init(); /* MPI_F_STATUS_IGNORE is set by mpirinitf_ */
+#if MPIA_MPICH_F08_REQUESTS
+  if (f == (const MPI_Fint*)&MPIR_F08_MPI_STATUS_IGNORE_OBJ) return 1;
+#endif
+#endif
+  return f == NULL || f == MPI_F_STATUS_IGNORE;
+}
+static int statuses_ignored(const MPI_Fint* f) {
+#if defined(MPICH)
+  fortran_init();
+#if MPIA_MPICH_F08_REQUESTS
+  if (f == (const MPI_Fint*)MPIR_F08_MPI_STATUSES_IGNORE_OBJ ||
+      f == (const MPI_Fint*)&MPIR_F08_MPI_STATUS_IGNORE_OBJ)
+    return 1;
+#endif
+#endif
+  return f == NULL || f == MPI_F_STATUSES_IGNORE || f == MPI_F_STATUS_IGNORE;
+}
+static MPI_Status* c_status(const MPI_Fint* f, MPI_Status* s) {
+  return status_ignored(f) ? MPI_STATUS_IGNORE : s;
+}
+static void f_status(const MPI_Status* s, MPI_Fint* f) {
+  if (s != MPI_STATUS_IGNORE) MPI_Status_c2f(s, f);
+}
+static void set_flag(MPI_Fint* flag, int c_flag) { *flag = c_flag ? F_TRUE : F_FALSE; }
+static void set_index(MPI_Fint* index, int c_index) {
+  *index = (MPI_Fint)(c_index == MPI_UNDEFINED || c_index < 0 ? c_index : c_index + 1);
+}
+
+/* Scratch for n requests: the C handles passed (before), the ones the call works on (after),
+ * n statuses unless ignored, n int indices when asked. */
+typedef struct {
+  MPI_Request* before;
+  MPI_Request* after;
+  MPI_Status* statuses; /* MPI_STATUSES_IGNORE when ignored */
+  int* indices;
+  void* memory;
+} Requests;
+
+static int requests_in(Requests* q, int n, const MPI_Fint* f, const MPI_Fint* f_statuses,
+                       int want_indices) {
+  const size_t m = (size_t)(n > 0 ? n : 1);
+  const int statuses = !statuses_ignored(f_statuses);
+  q->memory = malloc(m * (2 * sizeof(MPI_Request) + (statuses ? sizeof(MPI_Status) : 0) +
+                          (want_indices ? sizeof(int) : 0)));
+  if (q->memory == NULL) return MPI_ERR_NO_MEM;
+  q->statuses = statuses ? (MPI_Status*)q->memory : MPI_STATUSES_IGNORE;
+  q->before = (MPI_Request*)((char*)q->memory + (statuses ? m * sizeof(MPI_Status) : 0));
+  q->after = q->before + m;
+  q->indices = want_indices ? (int*)(q->after + m) : NULL;
+  for (int i = 0; i < n; ++i) q->before[i] = q->after[i] = MPI_Request_f2c(f[i]);
+  return MPI_SUCCESS;
+}
+
+/* The requests back into the Fortran array, and what was kept for completed ones freed. */
+static void requests_out(Requests* q, int n, MPI_Fint* f) {
+  for (int i = 0; i < n; ++i) f[i] = MPI_Request_c2f(q->after[i]);
+  release_done(q->before, q->after, n);
+}
+
+/* Status i of a Fortran array of statuses. */
+static MPI_Fint* f_status_at(MPI_Fint* f_statuses, int i) {
+  return f_statuses + (size_t)i * F_STATUS_SIZE;
+}
+
+static void f_wait(MPI_Fint* request, MPI_Fint* status, MPI_Fint* ierr) {
+  MPI_Request before = MPI_Request_f2c(*request), r = before;
+  MPI_Status s, *cs = c_status(status, &s);
+  const int rc = MPI_Wait(&r, cs);
+  *request = MPI_Request_c2f(r);
+  release_done(&before, &r, 1);
+  if (rc == MPI_SUCCESS) f_status(cs, status);
+  set_ierr(ierr, rc);
+}
+
+static void f_test(MPI_Fint* request, MPI_Fint* flag, MPI_Fint* status, MPI_Fint* ierr) {
+  MPI_Request before = MPI_Request_f2c(*request), r = before;
+  MPI_Status s, *cs = c_status(status, &s);
+  int c_flag = 0;
+  const int rc = MPI_Test(&r, &c_flag, cs);
+  *request = MPI_Request_c2f(r);
+  release_done(&before, &r, 1);
+  if (rc == MPI_SUCCESS) {
+    set_flag(flag, c_flag);
+    if (c_flag) f_status(cs, status);
+  }
+  set_ierr(ierr, rc);
+}
+
+static void f_request_get_status(MPI_Fint* request, MPI_Fint* flag, MPI_Fint* status,
+                                 MPI_Fint* ierr) {
+  MPI_Status s, *cs = c_status(status, &s);
+  int c_flag = 0;
+  const int rc = MPI_Request_get_status(MPI_Request_f2c(*request), &c_flag, cs);
+  if (rc == MPI_SUCCESS) {
+    set_flag(flag, c_flag);
+    if (c_flag) f_status(cs, status);
+  }
+  set_ierr(ierr, rc);
+}
+
+/* MPI_ERR_IN_STATUS: the statuses carry the errors, the requests may have changed. */
+static int statuses_set(int rc) { return rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS; }
+
+static void f_waitall(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* statuses, MPI_Fint* ierr) {
+  const int n = (int)*count;
+  Requests q;
+  int rc = requests_in(&q, n, requests, statuses, 0);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Waitall(n, q.after, q.statuses);
+    requests_out(&q, n, requests);
+    if (statuses_set(rc) && q.statuses != MPI_STATUSES_IGNORE)
+      for (int i = 0; i < n; ++i) MPI_Status_c2f(&q.statuses[i], f_status_at(statuses, i));
+    free(q.memory);
+  }
+  set_ierr(ierr, rc);
+}
+
+static void f_testall(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* flag, MPI_Fint* statuses,
+                      MPI_Fint* ierr) {
+  const int n = (int)*count;
+  Requests q;
+  int c_flag = 0;
+  int rc = requests_in(&q, n, requests, statuses, 0);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Testall(n, q.after, &c_flag, q.statuses);
+    requests_out(&q, n, requests);
+    if (statuses_set(rc)) set_flag(flag, c_flag);
+    if (statuses_set(rc) && c_flag && q.statuses != MPI_STATUSES_IGNORE)
+      for (int i = 0; i < n; ++i) MPI_Status_c2f(&q.statuses[i], f_status_at(statuses, i));
+    free(q.memory);
+  }
+  set_ierr(ierr, rc);
+}
+
+static void f_waitany(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* index, MPI_Fint* status,
+                      MPI_Fint* ierr) {
+  const int n = (int)*count;
+  Requests q;
+  int rc = requests_in(&q, n, requests, NULL, 0);
+  if (rc == MPI_SUCCESS) {
+    MPI_Status s, *cs = c_status(status, &s);
+    int c_index = MPI_UNDEFINED;
+    rc = MPI_Waitany(n, q.after, &c_index, cs);
+    requests_out(&q, n, requests);
+    if (rc == MPI_SUCCESS) {
+      set_index(index, c_index);
+      f_status(cs, status);
+    }
+    free(q.memory);
+  }
+  set_ierr(ierr, rc);
+}
+
+static void f_testany(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* index, MPI_Fint* flag,
+                      MPI_Fint* status, MPI_Fint* ierr) {
+  const int n = (int)*count;
+  Requests q;
+  int rc = requests_in(&q, n, requests, NULL, 0);
+  if (rc == MPI_SUCCESS) {
+    MPI_Status s, *cs = c_status(status, &s);
+    int c_index = MPI_UNDEFINED, c_flag = 0;
+    rc = MPI_Testany(n, q.after, &c_index, &c_flag, cs);
+    requests_out(&q, n, requests);
+    if (rc == MPI_SUCCESS) {
+      set_index(index, c_index);
+      set_flag(flag, c_flag);
+      if (c_flag) f_status(cs, status);
+    }
+    free(q.memory);
+  }
+  set_ierr(ierr, rc);
+}
+
+/* Waitsome and Testsome: outcount (MPI_UNDEFINED stays), the first outcount indices (1-based)
+ * and statuses. */
+static void f_some(int test, MPI_Fint* incount, MPI_Fint* requests, MPI_Fint* outcount,
+                   MPI_Fint* indices, MPI_Fint* statuses, MPI_Fint* ierr) {
+  const int n = (int)*incount;
+  Requests q;
+  int rc = requests_in(&q, n, requests, statuses, 1);
+  if (rc == MPI_SUCCESS) {
+    int out = MPI_UNDEFINED;
+    rc = test ? MPI_Testsome(n, q.after, &out, q.indices, q.statuses)
+              : MPI_Waitsome(n, q.after, &out, q.indices, q.statuses);
+    requests_out(&q, n, requests);
+    if (statuses_set(rc)) {
+      *outcount = (MPI_Fint)out;
+      for (int i = 0; i < out; ++i) {
+        indices[i] = (MPI_Fint)(q.indices[i] + 1);
+        if (q.statuses != MPI_STATUSES_IGNORE)
+          MPI_Status_c2f(&q.statuses[i], f_status_at(statuses, i));
+      }
+    }
+    free(q.memory);
+  }
+  set_ierr(ierr, rc);
+}
+static void f_waitsome(MPI_Fint* incount, MPI_Fint* requests, MPI_Fint* outcount, MPI_Fint* indices,
+                       MPI_Fint* statuses, MPI_Fint* ierr) {
+  f_some(0, incount, requests, outcount, indices, statuses, ierr);
+}
+static void f_testsome(MPI_Fint* incount, MPI_Fint* requests, MPI_Fint* outcount, MPI_Fint* indices,
+                       MPI_Fint* statuses, MPI_Fint* ierr) {
+  f_some(1, incount, requests, outcount, indices, statuses, ierr);
+}
+
+static void f_start(MPI_Fint* request, MPI_Fint* ierr) {
+  MPI_Request r = MPI_Request_f2c(*request);
+  const int rc = MPI_Start(&r);
+  *request = MPI_Request_c2f(r);
+  set_ierr(ierr, rc);
+}
+
+static void f_startall(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* ierr) {
+  const int n = (int)*count;
+  Requests q;
+  int rc = requests_in(&q, n, requests, NULL, 0);
+  if (rc == MPI_SUCCESS) {
+    rc = MPI_Startall(n, q.after);
+    requests_out(&q, n, requests);
+    free(q.memory);
+  }
+  set_ierr(ierr, rc);
+}
+
+static void f_request_free(MPI_Fint* request, MPI_Fint* ierr) {
+  MPI_Request before = MPI_Request_f2c(*request), r = before;
+  const int rc = MPI_Request_free(&r);
+  *request = MPI_Request_c2f(r);
+  /* MPI forbids freeing an active collective request (nonblocking or persistent): a request of
+   * ours freed here is done with. */
+  if (rc == MPI_SUCCESS) release_done(&before, &r, 1);
+  set_ierr(ierr, rc);
+}
+
+static void f_cancel(MPI_Fint* request, MPI_Fint* ierr) {
+  set_ierr(ierr, MPI_Cancel(&(MPI_Request){MPI_Request_f2c(*request)}));
+}
+
 /* --- the exported spellings ----------------------------------------------------------------
  * Plain (not weak) definitions with default visibility: loaded first, they are what the
  * program's calls bind to. Both MPIs export these four manglings of the mpif.h / `use mpi`
@@ -251,6 +861,163 @@ MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, f_neighbo
 MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, f_neighbor_alltoallw,
                        MPIA_A2AW_PARAMS, MPIA_A2AW_ARGS)
 
+/* The nonblocking and persistent collectives: the blocking call's arguments, [info,] request. */
+#define MPIA_IA2A_PARAMS                                                                       \
+  (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+   MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr)
+#define MPIA_IA2A_ARGS \
+  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
+#define MPIA_IA2AV_PARAMS                                                                          \
+  (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf,      \
+   MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, \
+   MPI_Fint* ierr)
+#define MPIA_IA2AV_ARGS                                                                           \
+  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, \
+   ierr)
+#define MPIA_IA2AW_PARAMS                                                                      \
+  (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
+   MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,               \
+   MPI_Fint* request, MPI_Fint* ierr)
+#define MPIA_IA2AW_ARGS                                                                    \
+  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, \
+   request, ierr)
+#define MPIA_A2A_INIT_PARAMS                                                                   \
+  (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
+   MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr)
+#define MPIA_A2A_INIT_ARGS \
+  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr)
+#define MPIA_A2AV_INIT_PARAMS                                                                   \
+  (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf,   \
+   MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info, \
+   MPI_Fint* request, MPI_Fint* ierr)
+#define MPIA_A2AV_INIT_ARGS                                                                    \
+  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, \
+   request, ierr)
+#define MPIA_A2AW_INIT_PARAMS                                                                    \
+  (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf,   \
+   MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* info, \
+   MPI_Fint* request, MPI_Fint* ierr)
+#define MPIA_A2AW_INIT_ARGS                                                                      \
+  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, \
+   request, ierr)
+
+MPIA_FORTRAN_MANGLINGS(mpi_ialltoall, MPI_IALLTOALL, f_ialltoall, MPIA_IA2A_PARAMS, MPIA_IA2A_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_ialltoallv, MPI_IALLTOALLV, f_ialltoallv, MPIA_IA2AV_PARAMS,
+                       MPIA_IA2AV_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, f_ineighbor_alltoall,
+                       MPIA_IA2A_PARAMS, MPIA_IA2A_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, f_ineighbor_alltoallv,
+                       MPIA_IA2AV_PARAMS, MPIA_IA2AV_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, f_ineighbor_alltoallw,
+                       MPIA_IA2AW_PARAMS, MPIA_IA2AW_ARGS)
+
+/* The persistent inits: Open MPI's extension spells them mpix_ (mpi_ext / mpi_f08_ext modules),
+ * MPI-4 mpi_. */
+#if MPIA_FORTRAN_PERSISTENT && defined(OPEN_MPI)
+MPIA_FORTRAN_MANGLINGS(mpix_alltoall_init, MPIX_ALLTOALL_INIT, f_alltoall_init,
+                       MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpix_alltoallv_init, MPIX_ALLTOALLV_INIT, f_alltoallv_init,
+                       MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpix_neighbor_alltoall_init, MPIX_NEIGHBOR_ALLTOALL_INIT,
+                       f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpix_neighbor_alltoallv_init, MPIX_NEIGHBOR_ALLTOALLV_INIT,
+                       f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpix_neighbor_alltoallw_init, MPIX_NEIGHBOR_ALLTOALLW_INIT,
+                       f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
+#elif MPIA_FORTRAN_PERSISTENT
+MPIA_FORTRAN_MANGLINGS(mpi_alltoall_init, MPI_ALLTOALL_INIT, f_alltoall_init, MPIA_A2A_INIT_PARAMS,
+                       MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_alltoallv_init, MPI_ALLTOALLV_INIT, f_alltoallv_init,
+                       MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT,
+                       f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT,
+                       f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT,
+                       f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
+#endif
+
+/* The request calls. */
+#define MPIA_WAIT_PARAMS (MPI_Fint * request, MPI_Fint * status, MPI_Fint * ierr)
+#define MPIA_WAIT_ARGS (request, status, ierr)
+#define MPIA_TEST_PARAMS (MPI_Fint * request, MPI_Fint * flag, MPI_Fint * status, MPI_Fint * ierr)
+#define MPIA_TEST_ARGS (request, flag, status, ierr)
+#define MPIA_WAITALL_PARAMS \
+  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * statuses, MPI_Fint * ierr)
+#define MPIA_WAITALL_ARGS (count, requests, statuses, ierr)
+#define MPIA_TESTALL_PARAMS \
+  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * flag, MPI_Fint * statuses, MPI_Fint * ierr)
+#define MPIA_TESTALL_ARGS (count, requests, flag, statuses, ierr)
+#define MPIA_WAITANY_PARAMS \
+  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * index, MPI_Fint * status, MPI_Fint * ierr)
+#define MPIA_WAITANY_ARGS (count, requests, index, status, ierr)
+#define MPIA_TESTANY_PARAMS                                                                     \
+  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * index, MPI_Fint * flag, MPI_Fint * status, \
+   MPI_Fint * ierr)
+#define MPIA_TESTANY_ARGS (count, requests, index, flag, status, ierr)
+#define MPIA_SOME_PARAMS                                                             \
+  (MPI_Fint * incount, MPI_Fint * requests, MPI_Fint * outcount, MPI_Fint * indices, \
+   MPI_Fint * statuses, MPI_Fint * ierr)
+#define MPIA_SOME_ARGS (incount, requests, outcount, indices, statuses, ierr)
+#define MPIA_REQUEST_PARAMS (MPI_Fint * request, MPI_Fint * ierr)
+#define MPIA_REQUEST_ARGS (request, ierr)
+#define MPIA_STARTALL_PARAMS (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * ierr)
+#define MPIA_STARTALL_ARGS (count, requests, ierr)
+
+MPIA_FORTRAN_MANGLINGS(mpi_wait, MPI_WAIT, f_wait, MPIA_WAIT_PARAMS, MPIA_WAIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_test, MPI_TEST, f_test, MPIA_TEST_PARAMS, MPIA_TEST_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_request_get_status, MPI_REQUEST_GET_STATUS, f_request_get_status,
+                       MPIA_TEST_PARAMS, MPIA_TEST_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_waitall, MPI_WAITALL, f_waitall, MPIA_WAITALL_PARAMS, MPIA_WAITALL_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_testall, MPI_TESTALL, f_testall, MPIA_TESTALL_PARAMS, MPIA_TESTALL_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_waitany, MPI_WAITANY, f_waitany, MPIA_WAITANY_PARAMS, MPIA_WAITANY_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_testany, MPI_TESTANY, f_testany, MPIA_TESTANY_PARAMS, MPIA_TESTANY_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_waitsome, MPI_WAITSOME, f_waitsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_testsome, MPI_TESTSOME, f_testsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_start, MPI_START, f_start, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_startall, MPI_STARTALL, f_startall, MPIA_STARTALL_PARAMS,
+                       MPIA_STARTALL_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_request_free, MPI_REQUEST_FREE, f_request_free, MPIA_REQUEST_PARAMS,
+                       MPIA_REQUEST_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_cancel, MPI_CANCEL, f_cancel, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)
+
+/* `use mpi_f08`'s request calls: Open MPI's (see the top of the file) and MPICH 4's, plain
+ * Fortran subroutines (not bind(C)) with the mpif.h routine's arguments in both: TYPE(MPI_Request)
+ * is one INTEGER, arrays are explicit-shape or assumed-size (addresses), flags default LOGICAL,
+ * the OPTIONAL ierror NULL when absent. TYPE(MPI_Status) has the layout of C's MPI_Status and of
+ * the mpif.h INTEGER status in both (Open MPI: MPI_SOURCE, MPI_TAG, MPI_ERROR, c_cancelled,
+ * c_count, 6 INTEGERs, which its own mpi_f08 wrappers pass to the mpif.h bodies as they are;
+ * MPICH: MPI_F08_status, count_lo, count_hi_and_cancelled, MPI_SOURCE, MPI_TAG, MPI_ERROR, which
+ * its wrappers pass to C as an MPI_Status*), so MPI_Status_c2f writes it. MPI_STATUS(ES)_IGNORE:
+ * Open MPI's are bind(C) to mpif.h's common blocks (MPI_F_STATUS(ES)_IGNORE); MPICH's are
+ * MPIR_F08_MPI_STATUS(ES)_IGNORE_OBJ (status_ignored() knows both). */
+#define MPIA_F08_REQUEST_CALLS                                                                \
+  MPIA_FORTRAN_ENTRY(mpi_wait_f08_, f_wait, MPIA_WAIT_PARAMS, MPIA_WAIT_ARGS)                 \
+  MPIA_FORTRAN_ENTRY(mpi_test_f08_, f_test, MPIA_TEST_PARAMS, MPIA_TEST_ARGS)                 \
+  MPIA_FORTRAN_ENTRY(mpi_request_get_status_f08_, f_request_get_status, MPIA_TEST_PARAMS,     \
+                     MPIA_TEST_ARGS)                                                          \
+  MPIA_FORTRAN_ENTRY(mpi_waitall_f08_, f_waitall, MPIA_WAITALL_PARAMS, MPIA_WAITALL_ARGS)     \
+  MPIA_FORTRAN_ENTRY(mpi_testall_f08_, f_testall, MPIA_TESTALL_PARAMS, MPIA_TESTALL_ARGS)     \
+  MPIA_FORTRAN_ENTRY(mpi_waitany_f08_, f_waitany, MPIA_WAITANY_PARAMS, MPIA_WAITANY_ARGS)     \
+  MPIA_FORTRAN_ENTRY(mpi_testany_f08_, f_testany, MPIA_TESTANY_PARAMS, MPIA_TESTANY_ARGS)     \
+  MPIA_FORTRAN_ENTRY(mpi_waitsome_f08_, f_waitsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)         \
+  MPIA_FORTRAN_ENTRY(mpi_testsome_f08_, f_testsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)         \
+  MPIA_FORTRAN_ENTRY(mpi_start_f08_, f_start, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)         \
+  MPIA_FORTRAN_ENTRY(mpi_startall_f08_, f_startall, MPIA_STARTALL_PARAMS, MPIA_STARTALL_ARGS) \
+  MPIA_FORTRAN_ENTRY(mpi_request_free_f08_, f_request_free, MPIA_REQUEST_PARAMS,              \
+                     MPIA_REQUEST_ARGS)                                                       \
+  MPIA_FORTRAN_ENTRY(mpi_cancel_f08_, f_cancel, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)
+
+#if MPIA_MPICH_F08_REQUESTS
+/* Checked with a PMPI shim under `use mpi_f08` programs on MPICH 4.0.2: mpi_ialltoall_f08ts_,
+ * mpi_ialltoallv_f08ts_, mpi_ineighbor_alltoallv_f08ts_ and mpi_alltoall_init_f08ts_ reached
+ * the shim's C functions, mpi_wait_f08_, mpi_waitall_f08_, mpi_waitany_f08_, mpi_test_f08_,
+ * mpi_testall_f08_, mpi_testsome_f08_, mpi_request_get_status_f08_, mpi_startall_f08_ and
+ * mpi_request_free_f08_ did not (they call PMPI_Wait & co.; their MPI_Waitany also returned
+ * 0-based indices). */
+MPIA_F08_REQUEST_CALLS
+#endif
+
 #if defined(OPEN_MPI)
 /* `use mpi_f08`: the same arguments (see the top of the file); ierror may be NULL. */
 MPIA_FORTRAN_ENTRY(mpi_alltoall_f08_, f_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
@@ -260,6 +1027,27 @@ MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallv_f08_, f_neighbor_alltoallv, MPIA_A2AV_
                    MPIA_A2AV_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallw_f08_, f_neighbor_alltoallw, MPIA_A2AW_PARAMS,
                    MPIA_A2AW_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_ialltoall_f08_, f_ialltoall, MPIA_IA2A_PARAMS, MPIA_IA2A_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_ialltoallv_f08_, f_ialltoallv, MPIA_IA2AV_PARAMS, MPIA_IA2AV_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoall_f08_, f_ineighbor_alltoall, MPIA_IA2A_PARAMS,
+                   MPIA_IA2A_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallv_f08_, f_ineighbor_alltoallv, MPIA_IA2AV_PARAMS,
+                   MPIA_IA2AV_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallw_f08_, f_ineighbor_alltoallw, MPIA_IA2AW_PARAMS,
+                   MPIA_IA2AW_ARGS)
+#if MPIA_FORTRAN_PERSISTENT
+MPIA_FORTRAN_ENTRY(mpix_alltoall_init_f08_, f_alltoall_init, MPIA_A2A_INIT_PARAMS,
+                   MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpix_alltoallv_init_f08_, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
+                   MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoall_init_f08_, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
+                   MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoallv_init_f08_, f_neighbor_alltoallv_init,
+                   MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoallw_init_f08_, f_neighbor_alltoallw_init,
+                   MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
+#endif
+MPIA_F08_REQUEST_CALLS
 #endif
 
 #endif /* OPEN_MPI || MPICH */
