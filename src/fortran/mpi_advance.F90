@@ -26,6 +26,7 @@ module mpi_advance
   public :: MPIX_Request_get_algorithm, MPIX_Algorithm_get, MPIX_Request_get_traffic
   public :: MPIX_Request_get_memory
   public :: MPIX_Ialltoall, MPIX_Ialltoallv, MPIX_Ineighbor_alltoall, MPIX_Ineighbor_alltoallv
+  public :: MPIX_Ineighbor_alltoallw
   public :: MPIX_Request_get_trial
   public :: MPIX_Comm_locality, MPIX_Comm_rank_locality, MPIX_Comm_locality_split
   public :: MPIX_Comm_set_algorithm
@@ -142,6 +143,17 @@ module mpi_advance
       type(*), dimension(..) :: sb, rb
       integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
       integer(c_int), value :: st, rt, comm
+      type(MPIX_Request) :: req
+    end function
+    ! mpi_f08's type(MPI_Datatype) arrays are arrays of MPI_Fint (see c_neighbor_alltoallw).
+    integer(c_int) function c_ineighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req) &
+        bind(C, name="mpia_f_ineighbor_alltoallw")
+      import :: c_int, MPIX_Request, MPI_ADDRESS_KIND, MPI_Datatype
+      type(*), dimension(..) :: sb, rb
+      integer(c_int) :: scs(*), rcs(*)
+      integer(MPI_ADDRESS_KIND) :: sds(*), rds(*)
+      type(MPI_Datatype) :: sts(*), rts(*)
+      integer(c_int), value :: comm
       type(MPIX_Request) :: req
     end function
     integer(c_int) function c_alltoall(sb, sc, st, rb, rc, rt, comm) bind(C, name="mpia_f_alltoall")
@@ -432,6 +444,23 @@ contains
     call set(ierror, c_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, &
                                            recvbuf, recvcounts, rdispls, recvtype%MPI_VAL, &
                                            comm%MPI_VAL, request))
+  end subroutine
+
+  ! A datatype per block, byte displacements (see MPIX_Neighbor_alltoallw); the arrays are read
+  ! during the call.
+  subroutine MPIX_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+                                      recvcounts, rdispls, recvtypes, comm, request, ierror)
+    type(*), dimension(..), intent(in), asynchronous :: sendbuf
+    type(*), dimension(..), asynchronous :: recvbuf
+    integer, intent(in), asynchronous :: sendcounts(*), recvcounts(*)
+    integer(MPI_ADDRESS_KIND), intent(in), asynchronous :: sdispls(*), rdispls(*)
+    type(MPI_Datatype), intent(in), asynchronous :: sendtypes(*), recvtypes(*)
+    type(MPI_Comm), intent(in) :: comm
+    type(MPIX_Request), intent(out) :: request
+    integer, optional, intent(out) :: ierror
+    call register()
+    call set(ierror, c_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+                                           recvcounts, rdispls, recvtypes, comm%MPI_VAL, request))
   end subroutine
 
   subroutine MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)

@@ -177,6 +177,16 @@ int mpia_f_neighbor_alltoallw(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* s
   WITH_TYPES(c, sts, rts, MPIX_Neighbor_alltoallw(s_, scs, sds, st, r_, rcs, rds, rt, c))
 }
 
+int mpia_f_ineighbor_alltoallw(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
+                               const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
+                               const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm,
+                               MPIX_Request* req) {
+  const MPI_Comm c = MPI_Comm_f2c(comm);
+  BUFFERS(sb, rb, c)
+  /* The plan is made during the call (the datatypes duplicated): the converted arrays can go. */
+  WITH_TYPES(c, sts, rts, MPIX_Ineighbor_alltoallw(s_, scs, sds, st, r_, rcs, rds, rt, c, req))
+}
+
 int mpia_f_start(MPIX_Request* r) { return MPIX_Start(r); }
 int mpia_f_startall(int n, MPIX_Request* rs) { return MPIX_Startall(n, rs); }
 

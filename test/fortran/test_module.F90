@@ -2,7 +2,8 @@
 ! element: persistent MPIX_Alltoall_init (with an info selection, and MPI_IN_PLACE under the
 ! communicator's selection), MPIX_Alltoallv_init (uneven counts with zeros, gaps),
 ! MPIX_Neighbor_alltoallv_init and MPIX_Neighbor_alltoall_init on a ring, MPIX_Ialltoall, each started 3 times
-! with changed data; the blocking calls; MPIX_Neighbor_alltoallw(_init) with a datatype with a
+! with changed data; the blocking calls; MPIX_Ineighbor_alltoallv (MPIX_Test polling);
+! MPIX_Neighbor_alltoallw(_init) and MPIX_Ineighbor_alltoallw with a datatype with a
 ! hole and byte displacements (against the neighbors' values too); MPIX_Wait/Test/Waitall with
 ! statuses (empty: count 0) and with MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE; the optional ierror
 ! present and absent; a non-contiguous buffer (MPI_ERR_BUFFER); the query and locality
@@ -16,7 +17,7 @@ program test_module
   integer, allocatable, asynchronous :: sbuf(:), rbuf(:)
   integer, allocatable :: want(:), sc(:), sd(:), rc(:), rd(:), nwant(:)
   integer, allocatable, asynchronous :: nr(:)
-  type(MPIX_Request) :: req, reqs(2)
+  type(MPIX_Request) :: req, reqs(2), nbreq
   type(MPI_Status) :: status, statuses(2)
   type(MPI_Comm) :: ring, nodecomm
   type(MPI_Info) :: info
@@ -180,6 +181,16 @@ program test_module
     call check(ierr == MPI_SUCCESS .and. all(rbuf == want), "blocking neighbor alltoallv")
     call MPIX_Neighbor_alltoall(sbuf, 1, MPI_INTEGER, nr, 1, MPI_INTEGER, ring)
     call check(all(nr == nwant), "blocking neighbor alltoall")
+    rbuf = -7
+    call MPIX_Ineighbor_alltoallv(sbuf, sc, sd, MPI_INTEGER, rbuf, rc, rd, MPI_INTEGER, ring, &
+                                  nbreq, ierr)
+    call check(ierr == MPI_SUCCESS, "MPIX_Ineighbor_alltoallv ierror")
+    flag = .false.
+    do while (.not. flag)
+      call MPIX_Test(nbreq, flag)
+    end do
+    call check(nbreq == MPIX_REQUEST_NULL .and. all(rbuf == want), &
+               "nonblocking neighbor alltoallv")
   end do
   call MPIX_Request_free(reqs(1))
   call MPIX_Request_free(reqs(2), ierr)
@@ -227,6 +238,13 @@ program test_module
       rbuf = -7
       call MPIX_Neighbor_alltoallw(sbuf, wsc, wsd, wst, rbuf, wrc, wrd, wrt, wcomm(k), ierr)
       call check(ierr == MPI_SUCCESS .and. all(rbuf == want), "blocking neighbor alltoallw")
+      rbuf = -7
+      call MPIX_Ineighbor_alltoallw(sbuf, wsc, wsd, wst, rbuf, wrc, wrd, wrt, wcomm(k), nbreq, &
+                                    ierr)
+      call check(ierr == MPI_SUCCESS, "MPIX_Ineighbor_alltoallw ierror")
+      call MPIX_Wait(nbreq, ierror=ierr)
+      call check(ierr == MPI_SUCCESS .and. nbreq == MPIX_REQUEST_NULL .and. all(rbuf == want), &
+                 "nonblocking neighbor alltoallw")
       if (k == 2) then
         rbuf = -7
         call MPI_Neighbor_alltoallw(sbuf, wsc, wsd, wst, rbuf, wrc, wrd, wrt, wcomm(k))
