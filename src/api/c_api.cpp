@@ -16,12 +16,14 @@
 #include "operation/protocol.hpp"
 #include "operation/topo.hpp"
 #include "util/error.hpp"
+#include "util/topo_degrees.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #define MPIA_API extern "C" __attribute__((visibility("default")))
@@ -117,8 +119,12 @@ MPI_Comm comm_of(MPIX_Request r) {
 // ran without error), the request freed and nulled.
 void retire(MPIX_Request* request, bool ok) {
   mpia_request* r = *request;
-  if (ok)
-    if (auto* nb = dynamic_cast<NonblockingOperation*>(r->op.get())) nb->finish();
+  if (ok) {
+    if (auto* nb = dynamic_cast<NonblockingOperation*>(r->op.get()))
+      nb->finish();
+    else if (auto* d = dynamic_cast<DeferredOperation*>(r->op.get()))
+      d->finish();
+  }
   delete r;
   *request = MPIX_REQUEST_NULL;
 }
@@ -789,14 +795,92 @@ MPIA_API int MPIA_Neighbor_alltoallv_topo_init(const void* sendbuf, const int se
 namespace mpia {
 namespace {
 
-// A nonblocking call's request: its operation, started by start(st).
-template <class Start>
-int start_nonblocking(MPI_Comm comm, MPIX_Request* request, Start&& start) {
+// Copies of the derived datatypes a deferred call reads (DeferredOperation): the user may free
+// theirs as soon as the call returned. Freed with the call's operation.
+struct KeptTypes {
+  std::vector<MPI_Datatype> owned;
+  std::vector<MPI_Datatype> arrays[2];  // a w call's per-block types: send, receive
+  KeptTypes() = default;
+  KeptTypes(const KeptTypes&) = delete;
+  KeptTypes& operator=(const KeptTypes&) = delete;
+  ~KeptTypes() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+      for (MPI_Datatype& t : owned) MPI_Type_free(&t);
+  }
+  MPI_Datatype keep(MPI_Datatype t) {
+    if (t == MPI_DATATYPE_NULL) return t;
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    if (MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+        combiner == MPI_COMBINER_NAMED)
+      return t;
+    MPI_Datatype copy = MPI_DATATYPE_NULL;
+    if (MPI_Type_dup(t, &copy) != MPI_SUCCESS) return t;  // then the plan reports it
+    owned.push_back(copy);
+    return copy;
+  }
+  void keep(AlltoallArgs& a) {
+    if (!a.in_place()) a.sendtype = keep(a.sendtype);
+    a.recvtype = keep(a.recvtype);
+  }
+  // n[0], n[1]: the send and receive sides' blocks (a w call's type arrays).
+  void keep(AlltoallvArgs& a, const int n[2]) {
+    BlockSide* sides[2] = {&a.send, &a.recv};
+    for (int k = 0; k < 2; ++k) {
+      BlockSide& side = *sides[k];
+      if (k == 0 && a.in_place()) continue;
+      if (!side.w) {
+        side.type = keep(side.type);
+      } else if (side.types) {
+        arrays[k].resize(std::size_t(std::max(n[k], 0)));
+        for (std::size_t i = 0; i < arrays[k].size(); ++i) arrays[k][i] = keep(side.types[i]);
+        side.types = arrays[k].data();
+      }
+    }
+  }
+};
+
+// A nonblocking call's request: its operation, made by make(st, args). On a communicator the
+// library has not attached yet, the attach begins without waiting and the operation is made
+// once it is done (DeferredOperation), from a copy of args whose derived datatypes are kept.
+template <class Args, class Make>
+int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Make make,
+                      const int* blocks = nullptr) {
   return guard(comm, [&] {
     if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     *request = MPIX_REQUEST_NULL;
-    CommState& st = state_of(comm);
-    mpia_request* r = make_request(comm, st, start(st));
+    CommState* st = last_comm_state(comm);
+    if (!st) {
+      check_comm(comm);
+      st = find_comm_state(comm);
+    }
+    std::unique_ptr<Operation> op;
+    std::uint64_t ticket = 0;
+    std::shared_ptr<PendingAttach> attach = defer_on(comm, st != nullptr, &ticket);
+    if (!attach) {
+      if (!st) st = &state_of(comm);  // attached by another thread meanwhile
+      op = make(*st, args);
+    } else {
+      st = nullptr;
+      auto kept = std::make_shared<KeptTypes>();
+      auto copy = std::make_shared<Args>(args);
+      if constexpr (std::is_same<Args, AlltoallvArgs>::value)
+        kept->keep(*copy, blocks);
+      else
+        kept->keep(*copy);
+      op = std::make_unique<DeferredOperation>(
+          std::move(attach), ticket, [copy, make](CommState& s) { return make(s, *copy); }, kept);
+      op->start();
+    }
+    mpia_request* r;
+    if (st) {
+      r = make_request(comm, *st, std::move(op));
+    } else {  // no private communicator yet to watch for the user's freeing comm
+      r = new mpia_request;
+      r->comm = comm;
+      r->op = std::move(op);
+    }
     r->one_shot = true;
     *request = r;
   });
@@ -807,27 +891,49 @@ int ialltoall_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, v
                   Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
   const AlltoallArgs a{
       sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, sizeof(Count) > sizeof(int)};
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return alltoall_nonblocking(st, a); });
+  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallArgs& args) {
+    return alltoall_nonblocking(st, args);
+  });
+}
+
+// The blocks of a v or w call's sides (the w types arrays' lengths): P, or a neighbor call's
+// out- and in-degree.
+void side_blocks(MPI_Comm comm, bool neighbor, int n[2]) {
+  if (!neighbor) {
+    MPI_Comm_size(comm, &n[0]);
+    n[1] = n[0];
+    return;
+  }
+  int in = 0, out = 0;
+  mpia_topo_degrees(comm, &in, &out);
+  n[0] = out, n[1] = in;
 }
 
 int ineighbor_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return neighbor_nonblocking(st, a); });
+  int n[2] = {0, 0};
+  if (a.send.w && comm != MPI_COMM_NULL) side_blocks(comm, true, n);
+  return start_nonblocking(
+      comm, request, a,
+      [](CommState& st, const AlltoallvArgs& args) { return neighbor_nonblocking(st, args); }, n);
 }
 
 int ialltoallv_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
-  return start_nonblocking(comm, request,
-                           [&](CommState& st) { return alltoallv_nonblocking(st, a); });
+  int n[2] = {0, 0};
+  return start_nonblocking(
+      comm, request, a,
+      [](CommState& st, const AlltoallvArgs& args) { return alltoallv_nonblocking(st, args); }, n);
 }
 
 template <class Count>
 int ineighbor_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                       Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                       MPIX_Request* request) {
-  return start_nonblocking(comm, request, [&](CommState& st) {
-    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          sizeof(Count) > sizeof(int));
+  // Carried as an alltoall's arguments until the state exists (RegularBlocks needs it).
+  const AlltoallArgs a{
+      sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, sizeof(Count) > sizeof(int)};
+  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallArgs& x) {
+    const RegularBlocks b(st, x.sendbuf, x.sendcount, x.sendtype, x.recvbuf, x.recvcount,
+                          x.recvtype, x.large);
     return neighbor_nonblocking(st, b.args);
   });
 }

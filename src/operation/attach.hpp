@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 
 namespace mpia {
@@ -15,6 +16,26 @@ namespace mpia {
 // Collective on the first call for a communicator: duplicates it and agrees on the settings,
 // driving running operations while it waits.
 CommState& comm_state(MPI_Comm user);
+// The state of user if it has one (no MPI call but the attribute lookup), else nullptr.
+CommState* find_comm_state(MPI_Comm user);
+
+// An attach that does not wait, for a nonblocking call that is the library's first on its
+// communicator (a rank must not wait for its peers inside a nonblocking call: they may reach
+// theirs only after a message this rank sends next). defer_on returns the pending attach a
+// nonblocking call must wait for, with the call's ticket, or nullptr when it may run at once:
+// attached says whether the communicator has its state; without one the attach begins here
+// (MPI_Comm_idup: collective, in call order like any nonblocking collective). Once a call was
+// deferred, the communicator's later nonblocking calls are deferred too until every deferred
+// call was made (they take sequence numbers, hence tags, in call order on every rank).
+// attach_progress advances the attach -- the duplicate, then the settings' allreduce on it --
+// and returns the installed state once done, else nullptr (never waits; another thread advancing
+// it: nullptr too); take_turn says whether the attach is done and it is ticket's turn (and serves
+// the next). comm_state completes a pending attach of its communicator.
+struct PendingAttach;
+std::shared_ptr<PendingAttach> defer_on(MPI_Comm user, bool attached, std::uint64_t* ticket);
+CommState* attach_progress(PendingAttach& p);
+bool take_turn(PendingAttach& p, std::uint64_t ticket);
+
 // The state comm_state returned last on this thread for user, while no state has been deleted
 // since; else nullptr. A hit costs no MPI call: blocking calls look their state up on every call.
 CommState* last_comm_state(MPI_Comm user);

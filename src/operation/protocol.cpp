@@ -105,18 +105,27 @@ Agreement agree(CommState& st, const Proposal& p) {
   }
 }
 
-void agree_settings(CommState& st) {
+void post_settings(const CommState& st, std::int64_t v[2], MPI_Request* r) {
   const Settings& s = settings();
-  std::int64_t v[2] = {s.fingerprint, -s.fingerprint};
-  MPI_Request r;
-  MPIA_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, st.comm->get(), &r));
-  complete(r, "MPI_Iallreduce (settings)");
+  v[0] = s.fingerprint, v[1] = -s.fingerprint;
+  MPIA_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, st.comm->get(), r));
+}
+
+void apply_settings(CommState& st, const std::int64_t v[2]) {
   if (v[0] == -v[1]) return;
   st.settings_error = MPI_ERR_ARG;
   st.settings_error_what =
       "mpi-advance: the ranks of this communicator have different settings (environment "
       "variables MPIX_*); this rank has " +
-      s.text;
+      settings().text;
+}
+
+void agree_settings(CommState& st) {
+  std::int64_t v[2];
+  MPI_Request r;
+  post_settings(st, v, &r);
+  complete(r, "MPI_Iallreduce (settings)");
+  apply_settings(st, v);
 }
 
 void free_protocol() {

@@ -52,6 +52,10 @@ Agreement agree(CommState& st, const Proposal& p);
 // Agrees on the settings' fingerprint; records a disagreement in st (not thrown: every later
 // call on the communicator reports it, on every rank).
 void agree_settings(CommState& st);
+// Its two halves, for an attach that must not wait (attach.hpp): the allreduce of the settings'
+// fingerprint posted on st's private communicator, and its result taken.
+void post_settings(const CommState& st, std::int64_t v[2], MPI_Request* r);
+void apply_settings(CommState& st, const std::int64_t v[2]);
 
 // Frees the protocol's MPI objects (at MPI_Finalize).
 void free_protocol();

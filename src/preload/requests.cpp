@@ -198,8 +198,11 @@ bool classify(int n, const MPI_Request* reqs, std::vector<Shell*>& out) {
 }
 
 Shell* find(MPI_Request r) {
-  std::vector<Shell*> one;
-  return classify(1, &r, one) ? one[0] : nullptr;
+  if (r == MPI_REQUEST_NULL) return nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!shells) return nullptr;
+  auto it = shells->find(key(r));
+  return it == shells->end() ? nullptr : it->second;
 }
 
 // The MPI library completed shell s for the user (status: its status, or null). A nonblocking

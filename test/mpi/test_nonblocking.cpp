@@ -379,3 +379,62 @@ TEST(Nonblocking, RequestRules) {
 }
 
 }  // namespace
+
+namespace {
+
+// A nonblocking call that is the library's first on its communicator must not wait for the
+// other ranks (it duplicates the communicator): here rank 0 makes its calls and only then sends
+// rank 1 the message that lets rank 1 make its own -- a legal program that hangs if the calls
+// block. Three alltoalls and an alltoallv on a fresh communicator (the later ones also wait for
+// the attach), completed newest first on odd ranks; then a blocking call on a second fresh
+// communicator right after its first nonblocking call (the blocking call finishes the attach).
+TEST(Nonblocking, FirstCallOnACommunicatorDoesNotWait) {
+  const int P = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  MPI_Comm fresh, fresh2;
+  MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
+  MPI_Comm_dup(MPI_COMM_WORLD, &fresh2);
+  const int B = 5, n = 3;
+  const std::size_t total = std::size_t(P) * B;
+  std::vector<std::vector<unsigned char>> send(n + 1, std::vector<unsigned char>(total)),
+      recv(n + 1, std::vector<unsigned char>(total, 0xEE));
+  for (int k = 0; k <= n; ++k)
+    for (int d = 0; d < P; ++d)
+      for (int i = 0; i < B; ++i) send[k][std::size_t(d) * B + i] = byte_of(me, d, i, k);
+  std::vector<int> counts(P, B), displs(P);
+  for (int d = 0; d < P; ++d) displs[d] = d * B;
+  int token = 7;
+  if (me == 1) MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::vector<MPIX_Request> reqs(n + 1, MPIX_REQUEST_NULL);
+  for (int k = 0; k < n; ++k)
+    EXPECT_EQ(MPIX_Ialltoall(send[k].data(), B, MPI_BYTE, recv[k].data(), B, MPI_BYTE, fresh,
+                             &reqs[std::size_t(k)]),
+              MPI_SUCCESS);
+  EXPECT_EQ(MPIX_Ialltoallv(send[n].data(), counts.data(), displs.data(), MPI_BYTE, recv[n].data(),
+                            counts.data(), displs.data(), MPI_BYTE, fresh, &reqs[std::size_t(n)]),
+            MPI_SUCCESS);
+  if (me == 0 && P > 1) MPI_Send(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
+  complete_all(reqs, me, 100);
+  long long wrong = 0;
+  for (int k = 0; k <= n; ++k)
+    for (int s = 0; s < P; ++s)
+      for (int i = 0; i < B; ++i) wrong += recv[k][std::size_t(s) * B + i] != byte_of(s, me, i, k);
+
+  // A blocking call right after the first nonblocking call of fresh2.
+  std::vector<unsigned char> r2(total, 0xEE), r3(total, 0xEE);
+  MPIX_Request q = MPIX_REQUEST_NULL;
+  EXPECT_EQ(MPIX_Ialltoall(send[0].data(), B, MPI_BYTE, r2.data(), B, MPI_BYTE, fresh2, &q),
+            MPI_SUCCESS);
+  EXPECT_EQ(MPIX_Alltoall(send[1].data(), B, MPI_BYTE, r3.data(), B, MPI_BYTE, fresh2),
+            MPI_SUCCESS);
+  EXPECT_EQ(MPIX_Wait(&q, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  for (int s = 0; s < P; ++s)
+    for (int i = 0; i < B; ++i) {
+      wrong += r2[std::size_t(s) * B + i] != byte_of(s, me, i, 0);
+      wrong += r3[std::size_t(s) * B + i] != byte_of(s, me, i, 1);
+    }
+  EXPECT_EQ(sum(MPI_COMM_WORLD, wrong), 0);
+  MPI_Comm_free(&fresh);
+  MPI_Comm_free(&fresh2);
+}
+
+}  // namespace
