@@ -1,8 +1,11 @@
 // libmpi_advance_preload.so: the drop-in library. Loaded with LD_PRELOAD (or linked before
 // libmpi), it defines MPI_Alltoall, MPI_Alltoallv, MPI_Neighbor_alltoall,
 // MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw (preload.cpp; with an MPI-4 mpi.h also their
-// large-count _c forms) and their Fortran spellings (fortran.c), so an unmodified application
-// runs them on mpi-advance through the MPI profiling interface.
+// large-count _c forms), their nonblocking forms (MPI_Ialltoall & co.) and persistent inits
+// (MPI-4's MPI_Alltoall_init & co. in preload.cpp, Open MPI 4.1's MPIX_Alltoall_init & co. in
+// init.cpp), the request calls that complete them (requests.cpp) and their Fortran spellings
+// (fortran.c), so an unmodified application runs them on mpi-advance through the MPI profiling
+// interface. A nonblocking or persistent call's MPI_Request is a "shell" (requests.cpp).
 //
 // Every entry point, C or Fortran, ends in one of the dispatchers below (C handles, the C
 // MPI_IN_PLACE and MPI_BOTTOM). A dispatcher calls PMPI_ (the MPI library's own collective)
