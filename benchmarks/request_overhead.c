@@ -50,7 +50,8 @@ static void measure(int calls, int reps, double* test_ns, double* cycle_ns) {
       MPI_Request qq[2];
       MPI_Irecv(&in, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &qq[0]);
       MPI_Isend(&out, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &qq[1]);
-      MPI_Waitall(2, qq, MPI_STATUSES_IGNORE);
+      MPI_Status st[2];
+      MPI_Waitall(2, qq, st);
     }
     c[r] = (MPI_Wtime() - t0) / (calls / 10) * 1e9;
   }

@@ -277,11 +277,15 @@ int dispatch_request(Coll c, MPI_Comm comm, bool persistent, MPI_Request* reques
     *request = MPI_REQUEST_NULL;
     return rc;  // the library raised it on comm's error handler
   }
+  // A call deferred on its communicator's attach does not know its algorithm yet: reported by
+  // requests.cpp once it does (report_call).
+  bool later = false;
   if (env().report && !persistent) {
     Inside in;
-    record_request(c, comm, op, bytes(), PMPI_Wtime() - t0);
+    later = !mpia_preload::report_call(c, comm, op, bytes(), PMPI_Wtime() - t0);
   }
-  return mpia_preload::make_shell(op, persistent, comm, c, env().report ? bytes() : 0.0, request);
+  return mpia_preload::make_shell(op, persistent, comm, c, env().report ? bytes() : 0.0, later,
+                                  request);
 }
 
 int comm_size(MPI_Comm comm) {
@@ -391,6 +395,14 @@ int system_init_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
 namespace mpia_preload {
 
 bool reporting() { return env().report != 0; }
+
+bool report_call(int coll, MPI_Comm comm, MPIX_Request op, double bytes, double seconds) {
+  char name[MPIX_MAX_ALGORITHM_STRING] = "";
+  int len = 0;
+  if (MPIX_Request_get_algorithm(op, name, &len) == MPI_SUCCESS && name[0] == '(') return false;
+  record_request(coll, comm, op, bytes, seconds);
+  return true;
+}
 
 void report_start(int coll, MPI_Comm comm, MPIX_Request op, double bytes) {
   if (!env().report) return;

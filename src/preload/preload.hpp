@@ -103,7 +103,12 @@ struct Inside {
  * (a nonblocking call's, running; or a persistent one's, inactive) and keeps the pair until the
  * application completes or frees it. coll: preload.cpp's index of the call (for MPIX_REPORT). */
 MPIA_PRELOAD_HIDDEN int make_shell(mpia_request* op, bool persistent, MPI_Comm comm, int coll,
-                                   double bytes, MPI_Request* request);
+                                   double bytes, bool report_later, MPI_Request* request);
+/* preload.cpp: a nonblocking call of collective coll (MPIX_REPORT); false, and nothing
+ * recorded, while op does not know its algorithm yet (its communicator's attach is pending):
+ * requests.cpp reports it once op has run. */
+MPIA_PRELOAD_HIDDEN bool report_call(int coll, MPI_Comm comm, mpia_request* op, double bytes,
+                                     double seconds);
 /* preload.cpp: a persistent request of collective coll, bytes per start, was started
  * (MPIX_REPORT). */
 MPIA_PRELOAD_HIDDEN void report_start(int coll, MPI_Comm comm, mpia_request* op, double bytes);

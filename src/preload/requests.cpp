@@ -54,11 +54,12 @@ struct Shell {
   double bytes = 0;                       // received per start (the report)
   int tag = -1;
   bool persistent = false;
-  bool active = false;      // started (or a nonblocking call) and not yet completed for the user
-  bool running = false;     // the library request runs: its zero-byte message is not yet sent
-  bool claimed = false;     // an MPI_Wait on this shell alone waits for it in the library
-  bool freed = false;       // freed by the user while active: dropped once the request is done
-  int error = MPI_SUCCESS;  // the library request's error, reported by the completing call
+  bool active = false;        // started (or a nonblocking call) and not yet completed for the user
+  bool running = false;       // the library request runs: its zero-byte message is not yet sent
+  bool claimed = false;       // an MPI_Wait on this shell alone waits for it in the library
+  bool freed = false;         // freed by the user while active: dropped once the request is done
+  bool report_later = false;  // MPIX_REPORT: its call is recorded once it knows its algorithm
+  int error = MPI_SUCCESS;    // the library request's error, reported by the completing call
 };
 
 static_assert(sizeof(MPI_Request) <= sizeof(std::uint64_t), "MPI_Request wider than 64 bits");
@@ -166,6 +167,10 @@ void drive() {
       ++i;
       continue;
     }
+    if (s->report_later) {
+      s->report_later = false;
+      report_call(s->coll, s->comm, s->op, s->bytes, 0.0);
+    }
     int flag = 0;
     const int rc = MPIX_Test(&s->op, &flag, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS && !flag) {
@@ -270,13 +275,14 @@ int at_finalize(MPI_Comm, int, void*, void*) {
 }  // namespace
 
 int make_shell(MPIX_Request op, bool persistent, MPI_Comm comm, int coll, double bytes,
-               MPI_Request* request) {
+               bool report_later, MPI_Request* request) {
   auto* s = new Shell;
   s->op = op;
   s->comm = comm;
   s->coll = coll;
   s->bytes = bytes;
   s->persistent = persistent;
+  s->report_later = report_later;
   std::lock_guard<std::mutex> lock(mu);
   int rc = take_tag(&s->tag);
   if (rc == MPI_SUCCESS)
@@ -317,7 +323,8 @@ MPIA_PRELOAD_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
     bool claimed = false;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (s->running && !s->claimed) s->claimed = claimed = true;
+      // (A call still to be reported is completed by drive(), which reports it first.)
+      if (s->running && !s->claimed && !s->report_later) s->claimed = claimed = true;
     }
     if (claimed) {
       int rc;
