@@ -239,16 +239,20 @@ int poll(Test&& test) {
   }
 }
 
-// The completion of several requests, some of them shells (sh): their errors go to the
-// statuses (MPI_ERR_IN_STATUS) or, without statuses, are returned as they are.
-int finish_some(int rc, int count, const int* indices, const std::vector<Shell*>& sh,
-                MPI_Status statuses[]) {
+// The completion of several requests (requests), some of them shells (sh): their errors go to
+// the statuses (MPI_ERR_IN_STATUS) or, without statuses, are returned as they are. When the MPI
+// library's call itself failed (another request's error), only the shells it certainly
+// completed -- a nonblocking call's, which it set to MPI_REQUEST_NULL -- are finished.
+int finish_some(int rc, int count, const int* indices, const MPI_Request requests[],
+                const std::vector<Shell*>& sh, MPI_Status statuses[]) {
   const bool ignore = statuses == MPI_STATUSES_IGNORE;
   int first = MPI_SUCCESS;
   std::vector<int> errors;
   for (int k = 0; k < count; ++k) {
     const int i = indices ? indices[k] : k;
     if (i < 0 || !sh[std::size_t(i)]) continue;
+    if (rc != MPI_SUCCESS && (sh[std::size_t(i)]->persistent || requests[i] != MPI_REQUEST_NULL))
+      continue;
     const int e = finish(sh[std::size_t(i)], ignore ? nullptr : &statuses[k]);
     if (e != MPI_SUCCESS) {
       if (first == MPI_SUCCESS) first = e;
@@ -360,7 +364,7 @@ MPIA_PRELOAD_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Statu
   if (!any && busy.load(std::memory_order_acquire) == 0)
     return PMPI_Waitall(count, requests, statuses);
   const int rc = poll([&](int* flag) { return PMPI_Testall(count, requests, flag, statuses); });
-  return any ? finish_some(rc, count, nullptr, sh, statuses) : rc;
+  return any ? finish_some(rc, count, nullptr, requests, sh, statuses) : rc;
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag,
@@ -371,7 +375,7 @@ MPIA_PRELOAD_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag
   const bool any = classify(count, requests, sh);
   const int rc = PMPI_Testall(count, requests, flag, statuses);
   if (!any || !*flag) return rc;
-  return finish_some(rc, count, nullptr, sh, statuses);
+  return finish_some(rc, count, nullptr, requests, sh, statuses);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index,
@@ -413,7 +417,7 @@ MPIA_PRELOAD_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int* o
     return r;
   });
   if (!any || *outcount == MPI_UNDEFINED) return rc;
-  return finish_some(rc, *outcount, indices, sh, statuses);
+  return finish_some(rc, *outcount, indices, requests, sh, statuses);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
@@ -425,7 +429,7 @@ MPIA_PRELOAD_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int* o
   const bool any = classify(incount, requests, sh);
   const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
   if (!any || *outcount == MPI_UNDEFINED || *outcount == 0) return rc;
-  return finish_some(rc, *outcount, indices, sh, statuses);
+  return finish_some(rc, *outcount, indices, requests, sh, statuses);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
