@@ -288,6 +288,20 @@ int dispatch_request(Coll c, MPI_Comm comm, bool persistent, MPI_Request* reques
                                   request);
 }
 
+// Bytes received: a v call's (n blocks of one type), a w call's (n blocks, a type each).
+template <class Count>
+double v_bytes(const Count counts[], MPI_Datatype type, int n) {
+  double total = 0;
+  for (int i = 0; i < n; ++i) total += double(counts[i]);
+  return total * type_bytes(type);
+}
+template <class Count>
+double w_bytes(const Count counts[], const MPI_Datatype types[], int n) {
+  double total = 0;
+  for (int i = 0; i < n; ++i) total += double(counts[i]) * type_bytes(types[i]);
+  return total;
+}
+
 int comm_size(MPI_Comm comm) {
   int n = 0;
   PMPI_Comm_size(comm, &n);
@@ -440,11 +454,7 @@ int mpia_preload_alltoallv(const void* sendbuf, const int sendcounts[], const in
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                               recvtype, comm);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = comm_size(comm); i < P; ++i) n += recvcounts[i];
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
 }
 
 int mpia_preload_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -481,13 +491,7 @@ int mpia_preload_neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
         return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                        rdispls, recvtype, comm);
       },
-      [&] {
-        int in = 0, out = 0;
-        degrees(comm, &in, &out);
-        double n = 0;
-        for (int i = 0; i < in; ++i) n += recvcounts[i];
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
 }
 
 int mpia_preload_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
@@ -504,13 +508,7 @@ int mpia_preload_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
         return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                                        rdispls, recvtypes, comm);
       },
-      [&] {
-        int in = 0, out = 0;
-        degrees(comm, &in, &out);
-        double n = 0;
-        for (int i = 0; i < in; ++i) n += recvcounts[i] * type_bytes(recvtypes[i]);
-        return n;
-      });
+      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
 }
 
 // The large-count forms, where the MPI declares them (MPI-4).
@@ -543,11 +541,7 @@ static int preload_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[]
         return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
 }
 
 static int preload_neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
@@ -585,13 +579,7 @@ static int preload_neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sen
         return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                          recvcounts, rdispls, recvtype, comm);
       },
-      [&] {
-        int in = 0, out = 0;
-        degrees(comm, &in, &out);
-        double n = 0;
-        for (int i = 0; i < in; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
 }
 
 static int preload_neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
@@ -609,13 +597,7 @@ static int preload_neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sen
         return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                          recvcounts, rdispls, recvtypes, comm);
       },
-      [&] {
-        int in = 0, out = 0;
-        degrees(comm, &in, &out);
-        double n = 0;
-        for (int i = 0; i < in; ++i) n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
-        return n;
-      });
+      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
 }
 #endif
 
@@ -699,11 +681,7 @@ static int preload_ialltoallv(const void* sendbuf, const int sendcounts[], const
         return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                recvtype, comm, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
 }
 
 int mpia_preload_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -720,11 +698,7 @@ int mpia_preload_alltoallv_init(const void* sendbuf, const int sendcounts[], con
         return system_init_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                      rdispls, recvtype, comm, info, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
 }
 
 #if MPI_VERSION >= 4
@@ -742,11 +716,7 @@ static int preload_ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[
         return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                  rdispls, recvtype, comm, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
 }
 
 static int preload_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
@@ -764,11 +734,7 @@ static int preload_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcou
         return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                      rdispls, recvtype, comm, info, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = comm_size(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
 }
 #endif
 
@@ -854,11 +820,7 @@ static int preload_ineighbor_alltoallv(const void* sendbuf, const int sendcounts
         return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                         rdispls, recvtype, comm, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
 }
 
 int mpia_preload_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
@@ -876,11 +838,7 @@ int mpia_preload_neighbor_alltoallv_init(const void* sendbuf, const int sendcoun
         return system_init_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                               recvcounts, rdispls, recvtype, comm, info, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
 }
 
 #if MPI_VERSION >= 4
@@ -899,11 +857,7 @@ static int preload_ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count se
         return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                           recvcounts, rdispls, recvtype, comm, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
 }
 
 static int preload_neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
@@ -921,11 +875,7 @@ static int preload_neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Coun
         return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                               recvcounts, rdispls, recvtype, comm, info, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i) n += double(recvcounts[i]);
-        return n * type_bytes(recvtype);
-      });
+      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
 }
 #endif
 
@@ -944,12 +894,7 @@ static int preload_ineighbor_alltoallw(const void* sendbuf, const int sendcounts
         return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                         recvcounts, rdispls, recvtypes, comm, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i)
-          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
-        return n;
-      });
+      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
 }
 
 int mpia_preload_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
@@ -967,12 +912,7 @@ int mpia_preload_neighbor_alltoallw_init(const void* sendbuf, const int sendcoun
         return system_init_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                               recvcounts, rdispls, recvtypes, comm, info, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i)
-          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
-        return n;
-      });
+      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
 }
 
 #if MPI_VERSION >= 4
@@ -991,12 +931,7 @@ static int preload_ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count se
         return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                           recvcounts, rdispls, recvtypes, comm, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i)
-          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
-        return n;
-      });
+      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
 }
 
 static int preload_neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
@@ -1015,12 +950,7 @@ static int preload_neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Coun
         return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                               recvcounts, rdispls, recvtypes, comm, info, request);
       },
-      [&] {
-        double n = 0;
-        for (int i = 0, P = in_degree(comm); i < P; ++i)
-          n += double(recvcounts[i]) * type_bytes(recvtypes[i]);
-        return n;
-      });
+      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
 }
 #endif
 
