@@ -67,6 +67,23 @@ Settings read_settings() {
     else
       s.tag_ub = int(v);
   }
+  const std::string cache = env("MPIX_PLAN_CACHE_BYTES");
+  if (!cache.empty()) {
+    char* end = nullptr;
+    const long long v = std::strtoll(cache.c_str(), &end, 10);
+    int shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10;
+    if (*end == 'M' || *end == 'm') shift = 20;
+    if (*end == 'G' || *end == 'g') shift = 30;
+    if (shift) ++end;
+    if (end == cache.c_str() || *end != '\0' || v < 0 || v > (1LL << 50) >> shift)
+      std::fprintf(stderr,
+                   "mpi-advance: MPIX_PLAN_CACHE_BYTES='%s' ignored (expected an integer >= 0, "
+                   "optionally followed by K, M or G)\n",
+                   cache.c_str());
+    else
+      s.plan_cache_bytes = std::int64_t(v) << shift;
+  }
   s.auto_measure = !other_value("MPIX_AUTO", "measure", "model",
                                 "persistent auto requests measure their shortlist");
   s.tuning_out = env("MPIX_TUNING_OUT");
@@ -95,7 +112,8 @@ Settings read_settings() {
             std::to_string(hash63(s.tuning_text)) + ">;MPIX_LOCALITY=" + s.locality +
             ";MPIX_DEBUG=" + (s.debug ? "1" : "0") + ";MPIX_TAG_UB=" + std::to_string(s.tag_ub) +
             ";MPIX_AUTO=" + (s.auto_measure ? "measure" : "model") + ";MPIX_TRIAL_SKIP=" + skip +
-            ";MPIX_TRIAL_SYNC=" + (s.trial_barrier ? "barrier" : "arrival");
+            ";MPIX_TRIAL_SYNC=" + (s.trial_barrier ? "barrier" : "arrival") +
+            ";MPIX_PLAN_CACHE_BYTES=" + std::to_string(s.plan_cache_bytes);
   s.fingerprint = hash63(s.text);
   return s;
 }

@@ -41,6 +41,11 @@ struct Settings {
   // one rate on every rank (drift over a trial's length is not corrected). "barrier": every
   // trial start begins with a barrier and is timed from there on each rank.
   bool trial_barrier = false;
+  // MPIX_PLAN_CACHE_BYTES=N[K|M|G]: the bytes each plan cache of a communicator holds at most
+  // (operation/cache_budget.hpp), besides its entry count. Agreed because the agreed plan cache
+  // of blocking v- and neighbor calls evicts by it in step on every rank (common.cpp).
+  static constexpr std::int64_t kDefaultPlanCacheBytes = std::int64_t(64) << 20;
+  std::int64_t plan_cache_bytes = kDefaultPlanCacheBytes;
   std::int64_t fingerprint = 0;
   // Local to the process (not agreed).
   ProgressMode progress = ProgressMode::Calls;  // MPIX_PROGRESS=thread
