@@ -1,6 +1,7 @@
 #include "operation/nonblocking.hpp"
 
 #include "operation/attach.hpp"
+#include "operation/settings.hpp"
 
 #include <algorithm>
 #include <thread>
@@ -8,28 +9,41 @@
 namespace mpia {
 
 std::unique_ptr<Operation> NonblockingState::take(const std::vector<std::int64_t>& key,
-                                                  std::vector<std::int64_t>& kept) {
-  std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = idle.begin(); it != idle.end(); ++it)
-    if (it->key == key) {
-      std::unique_ptr<Operation> plan = std::move(it->plan);
-      kept = std::move(it->key);
-      idle.erase(it);
-      return plan;
-    }
-  return nullptr;
+                                                  std::vector<std::int64_t>& kept,
+                                                  std::int64_t& bytes) {
+  Idle taken;  // its charge released outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = std::find_if(idle.begin(), idle.end(), [&](const Idle& x) { return x.key == key; });
+    if (it == idle.end()) return nullptr;
+    taken = std::move(*it);
+    idle.erase(it);
+  }
+  kept = std::move(taken.key);
+  bytes = taken.bytes;
+  return std::move(taken.plan);
 }
 
-void NonblockingState::give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan) {
-  std::unique_ptr<Operation> dropped;  // freed outside the lock
+void NonblockingState::give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan,
+                            std::int64_t bytes) {
+  // Measured once per plan, outside the lock (memory() walks the plan).
+  if (bytes < 0) bytes = plan->memory().bytes + std::int64_t(key.capacity() * sizeof(std::int64_t));
+  std::vector<std::unique_ptr<Operation>> dropped;  // freed outside the lock
   std::lock_guard<std::mutex> lock(mutex);
-  if (idle.size() >= kIdle) {
-    auto lru = std::min_element(idle.begin(), idle.end(),
-                                [](const Idle& a, const Idle& b) { return a.used < b.used; });
-    dropped = std::move(lru->plan);
-    idle.erase(lru);
-  }
-  idle.push_back(Idle{std::move(key), std::move(plan), ++clock});
+  idle.push_back(Idle{std::move(key), std::move(plan), ++clock, bytes, CacheCharge()});
+  idle.back().charge.set(bytes);
+  const std::uint64_t newest = clock;
+  evict_lru(
+      idle, CacheBound{kIdle, settings().plan_cache_bytes}, [](const Idle& x) { return x.bytes; },
+      [](const Idle& x) { return x.used; }, [&](const Idle& x) { return x.used == newest; },
+      [&](Idle& x) { dropped.push_back(std::move(x.plan)); });
+}
+
+std::int64_t NonblockingState::bytes() {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::int64_t b = 0;
+  for (const Idle& x : idle) b += x.bytes;
+  return b;
 }
 
 void NonblockingState::clear() {
@@ -42,8 +56,12 @@ void NonblockingState::clear() {
 
 NonblockingOperation::NonblockingOperation(std::shared_ptr<PrivateComm> comm, int slot,
                                            std::unique_ptr<Operation> plan,
-                                           std::vector<std::int64_t> key)
-    : comm_(std::move(comm)), slot_(slot), plan_(std::move(plan)), key_(std::move(key)) {
+                                           std::vector<std::int64_t> key, std::int64_t plan_bytes)
+    : comm_(std::move(comm)),
+      slot_(slot),
+      plan_(std::move(plan)),
+      key_(std::move(key)),
+      plan_bytes_(plan_bytes) {
   if (slot_ < 0) return;
   NonblockingState& ns = *comm_->nonblocking;
   std::lock_guard<std::mutex> lock(ns.mutex);
@@ -104,7 +122,7 @@ bool NonblockingOperation::do_progress(bool block) {
 
 void NonblockingOperation::finish() {
   if (key_.empty() || !plan_ || comm_->user_freed.load(std::memory_order_acquire)) return;
-  comm_->nonblocking->give(std::move(key_), std::move(plan_));
+  comm_->nonblocking->give(std::move(key_), std::move(plan_), plan_bytes_);
 }
 
 // --- DeferredOperation ----------------------------------------------------------------------
@@ -129,7 +147,7 @@ bool DeferredOperation::do_progress(bool /*block*/) {
   if (!inner_) {
     CommState* st = attach_progress(*attach_);
     if (!st || !take_turn(*attach_, ticket_))
-      return false;  // the waiter drives the others  // (block: the waiter drives others)
+      return false;  // (block: the waiter drives the others)
     try {
       inner_ = make_(*st);
     } catch (const Error& e) {

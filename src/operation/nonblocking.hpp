@@ -14,9 +14,13 @@
 //
 // A plan is taken from a per-communicator cache of idle plans when the same arguments (the same
 // buffers, predefined datatypes) and the same slot come again, so a repeated pattern costs what a
-// persistent start costs after kSlots calls; a completed call gives its plan back.
+// persistent start costs after kSlots calls; a completed call gives its plan back. The cache
+// holds at most kIdle plans and MPIX_PLAN_CACHE_BYTES (the plan just given back is kept even
+// alone above it), least recently given back out: local, as its hits are (a cached plan and a
+// new one send the same messages).
 #pragma once
 
+#include "operation/cache_budget.hpp"
 #include "operation/operation.hpp"
 
 #include <array>
@@ -56,19 +60,24 @@ struct NonblockingState {
     std::vector<std::int64_t> key;
     std::unique_ptr<Operation> plan;
     std::uint64_t used = 0;
+    std::int64_t bytes = 0;  // the plan's and the key's
+    CacheCharge charge;
   };
   std::vector<Idle> idle;
   std::uint64_t clock = 0;
 
-  // The idle plan of key, taken out of the cache with its own copy of the key (into `kept`);
-  // null when there is none.
+  // The idle plan of key, taken out of the cache with its own copy of the key (into `kept`) and
+  // its bytes (into `bytes`); null when there is none.
   std::unique_ptr<Operation> take(const std::vector<std::int64_t>& key,
-                                  std::vector<std::int64_t>& kept);
+                                  std::vector<std::int64_t>& kept, std::int64_t& bytes);
   // A call's key is built here (the calls of a communicator are made one at a time): a hit
   // allocates nothing.
   std::vector<std::int64_t> scratch;
-  // Keeps plan for key, dropping the least recently used beyond kIdle.
-  void give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan);
+  // Keeps plan for key (bytes: its size, or -1 when not known yet), dropping the least recently
+  // used beyond kIdle and MPIX_PLAN_CACHE_BYTES.
+  void give(std::vector<std::int64_t> key, std::unique_ptr<Operation> plan, std::int64_t bytes);
+  // What the idle plans hold now.
+  std::int64_t bytes();
   // Drops every idle plan (the communicator's state is going).
   void clear();
 };
@@ -80,7 +89,7 @@ class NonblockingOperation : public Operation {
  public:
   // slot >= 0 takes the slot's next ticket (calls are made in order on every rank).
   NonblockingOperation(std::shared_ptr<PrivateComm> comm, int slot, std::unique_ptr<Operation> plan,
-                       std::vector<std::int64_t> key);
+                       std::vector<std::int64_t> key, std::int64_t plan_bytes = -1);
   ~NonblockingOperation() override;
 
   std::string algorithm() const override { return plan_->algorithm(); }
@@ -100,6 +109,7 @@ class NonblockingOperation : public Operation {
   int slot_;
   std::unique_ptr<Operation> plan_;
   std::vector<std::int64_t> key_;
+  std::int64_t plan_bytes_;  // what the cache counted for plan_ (-1: not measured yet)
   std::uint64_t ticket_ = 0;
   bool posted_ = false;  // the plan is started (the slot is this call's)
 };

@@ -398,7 +398,8 @@ std::unique_ptr<Operation> nonblocking(Call&& call) {
     words.push_back(slot);
   }
   std::vector<std::int64_t> key;  // the plan's, given back with it
-  std::unique_ptr<Operation> plan = words.empty() ? nullptr : ns.take(words, key);
+  std::int64_t plan_bytes = -1;   // as the cache counted it
+  std::unique_ptr<Operation> plan = words.empty() ? nullptr : ns.take(words, key, plan_bytes);
   if (!plan) {
     key = words;
     if (library) {
@@ -410,7 +411,8 @@ std::unique_ptr<Operation> nonblocking(Call&& call) {
       plan = lowered(call, sel.to_string(), *s, schedule_traffic(s.get(), st), tag);
     }
   }
-  auto op = std::make_unique<NonblockingOperation>(st.comm, slot, std::move(plan), std::move(key));
+  auto op = std::make_unique<NonblockingOperation>(st.comm, slot, std::move(plan), std::move(key),
+                                                   plan_bytes);
   op->threaded = wants_progress_thread(MPI_INFO_NULL);
   op->start();
   return op;
