@@ -6,6 +6,7 @@
 
 #include "collective/registry.hpp"
 #include "operation/args.hpp"
+#include "operation/cache_budget.hpp"
 
 #include <array>
 #include <cstddef>
@@ -33,6 +34,9 @@ struct BlockingCache {
   std::uint64_t memo_serial = 0;  // counts the memo's rewrites (blocking_selection)
   std::unique_ptr<Operation> cached;
   std::vector<std::int64_t> cached_words, call_words;
+  // cached's bytes in the process's totals (cache_budget.hpp). A cache of one plan, the one the
+  // last call ran: kept whatever its size (it was allocated for the call anyway).
+  CacheCharge cached_charge;
   // A blocking alltoall repeated with the same arguments: those of the call that built cached
   // for a settled selection (no trial running), the memo as it was then. While the memo, cached
   // and the arguments are unchanged, a call runs cached at once: its checks passed on these
@@ -48,18 +52,21 @@ struct BlockingCache {
   // agreement (auto, bruck, locality): plans built collectively like a persistent init, kept
   // per pattern (this rank's counts, displacements, types), used only when every rank hits the
   // same entry (run_agreed in common.hpp). Entries and their ids are created, used and evicted
-  // in step on every rank.
+  // in step on every rank: at most kEntries, and at most MPIX_PLAN_CACHE_BYTES by their agreed
+  // sizes (the largest over ranks of an entry's bytes), the least recently agreed-on first.
   struct PlanCache {
     static constexpr std::size_t kEntries = 16;
     struct Entry {
       std::int64_t id = -1;
-      int collective = -1;
+      int collective = -1;  // -1: emptied (its pattern rebuilt here), kept until evicted
       std::vector<std::int64_t> key;
       std::shared_ptr<AgreedPlan> plan;
       std::unique_ptr<Operation> op;  // the plan lowered for these buffers
       const void* sendbuf = nullptr;
       const void* recvbuf = nullptr;
-      std::uint64_t used = 0;
+      std::uint64_t used = 0;  // the agreed clock of its last agreed run (the same on every rank)
+      std::int64_t agreed_bytes = 0;  // the largest over ranks of its bytes when last measured
+      CacheCharge charge;             // this rank's bytes of it
       Entry();
       Entry(Entry&&) noexcept;
       Entry& operator=(Entry&&) noexcept;
@@ -67,7 +74,9 @@ struct BlockingCache {
     };
     std::vector<Entry> entries;
     std::int64_t next_id = 0;
-    std::uint64_t clock = 0;
+    std::uint64_t clock = 0;  // agreements of the cache (the same on every rank)
+    // The entry the last agreed call ran, whose bytes the next agreement measures (-1: none).
+    std::int64_t measure_id = -1;
     std::vector<std::int64_t> key;  // this call's (scratch: no allocation)
     // Hashes of the patterns of the last kRecent uncached calls: a pattern found here is
     // "seen before" (a false match only costs an agreed build, never a wrong plan).

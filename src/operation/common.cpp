@@ -1,7 +1,9 @@
 #include "operation/common.hpp"
 
 #include "locality/locality.hpp"
+#include "operation/nonblocking.hpp"
 #include "operation/settings.hpp"
+#include "schedule/schedule.hpp"
 #include "util/hash.hpp"
 
 #include <algorithm>
@@ -153,6 +155,12 @@ BlockingCache::PlanCache::Entry& BlockingCache::PlanCache::Entry::operator=(Entr
     default;
 BlockingCache::PlanCache::Entry::~Entry() = default;
 
+std::int64_t cached_plan_bytes(const BlockingCache& bc) {
+  if (!bc.cached) return 0;
+  return bc.cached->memory().bytes +
+         std::int64_t(bc.cached_words.capacity() * sizeof(std::int64_t));
+}
+
 bool agreed_blocking(CommState& st, Collective c) {
   if (settings().debug) return false;
   BlockingCache::PlanCache::Path& path = blocking_cache(st).plans.path[std::size_t(c)];
@@ -179,17 +187,46 @@ bool direct_plan(const AgreedPlan& p) {
   return p.schedule && !p.selection.algorithm->needs_peer_sizes;
 }
 
+// What an agreed plan holds beside its lowered operation: its schedules (a trial's entries but
+// the first, which is the plan's own).
+std::int64_t plan_bytes(const AgreedPlan& p) {
+  std::int64_t b = std::int64_t(sizeof p + p.algorithm.capacity());
+  if (p.schedule) b += p.schedule->memory_bytes();
+  for (const TrialEntry& t : p.trial)
+    if (t.schedule && t.schedule != p.schedule) b += t.schedule->memory_bytes();
+  return b;
+}
+
+// What an entry of the agreed cache holds on this rank: its key, plan and lowered operation.
+std::int64_t entry_bytes(const BlockingCache::PlanCache::Entry& e) {
+  std::int64_t b = std::int64_t(sizeof e + e.key.capacity() * sizeof(std::int64_t));
+  if (e.plan) b += plan_bytes(*e.plan);
+  if (e.op) b += e.op->memory().bytes;
+  return b;
+}
+
+BlockingCache::PlanCache::Entry* entry_of(BlockingCache::PlanCache& pc, std::int64_t id) {
+  for (auto& e : pc.entries)
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
 void run_entry(CommState& st, Collective c, BlockingCache::PlanCache::Entry& e, const void* sendbuf,
                const void* recvbuf, bool hit,
                const std::function<std::unique_ptr<Operation>(const AgreedPlan&)>& lower) {
-  e.used = ++blocking_cache(st).plans.clock;
+  bool changed = false;
   if (!e.op || e.sendbuf != sendbuf || e.recvbuf != recvbuf) {
     e.op.reset();
     e.op = lower(*e.plan);
     e.sendbuf = sendbuf;
     e.recvbuf = recvbuf;
+    changed = true;
   }
-  if (std::unique_ptr<Operation> settled = e.op->settled_part()) e.op = std::move(settled);
+  if (std::unique_ptr<Operation> settled = e.op->settled_part()) {
+    e.op = std::move(settled);
+    changed = true;
+  }
+  if (changed) e.charge.set(entry_bytes(e));  // not on a plain hit: memory() walks the plan
   e.op->start();
   if (settings().report) {
     CommState::PerCollective& per = st.per[std::size_t(c)];
@@ -231,27 +268,45 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
     h |= 1;  // never 0 (an empty slot)
     seen = std::find(std::begin(pc.recent), std::end(pc.recent), h) != std::end(pc.recent);
   }
-  std::int64_t v[4] = {hit ? hit->id : -1, hit ? -hit->id : 1, hit || seen ? 0 : 1,
-                       local_ok ? 0 : 1};
+  // The fifth word: this rank's bytes of the entry the last agreed call ran (its agreed size).
+  BlockingCache::PlanCache::Entry* measured = entry_of(pc, pc.measure_id);
+  std::int64_t v[5] = {hit ? hit->id : -1, hit ? -hit->id : 1, hit || seen ? 0 : 1,
+                       local_ok ? 0 : 1, measured ? measured->charge.bytes() : 0};
   MPI_Request r;
-  MPIA_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MAX, st.comm->get(), &r));
+  MPIA_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, 5, MPI_INT64_T, MPI_MAX, st.comm->get(), &r));
   complete(r, "MPI_Iallreduce (plan cache)");
+  // From here on, what changes the cache's ids, sizes and recency follows from v and from what
+  // was agreed before: the same on every rank (common.hpp).
+  const std::uint64_t now = ++pc.clock;
+  if (measured) measured->agreed_bytes = v[4];
+  pc.measure_id = -1;
+  const bool all_hit = v[0] >= 0 && v[0] == -v[1];
+  const bool builds = !all_hit && (v[2] == 0 || v[3] != 0);
+  // Least recently used out, by agreed sizes, never the entry this call runs; room for the one
+  // it builds.
+  evict_lru(
+      pc.entries,
+      CacheBound{BlockingCache::PlanCache::kEntries - (builds ? 1 : 0),
+                 settings().plan_cache_bytes},
+      [](const auto& x) { return x.agreed_bytes; }, [](const auto& x) { return x.used; },
+      [&](const auto& x) { return all_hit && x.id == v[0]; }, [](auto&) {});
+  hit = nullptr;  // the entries may have moved
   BlockingCache::PlanCache::Entry* e = nullptr;
-  if (v[0] >= 0 && v[0] == -v[1]) {
-    e = hit;  // every rank holds entry v[0], and so does this one
-  } else if (v[2] == 0 || v[3] != 0) {
-    hit = nullptr;
+  if (all_hit) {
+    e = entry_of(pc, v[0]);  // every rank holds entry v[0], and so does this one
+    hit = e;
+  } else if (builds) {
     std::shared_ptr<AgreedPlan> plan = build();  // collective; throws the agreed error
-    // This rank's older entry for the same pattern (its peers' patterns differed then).
-    pc.entries.erase(
-        std::remove_if(pc.entries.begin(), pc.entries.end(),
-                       [&](const auto& x) { return x.collective == int(c) && x.key == pc.key; }),
-        pc.entries.end());
-    if (pc.entries.size() >= BlockingCache::PlanCache::kEntries) {
-      auto lru = std::min_element(pc.entries.begin(), pc.entries.end(),
-                                  [](const auto& a, const auto& b) { return a.used < b.used; });
-      pc.entries.erase(lru);
-    }
+    // This rank's older entry for the same pattern (its peers' patterns differed then): emptied,
+    // its id and agreed size kept until evicted, so that every rank holds the same ids.
+    for (auto& x : pc.entries)
+      if (x.collective == int(c) && x.key == pc.key) {
+        x.collective = -1;
+        std::vector<std::int64_t>().swap(x.key);
+        x.op.reset();
+        x.plan.reset();
+        x.charge.set(entry_bytes(x));
+      }
     pc.entries.emplace_back();
     e = &pc.entries.back();
     e->id = pc.next_id++;
@@ -265,9 +320,25 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
     }
     return false;
   }
+  e->used = now;
+  pc.measure_id = e->id;  // measured at the next agreement
   path.direct = direct_plan(*e->plan);
   run_entry(st, c, *e, sendbuf, recvbuf, e == hit, lower);
   return true;
+}
+
+CommPlanCache comm_plan_cache(const CommState& st) {
+  CommPlanCache out;
+  if (st.blocking) {
+    for (const auto& e : st.blocking->plans.entries) {
+      ++out.entries;
+      out.agreed_bytes += e.agreed_bytes;
+      out.bytes += e.charge.bytes();
+    }
+    out.bytes += st.blocking->cached_charge.bytes();
+  }
+  if (st.comm && st.comm->nonblocking) out.bytes += st.comm->nonblocking->bytes();
+  return out;
 }
 
 }  // namespace mpia

@@ -143,6 +143,9 @@ const Selection& blocking_selection(CommState& st, Collective c, std::int64_t ke
 void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
                  std::int64_t same);
 
+// What the last plan of blocking calls (BlockingCache::cached) holds: the plan and its words.
+std::int64_t cached_plan_bytes(const BlockingCache& bc);
+
 // Runs a blocking call's plan: the cached one when this call's argument words match the words
 // it was built for, else a new one from build(), kept if cacheable. Its error (after the whole
 // schedule ran) is thrown. Returns whether the cached plan ran.
@@ -155,12 +158,14 @@ bool run_blocking(CommState& st, bool cacheable, Build&& build) {
     return true;
   }
   bc.cached.reset();
+  bc.cached_charge.release();
   bc.repeat.valid = false;
   std::unique_ptr<Operation> op = build();
   op->start();
   if (cacheable) {
     bc.cached = std::move(op);
     bc.cached_words.swap(bc.call_words);
+    bc.cached_charge.set(cached_plan_bytes(bc));
     bc.cached->wait();
   } else {
     op->wait();
@@ -181,14 +186,16 @@ inline void note_call(CommState& st, Collective c, const Selection& sel, bool hi
 // An application that calls MPI_Alltoallv thousands of times with one pattern should get
 // persistent performance, and auto should be free to choose what needs agreement (bruck,
 // locality) -- but a rank cannot know alone that its peers' arguments repeat too. So every such
-// call runs one small allreduce (4 words, MPI_MAX) of: the id of the cache entry this rank's
+// call runs one small allreduce (5 words, MPI_MAX) of: the id of the cache entry this rank's
 // own pattern (call_words-like key, buffers excluded) matches, its negation, whether the
-// pattern was seen before (an entry, or one of the last kRecent uncached patterns), and whether
-// its arguments failed a local check.
+// pattern was seen before (an entry, or one of the last kRecent uncached patterns), whether
+// its arguments failed a local check, and this rank's bytes of the entry the last agreed call
+// ran (the bound in bytes, below).
 //   - every rank hit the same entry: run it (re-lowered locally when the buffers moved);
 //   - every rank has seen its pattern before, or one has an argument error: build a plan the
 //     way a persistent init does (agreed errors, sizes, auto on agreed statistics; its own
-//     tag), insert it with the next id (LRU eviction, kEntries per communicator) and run it;
+//     tag), insert it with the next id (LRU eviction: kEntries and MPIX_PLAN_CACHE_BYTES per
+//     communicator) and run it;
 //   - else (a pattern seen for the first time somewhere): return false, the caller runs its
 //     uncached direct exchange, which needs no agreement.
 // Direct mode: when the last agreed plan is a direct exchange (one message per pair, like the
@@ -202,6 +209,28 @@ inline void note_call(CommState& st, Collective c, const Selection& sel, bool hi
 // entries -- a rank drops its own older entry of a pattern rebuilt -- which costs at most a
 // build, never a wrong plan.) Datatypes enter the key by type_identity (a freed handle that MPI
 // hands out again is a new identity); the plan holds its own duplicates of them.
+//
+// Bounded in bytes as well as entries (MPIX_PLAN_CACHE_BYTES, agreed like every setting that
+// changes what ranks do together). The decision what to run needs no agreement on the cache's
+// contents -- a hit needs every rank to find the same id, so a rank that dropped an entry its
+// peers kept only makes every rank build again -- but a cache whose ranks evict different
+// entries loses the hits it is for: one rank's eviction is a miss for all. So every rank holds
+// the same ids and evicts the same ones at the same call, by quantities every rank has alike:
+//   - an entry's size is agreed: the allreduce of every agreed call carries a fifth word, this
+//     rank's bytes of the entry the previous agreed call ran (measure_id; MPI_MAX), which
+//     becomes that entry's agreed size (the largest over ranks, >= this rank's bytes);
+//   - recency is the agreed clock (one tick per agreement): an entry's `used` is set only when
+//     an agreed call runs it (a direct-mode call, which agrees on nothing, leaves it);
+//   - right after the allreduce, every rank evicts least recently used entries (never the one
+//     this call runs) until kEntries (one fewer when this call builds) and the bound hold on
+//     the agreed sizes (evict_lru, cache_budget.hpp: deterministic);
+//   - a rank's older entry of a rebuilt pattern is emptied (plan freed, key cleared) but keeps
+//     its id and agreed size until evicted, so that the ids stay the same everywhere.
+// A new entry counts 0 until the next agreement measures it: a cache holds at most the bound by
+// agreed sizes -- or one entry alone, the one a call runs -- plus its newest entry, so this
+// rank's bytes stay within the bound plus one plan. (A direct-mode call that re-lowers an entry
+// for moved buffers changes its bytes without an agreement; the same schedule over other
+// buffers, its size is what was measured, up to the buffers' datatypes.)
 
 struct AgreedPlan {
   Selection selection;
@@ -255,6 +284,14 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
 // Whether blocking calls of c take the agreed cache: the communicator's default is auto, or an
 // algorithm that needs its peers' sizes (not with MPIX_DEBUG, which agrees on every call).
 bool agreed_blocking(CommState& st, Collective c);
+
+// What a communicator's plan caches hold (MPIA_Comm_plan_cache): the agreed cache's entries and
+// the sum of their agreed sizes, and this rank's bytes of every cache (the agreed one, the last
+// plan of blocking calls, the idle plans of nonblocking calls).
+struct CommPlanCache {
+  std::int64_t entries = 0, agreed_bytes = 0, bytes = 0;
+};
+CommPlanCache comm_plan_cache(const CommState& st);
 
 // A blocking call handed to the MPI library: a nonblocking barrier, completed while driving
 // what runs, then the library's blocking collective. Once every rank has entered the barrier,
