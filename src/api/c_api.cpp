@@ -480,6 +480,35 @@ MPIA_API int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** alg
   });
 }
 
+// Not in the public header: for libmpi_advance_preload's MPIX_REPORT and the tests. The
+// process's plan caches, every cache of every communicator (operation/cache_budget.hpp): the
+// high-water mark of their bytes, the bytes and entries they hold now, and the largest plan any
+// of them held. Any argument may be NULL.
+MPIA_API int MPIA_Plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now,
+                                   MPI_Count* entries_now, MPI_Count* largest_plan) {
+  return guard(MPI_COMM_NULL, [&] {
+    const PlanCacheTotals t = plan_cache_totals();
+    if (peak_bytes) *peak_bytes = MPI_Count(t.peak);
+    if (bytes_now) *bytes_now = MPI_Count(t.bytes);
+    if (entries_now) *entries_now = MPI_Count(t.entries);
+    if (largest_plan) *largest_plan = MPI_Count(t.largest);
+  });
+}
+
+// Not in the public header: for the tests. comm's agreed plan cache (blocking v- and neighbor
+// calls): its entries and the sum of their agreed sizes (both the same on every rank), and the
+// bytes this rank's plan caches of comm hold (the agreed cache, the last blocking plan, the idle
+// nonblocking plans). Any argument but comm may be NULL.
+MPIA_API int MPIA_Comm_plan_cache(MPI_Comm comm, MPI_Count* entries, MPI_Count* agreed_bytes,
+                                  MPI_Count* bytes) {
+  return guard(comm, [&] {
+    const CommPlanCache c = comm_plan_cache(state_of(comm));
+    if (entries) *entries = MPI_Count(c.entries);
+    if (agreed_bytes) *agreed_bytes = MPI_Count(c.agreed_bytes);
+    if (bytes) *bytes = MPI_Count(c.bytes);
+  });
+}
+
 MPIA_API int MPIA_Comm_set_algorithm(MPI_Comm comm, const char* collective, const char* selection) {
   return guard(comm, [&] {
     CommState& st = state_of(comm);

@@ -134,6 +134,10 @@ std::mutex report_mutex;
 std::map<std::tuple<int, int, std::string>, Row>* rows = nullptr;  // leaked: printed at finalize
 int report_keyval = MPI_KEYVAL_INVALID;
 
+// Exported by libmpi_advance (not in the public header): the process's plan caches.
+extern "C" int MPIA_Plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now,
+                                     MPI_Count* entries_now, MPI_Count* largest_plan);
+
 int print_report(MPI_Comm, int, void*, void*) {
   std::lock_guard<std::mutex> lock(report_mutex);
   // Run once, at MPI_Finalize (MPI_COMM_SELF's attributes go first): the keyval goes with it.
@@ -157,6 +161,10 @@ int print_report(MPI_Comm, int, void*, void*) {
                   std::get<2>(key).c_str(), row.seconds, row.hits);
     out += line;
   }
+  MPI_Count peak = 0, now = 0, entries = 0;
+  if (MPIA_Plan_cache_bytes(&peak, &now, &entries, nullptr) == MPI_SUCCESS)
+    out += "mpi-advance: plan caches peak_bytes=" + std::to_string(peak) +
+           " bytes_now=" + std::to_string(now) + " entries_now=" + std::to_string(entries) + "\n";
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
   return MPI_SUCCESS;
