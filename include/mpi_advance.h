@@ -40,10 +40,12 @@
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
  * MPIX_COST_MODEL, MPIX_TUNING, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_AUTO,
- * MPIX_PROGRESS, MPIX_REPORT, MPIX_TUNING_OUT) are read once per process, the first time the
- * library needs one; changing them later has no effect. All but MPIX_PROGRESS, MPIX_REPORT and
- * MPIX_TUNING_OUT (and for MPIX_TUNING, the file's contents, not its path) must be the
- * same on every rank: the first call on each communicator compares
+ * MPIX_PLAN_CACHE_BYTES, MPIX_PROGRESS, MPIX_REPORT, MPIX_TUNING_OUT) are read once per
+ * process, the first time the library needs one; changing them later has no effect.
+ * MPIX_PLAN_CACHE_BYTES=N[K|M|G] (default 64M) bounds the bytes of each per-communicator cache
+ * of plans that calls without a request keep, besides their 16 plans. All but MPIX_PROGRESS,
+ * MPIX_REPORT and MPIX_TUNING_OUT (and for MPIX_TUNING, the file's contents, not its path) must
+ * be the same on every rank: the first call on each communicator compares
  * them, and if they differ every call on that communicator fails with MPI_ERR_ARG on every
  * rank (no rank runs a schedule its peers do not).
  *
