@@ -2,7 +2,8 @@
 // MPI_Alltoallv with thousands of patterns, so every per-communicator cache of plans is bounded
 // in bytes (MPIX_PLAN_CACHE_BYTES, set by the registration: see plan_cache.cmake) as well as in
 // entries. Hundreds of distinct alltoallv count patterns, blocking (under auto and under bruck,
-// which take the agreed plan cache) and nonblocking (MPIX_Ialltoallv's idle plans), each call's
+// which take the agreed plan cache; MPIX_Neighbor_alltoallv on a periodic ring under auto too)
+// and nonblocking (MPIX_Ialltoallv's idle plans), each call's
 // every received element against a formula on every rank (and the holes between blocks left
 // alone), failures summed over ranks; then:
 //   - the agreed cache evicts in step: its entry count and the sum of its entries' agreed sizes
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 // Not in the public header (src/api/c_api.cpp).
@@ -63,10 +65,11 @@ long long bound() {
   return n;
 }
 
-// Pattern k of rank r: what it sends to rank j (elements), the first element's offset and the
-// gap after each block. Distinct for k < 420 at any P (k mod 3, 4, 5 and 7 all enter). One rank
-// (k mod 7) sends 2 KiB blocks, so that a forwarding plan's scratch, and its bytes, differ
-// across ranks (which an eviction by this rank's own bytes would then show).
+// Pattern k of rank r: what it sends in its block j (elements; block j goes to rank j for
+// alltoallv, to neighbor j for the neighbor call), the first element's offset and the gap after
+// each block. Distinct for k < 420 at any P (k mod 3, 4, 5 and 7 all enter). One rank (k mod 7)
+// sends 2 KiB blocks, so that a forwarding plan's scratch, and its bytes, differ across ranks
+// (which an eviction by this rank's own bytes would then show).
 int count_of(int r, int j, int k) {
   return (r * 3 + j * 5 + k) % 4 + k % 3 + (r == k % 7 ? 512 : 0);
 }
@@ -74,9 +77,32 @@ int send_offset(int k) { return k % 5; }
 int recv_offset(int k) { return (k * 3) % 7; }
 constexpr int kSendGap = 1, kRecvGap = 2, kHole = -1;
 
-// The element that rank src sends to rank dst at index i of pattern k, call n.
-int value_of(int src, int dst, int k, int i, int n) {
-  return src * 1000003 + dst * 7919 + k * 131 + i + n * 17;
+// The element that rank src sends in its block j at index i of pattern k, call n.
+int value_of(int src, int j, int k, int i, int n) {
+  return src * 1000003 + j * 7919 + k * 131 + i + n * 17;
+}
+
+// Who sends what this rank receives: per receive block, the sending rank and its block.
+struct Shape {
+  int nsend = 0;
+  std::vector<std::pair<int, int>> from;
+};
+
+// MPIX_Alltoallv: block j to and from rank j.
+Shape alltoallv_shape(int me, int P) {
+  Shape sh;
+  sh.nsend = P;
+  for (int j = 0; j < P; ++j) sh.from.emplace_back(j, me);
+  return sh;
+}
+
+// MPIX_Neighbor_alltoallv on a periodic ring (MPI_Cart_create, one dimension): blocks to and
+// from the left and the right neighbor; the left one's block 1 (its right) arrives in block 0.
+Shape ring_shape(int me, int P) {
+  Shape sh;
+  sh.nsend = 2;
+  sh.from = {{(me + P - 1) % P, 1}, {(me + 1) % P, 0}};
+  return sh;
 }
 
 struct Pattern {
@@ -84,14 +110,16 @@ struct Pattern {
   int send_total = 0, recv_total = 0;
 };
 
-Pattern pattern(int me, int P, int k) {
+Pattern pattern(int me, const Shape& sh, int k) {
   Pattern p;
   int s = send_offset(k), r = recv_offset(k);
-  for (int j = 0; j < P; ++j) {
+  for (int j = 0; j < sh.nsend; ++j) {
     p.scounts.push_back(count_of(me, j, k));
     p.sdispls.push_back(s);
     s += p.scounts.back() + kSendGap;
-    p.rcounts.push_back(count_of(j, me, k));
+  }
+  for (const auto& [src, block] : sh.from) {
+    p.rcounts.push_back(count_of(src, block, k));
     p.rdispls.push_back(r);
     r += p.rcounts.back() + kRecvGap;
   }
@@ -99,7 +127,7 @@ Pattern pattern(int me, int P, int k) {
   return p;
 }
 
-// Fills send for call n of pattern k; returns the wrong elements of recv after it.
+// Fills send for call n of pattern k, and recv with holes.
 void fill(const Pattern& p, int me, int k, int n, std::vector<int>& send, std::vector<int>& recv) {
   send.assign(std::size_t(p.send_total), kHole);
   for (std::size_t j = 0; j < p.scounts.size(); ++j)
@@ -108,14 +136,25 @@ void fill(const Pattern& p, int me, int k, int n, std::vector<int>& send, std::v
   recv.assign(std::size_t(p.recv_total), kHole);
 }
 
-long long wrong(const Pattern& p, int me, int k, int n, const std::vector<int>& recv) {
+// The wrong elements of recv after call n of pattern k (holes included).
+long long wrong(const Pattern& p, const Shape& sh, int k, int n, const std::vector<int>& recv) {
   std::vector<int> want(std::size_t(p.recv_total), kHole);
-  for (std::size_t j = 0; j < p.rcounts.size(); ++j)
-    for (int i = 0; i < p.rcounts[j]; ++i)
-      want[std::size_t(p.rdispls[j] + i)] = value_of(int(j), me, k, i, n);
+  for (std::size_t b = 0; b < sh.from.size(); ++b)
+    for (int i = 0; i < p.rcounts[b]; ++i)
+      want[std::size_t(p.rdispls[b] + i)] = value_of(sh.from[b].first, sh.from[b].second, k, i, n);
   long long bad = 0;
   for (std::size_t i = 0; i < want.size(); ++i) bad += recv[i] != want[i];
   return bad;
+}
+
+// One blocking call of pattern p: alltoallv, or the neighbor call on a topology communicator.
+int call(MPI_Comm comm, bool neighbor, const Pattern& p, const std::vector<int>& send,
+         std::vector<int>& recv) {
+  if (neighbor)
+    return MPIX_Neighbor_alltoallv(send.data(), p.scounts.data(), p.sdispls.data(), MPI_INT,
+                                   recv.data(), p.rcounts.data(), p.rdispls.data(), MPI_INT, comm);
+  return MPIX_Alltoallv(send.data(), p.scounts.data(), p.sdispls.data(), MPI_INT, recv.data(),
+                        p.rcounts.data(), p.rdispls.data(), MPI_INT, comm);
 }
 
 long long sum(MPI_Comm comm, long long v) {
@@ -143,21 +182,21 @@ Totals totals() {
 // Blocking alltoallv of patterns 0..npatterns-1, each called `calls` times in a row (the first
 // call of a pattern runs uncached, the second builds and caches the agreed plan, the third hits
 // it), checking the agreed cache after every call. Returns the wrong elements on this rank.
-long long run_blocking_patterns(MPI_Comm comm, int npatterns, int calls) {
+long long run_blocking_patterns(MPI_Comm comm, bool neighbor, int npatterns, int calls) {
   const int P = size_of(comm), me = rank_of(comm);
+  const Shape sh = neighbor ? ring_shape(me, P) : alltoallv_shape(me, P);
   const long long B = bound();
   std::vector<int> send, recv;
   long long bad = 0, n = 0;
   int steps_out_of_step = 0, over_bound = 0, local_over = 0;
   MPI_Count most = 0, largest_agreed_sum = 0;
   for (int k = 0; k < npatterns; ++k) {
-    const Pattern p = pattern(me, P, k);
+    const Pattern p = pattern(me, sh, k);
     for (int c = 0; c < calls; ++c, ++n) {
       fill(p, me, k, int(n), send, recv);
-      const int rc = MPIX_Alltoallv(send.data(), p.scounts.data(), p.sdispls.data(), MPI_INT,
-                                    recv.data(), p.rcounts.data(), p.rdispls.data(), MPI_INT, comm);
+      const int rc = call(comm, neighbor, p, send, recv);
       EXPECT_EQ(rc, MPI_SUCCESS) << "pattern " << k << ": " << error_string(rc);
-      bad += wrong(p, me, k, int(n), recv);
+      bad += wrong(p, sh, k, int(n), recv);
       MPI_Count entries = 0, agreed = 0, bytes = 0;
       EXPECT_EQ(MPIA_Comm_plan_cache(comm, &entries, &agreed, &bytes), MPI_SUCCESS);
       most = std::max(most, entries);
@@ -194,9 +233,8 @@ void expect_peak_within_bound(const char* what) {
   const Totals t = totals();
   const long long B = bound();
   if (rank_of(MPI_COMM_WORLD) == 0)
-    std::printf("[plan cache] %s: bound %lld, peak %lld, largest plan %lld\n",
-                *what ? what : "auto", B, static_cast<long long>(t.peak),
-                static_cast<long long>(t.largest));
+    std::printf("[plan cache] %s: bound %lld, peak %lld, largest plan %lld\n", what, B,
+                static_cast<long long>(t.peak), static_cast<long long>(t.largest));
   EXPECT_GT(t.largest, 0) << what;
   EXPECT_LE(t.peak, B + 2 * t.largest)
       << what << ": peak " << t.peak << ", bound " << B << ", largest plan " << t.largest;
@@ -205,42 +243,52 @@ void expect_peak_within_bound(const char* what) {
                                << ")";
 }
 
-void blocking_case(const char* selection) {
+// Blocking calls of many patterns on comm (a copy of MPI_COMM_WORLD, or a periodic ring for the
+// neighbor call) under `selection` ("": auto), then one pattern repeated.
+void blocking_case(bool neighbor, const char* selection) {
   ASSERT_GT(bound(), 0) << "MPIX_PLAN_CACHE_BYTES is not set (see plan_cache.cmake)";
   MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  if (*selection) {
-    ASSERT_EQ(MPIX_Comm_set_algorithm(comm, "alltoallv", selection), MPI_SUCCESS);
+  const int P = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  if (neighbor) {
+    int dims[1] = {P}, periods[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &comm);
+  } else {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   }
-  EXPECT_EQ(sum(comm, run_blocking_patterns(comm, 200, 3)), 0) << selection;
+  const char* collective = neighbor ? "neighbor_alltoallv" : "alltoallv";
+  if (*selection) {
+    ASSERT_EQ(MPIX_Comm_set_algorithm(comm, collective, selection), MPI_SUCCESS);
+  }
+  EXPECT_EQ(sum(comm, run_blocking_patterns(comm, neighbor, 200, 3)), 0) << selection;
   // One pattern repeated: after its first two calls, every call hits on every rank.
-  const int P = size_of(comm), me = rank_of(comm);
-  const Pattern p = pattern(me, P, 401);
+  const Shape sh = neighbor ? ring_shape(me, P) : alltoallv_shape(me, P);
+  const Pattern p = pattern(me, sh, 401);
   std::vector<int> send, recv;
   long long bad = 0, misses = 0;
   for (int n = 0; n < 10; ++n) {
     fill(p, me, 401, n, send, recv);
-    ASSERT_EQ(MPIX_Alltoallv(send.data(), p.scounts.data(), p.sdispls.data(), MPI_INT, recv.data(),
-                             p.rcounts.data(), p.rdispls.data(), MPI_INT, comm),
-              MPI_SUCCESS);
-    bad += wrong(p, me, 401, n, recv);
+    ASSERT_EQ(call(comm, neighbor, p, send, recv), MPI_SUCCESS);
+    bad += wrong(p, sh, 401, n, recv);
     const char* algorithm = nullptr;
     int hit = 0;
-    ASSERT_EQ(MPIA_Comm_last_call(comm, 1, &algorithm, &hit), MPI_SUCCESS);
+    ASSERT_EQ(MPIA_Comm_last_call(comm, neighbor ? 2 : 1, &algorithm, &hit), MPI_SUCCESS);
     if (n >= 2) misses += !hit;
   }
   EXPECT_EQ(sum(comm, bad), 0);
   EXPECT_EQ(sum(comm, misses), 0) << "a repeated pattern missed the agreed cache";
-  expect_peak_within_bound(selection);
+  expect_peak_within_bound(
+      (std::string(collective) + " " + (*selection ? selection : "auto")).c_str());
   MPI_Comm_free(&comm);
   // Freed with the communicator.
   EXPECT_EQ(totals().now, 0);
   EXPECT_EQ(totals().entries, 0);
 }
 
-TEST(PlanCacheBytes, BlockingAuto) { blocking_case(""); }
+TEST(PlanCacheBytes, BlockingAuto) { blocking_case(false, ""); }
 
-TEST(PlanCacheBytes, BlockingBruck) { blocking_case("bruck"); }
+TEST(PlanCacheBytes, BlockingBruck) { blocking_case(false, "bruck"); }
+
+TEST(PlanCacheBytes, NeighborAuto) { blocking_case(true, ""); }
 
 // MPIX_Ialltoallv with many patterns, 4 calls active at once (the idle plans' cache is local:
 // its hits need no agreement, only the bound).
@@ -249,6 +297,7 @@ TEST(PlanCacheBytes, Nonblocking) {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   const int P = size_of(comm), me = rank_of(comm);
+  const Shape sh = alltoallv_shape(me, P);
   constexpr int kActive = 4;
   long long bad = 0;
   MPI_Count max_bytes = 0;
@@ -259,7 +308,7 @@ TEST(PlanCacheBytes, Nonblocking) {
       std::vector<Pattern> ps;
       for (int a = 0; a < kActive; ++a) {
         const int k = k0 + a;
-        ps.push_back(pattern(me, P, k));
+        ps.push_back(pattern(me, sh, k));
         const Pattern& p = ps.back();
         fill(p, me, k, round, send[a], recv[a]);
         const int rc = MPIX_Ialltoallv(send[a].data(), p.scounts.data(), p.sdispls.data(), MPI_INT,
@@ -269,7 +318,7 @@ TEST(PlanCacheBytes, Nonblocking) {
       }
       for (int a = kActive - 1; a >= 0; --a) {
         ASSERT_EQ(MPIX_Wait(&reqs[std::size_t(a)], MPI_STATUS_IGNORE), MPI_SUCCESS);
-        bad += wrong(ps[std::size_t(a)], me, k0 + a, round, recv[a]);
+        bad += wrong(ps[std::size_t(a)], sh, k0 + a, round, recv[a]);
       }
       MPI_Count entries = 0, agreed = 0, bytes = 0;
       ASSERT_EQ(MPIA_Comm_plan_cache(comm, &entries, &agreed, &bytes), MPI_SUCCESS);
