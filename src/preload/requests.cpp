@@ -185,6 +185,10 @@ void drive() {
 // Whether request calls must look for shells at all.
 bool plain() { return live.load(std::memory_order_acquire) == 0 || depth > 0 || driving; }
 
+// A request call's table of shells (classify), kept per thread so that a call allocates nothing
+// once it has seen its largest array (request calls do not nest on a thread: see plain()).
+thread_local std::vector<Shell*> scratch;
+
 // The shells among n requests (null where not one), and whether there is any.
 bool classify(int n, const MPI_Request* reqs, std::vector<Shell*>& out) {
   out.assign(std::size_t(n > 0 ? n : 0), nullptr);
@@ -359,7 +363,7 @@ MPIA_PRELOAD_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* st
 
 MPIA_PRELOAD_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (plain() || count <= 0 || !requests) return PMPI_Waitall(count, requests, statuses);
-  std::vector<Shell*> sh;
+  std::vector<Shell*>& sh = scratch;
   const bool any = classify(count, requests, sh);
   if (!any && busy.load(std::memory_order_acquire) == 0)
     return PMPI_Waitall(count, requests, statuses);
@@ -371,7 +375,7 @@ MPIA_PRELOAD_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag
                                     MPI_Status statuses[]) {
   if (plain() || count <= 0 || !requests) return PMPI_Testall(count, requests, flag, statuses);
   drive();
-  std::vector<Shell*> sh;
+  std::vector<Shell*>& sh = scratch;
   const bool any = classify(count, requests, sh);
   const int rc = PMPI_Testall(count, requests, flag, statuses);
   if (!any || !*flag) return rc;
@@ -381,7 +385,7 @@ MPIA_PRELOAD_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag
 MPIA_PRELOAD_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index,
                                     MPI_Status* status) {
   if (plain() || count <= 0 || !requests) return PMPI_Waitany(count, requests, index, status);
-  std::vector<Shell*> sh;
+  std::vector<Shell*>& sh = scratch;
   const bool any = classify(count, requests, sh);
   if (!any && busy.load(std::memory_order_acquire) == 0)
     return PMPI_Waitany(count, requests, index, status);
@@ -395,7 +399,7 @@ MPIA_PRELOAD_EXPORT int MPI_Testany(int count, MPI_Request requests[], int* inde
                                     MPI_Status* status) {
   if (plain() || count <= 0 || !requests) return PMPI_Testany(count, requests, index, flag, status);
   drive();
-  std::vector<Shell*> sh;
+  std::vector<Shell*>& sh = scratch;
   const bool any = classify(count, requests, sh);
   const int rc = PMPI_Testany(count, requests, index, flag, status);
   if (!any || rc != MPI_SUCCESS || !*flag || *index == MPI_UNDEFINED || !sh[std::size_t(*index)])
@@ -407,7 +411,7 @@ MPIA_PRELOAD_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int* o
                                      int indices[], MPI_Status statuses[]) {
   if (plain() || incount <= 0 || !requests)
     return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-  std::vector<Shell*> sh;
+  std::vector<Shell*>& sh = scratch;
   const bool any = classify(incount, requests, sh);
   if (!any && busy.load(std::memory_order_acquire) == 0)
     return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
@@ -425,7 +429,7 @@ MPIA_PRELOAD_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int* o
   if (plain() || incount <= 0 || !requests)
     return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   drive();
-  std::vector<Shell*> sh;
+  std::vector<Shell*>& sh = scratch;
   const bool any = classify(incount, requests, sh);
   const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
   if (!any || *outcount == MPI_UNDEFINED || *outcount == 0) return rc;
@@ -467,7 +471,7 @@ MPIA_PRELOAD_EXPORT int MPI_Start(MPI_Request* request) {
 
 MPIA_PRELOAD_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
   if (plain() || count <= 0 || !requests) return PMPI_Startall(count, requests);
-  std::vector<Shell*> sh;
+  std::vector<Shell*>& sh = scratch;
   if (!classify(count, requests, sh)) return PMPI_Startall(count, requests);
   std::lock_guard<std::mutex> lock(mu);
   for (Shell* s : sh)
