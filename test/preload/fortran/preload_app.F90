@@ -52,21 +52,7 @@ program preload_app
 
 contains
 
-  ! The value element k of the block from src to dst carries in round r.
-  pure integer function val(src, dst, k, r)
-    integer, intent(in) :: src, dst, k, r
-    val = src * 1000003 + dst * 1009 + k * 7 + r * 31
-  end function val
-
-  subroutine expect(got, want, what, r, idx)
-    integer, intent(in) :: got, want, r, idx
-    character(len=*), intent(in) :: what
-    if (got /= want) then
-      if (errors < 10) write (error_unit, '(a,i0,a,a,a,i0,a,i0,a,i0,a,i0)') 'rank ', rank, &
-          ': ', what, ' round ', r, ' index ', idx, ': got ', got, ', want ', want
-      errors = errors + 1
-    end if
-  end subroutine expect
+#include "checks.inc"
 
   subroutine check_ierr(what)
     character(len=*), intent(in) :: what
