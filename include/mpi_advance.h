@@ -508,8 +508,9 @@ int MPIA_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcoun
  * with MPIX_Wait, MPIX_Test or MPIX_Waitall, which free the request and set it to
  * MPIX_REQUEST_NULL, as MPI does for nonblocking requests (MPIX_Start on it, and
  * MPIX_Request_free while it is active, are MPI_ERR_REQUEST). Collective: every rank calls it, in
- * the same order as its other collectives on comm; it waits for no other rank (but the first call
- * of this library on a communicator, which duplicates it). Any number may be active at once;
+ * the same order as its other collectives on comm; it waits for no other rank, not even as the
+ * library's first call on comm (the communicator's private duplicate is then made while the call
+ * progresses, and the call runs once it exists). Any number may be active at once;
  * they progress like persistent requests (any MPIX_Wait/Test, the progress thread).
  *
  * What runs is decided without agreeing: the communicator's choice (MPIX_Comm_set_algorithm) or
