@@ -124,6 +124,14 @@ int MPIA_Smpi_ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, co
 #define MPI_Neighbor_alltoallv MPIA_Smpi_neighbor_alltoallv
 #define MPI_Ineighbor_alltoall MPIA_Smpi_ineighbor_alltoall
 #define MPI_Ineighbor_alltoallv MPIA_Smpi_ineighbor_alltoallv
+/* The library calls the MPI library's collectives by their PMPI_ names (operation/system.cpp):
+ * here they are the same stand-ins. */
+#define PMPI_Neighbor_alltoall MPIA_Smpi_neighbor_alltoall
+#define PMPI_Neighbor_alltoallv MPIA_Smpi_neighbor_alltoallv
+#define PMPI_Ineighbor_alltoall MPIA_Smpi_ineighbor_alltoall
+#define PMPI_Ineighbor_alltoallv MPIA_Smpi_ineighbor_alltoallv
+#define PMPI_Topo_test MPIA_Smpi_topo_test
+#define PMPI_Dist_graph_neighbors_count MPIA_Smpi_dist_graph_neighbors_count
 #endif
 
 #endif
