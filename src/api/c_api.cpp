@@ -874,8 +874,7 @@ struct KeptTypes {
 // library has not attached yet, the attach begins without waiting and the operation is made
 // once it is done (DeferredOperation), from a copy of args whose derived datatypes are kept.
 template <class Args, class Make>
-int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Make make,
-                      const int* blocks = nullptr) {
+int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Make make) {
   return guard(comm, [&] {
     if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     *request = MPIX_REQUEST_NULL;
@@ -894,9 +893,12 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Ma
       st = nullptr;
       auto kept = std::make_shared<KeptTypes>();
       auto copy = std::make_shared<Args>(args);
-      if constexpr (std::is_same<Args, AlltoallvArgs>::value)
+      if constexpr (std::is_same<Args, AlltoallvArgs>::value) {
+        // A w call (the neighbor ones only) has a type per block: its degrees, asked only here.
+        int blocks[2] = {0, 0};
+        if (copy->send.w) mpia_topo_degrees(comm, &blocks[1], &blocks[0]);
         kept->keep(*copy, blocks);
-      else
+      } else
         kept->keep(*copy);
       op = std::make_unique<DeferredOperation>(
           std::move(attach), ticket, [copy, make](CommState& s) { return make(s, *copy); }, kept);
@@ -925,32 +927,16 @@ int ialltoall_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, v
   });
 }
 
-// The blocks of a v or w call's sides (the w types arrays' lengths): P, or a neighbor call's
-// out- and in-degree.
-void side_blocks(MPI_Comm comm, bool neighbor, int n[2]) {
-  if (!neighbor) {
-    MPI_Comm_size(comm, &n[0]);
-    n[1] = n[0];
-    return;
-  }
-  int in = 0, out = 0;
-  mpia_topo_degrees(comm, &in, &out);
-  n[0] = out, n[1] = in;
-}
-
 int ineighbor_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
-  int n[2] = {0, 0};
-  if (a.send.w && comm != MPI_COMM_NULL) side_blocks(comm, true, n);
-  return start_nonblocking(
-      comm, request, a,
-      [](CommState& st, const AlltoallvArgs& args) { return neighbor_nonblocking(st, args); }, n);
+  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallvArgs& args) {
+    return neighbor_nonblocking(st, args);
+  });
 }
 
 int ialltoallv_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
-  int n[2] = {0, 0};
-  return start_nonblocking(
-      comm, request, a,
-      [](CommState& st, const AlltoallvArgs& args) { return alltoallv_nonblocking(st, args); }, n);
+  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallvArgs& args) {
+    return alltoallv_nonblocking(st, args);
+  });
 }
 
 template <class Count>
