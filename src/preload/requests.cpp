@@ -5,11 +5,15 @@
 // MPI_Testsome & co. beside point-to-point and the MPI library's requests, start it with
 // MPI_Startall beside its own persistent requests, ask MPI_Request_get_status, free it. So each
 // library request (MPIX_Request) is paired with a "shell": a zero-byte receive from this process
-// on a private duplicate of MPI_COMM_SELF, with a tag of its own -- MPI_Irecv for a nonblocking
-// call (posted at once), MPI_Recv_init for a persistent one (posted by its MPI_Start). When the
-// library request completes, the preload sends the zero-byte message to itself, the shell
-// completes, and from then on everything -- indices, statuses, inactive persistent requests,
-// MPI_REQUEST_NULL after a nonblocking completion -- is the MPI library's own bookkeeping.
+// on a private duplicate of MPI_COMM_SELF, with a tag of its own, made by MPI_Recv_init --
+// started at once for a nonblocking call, by MPI_Start for a persistent one. When the library
+// request completes, the preload sends the zero-byte message to itself, the shell completes,
+// and from then on everything -- indices, statuses, inactive persistent requests -- is the MPI
+// library's own bookkeeping. A nonblocking call's shell is persistent too so that the MPI
+// library never frees it by itself: the preload frees it, and sets the user's handle to
+// MPI_REQUEST_NULL, under its lock, after dropping it from its table. (Freed by the MPI library
+// inside a test, its handle could be given to another thread's new request before the table
+// forgets it: that request would be taken for the shell.)
 //
 // Something must drive the library requests while the application waits: the preload defines
 // MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Waitsome, MPI_Test, MPI_Testall, MPI_Testany,
@@ -136,6 +140,10 @@ void done(Shell* s, int error) {
   // Matches the shell's posted receive (never sent before it is posted): completes at once.
   PMPI_Send(nullptr, 0, MPI_BYTE, 0, s->tag, self);
   if (s->freed) {
+    // The user freed the shell while it was active; the MPI library still holds it (see
+    // MPI_Request_free): completed and freed now.
+    PMPI_Wait(&s->handle, MPI_STATUS_IGNORE);
+    if (s->handle != MPI_REQUEST_NULL) PMPI_Request_free(&s->handle);
     Inside in;
     if (s->op != MPIX_REQUEST_NULL) MPIX_Request_free(&s->op);
     drop(s);
@@ -214,11 +222,11 @@ Shell* find(MPI_Request r) {
   return it == shells->end() ? nullptr : it->second;
 }
 
-// The MPI library completed shell s for the user (status: its status, or null). A nonblocking
-// call's pair is gone (the MPI library set the handle to MPI_REQUEST_NULL); a persistent one is
-// inactive. The status is a collective's: no source, no tag, nothing received. Returns the
-// library request's error.
-int finish(Shell* s, MPI_Status* status) {
+// The MPI library completed shell s for the user (status: its status, or null; slot: the
+// user's handle of it), which is now inactive. A persistent call's stays so; a nonblocking
+// call's pair goes, and the user's handle becomes MPI_REQUEST_NULL. The status is a
+// collective's: no source, no tag, nothing received. Returns the library request's error.
+int finish(Shell* s, MPI_Status* status, MPI_Request* slot) {
   if (status) {
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
@@ -227,7 +235,12 @@ int finish(Shell* s, MPI_Status* status) {
   const int error = s->error;
   s->error = MPI_SUCCESS;
   s->active = false;
-  if (!s->persistent) drop(s);
+  if (!s->persistent) {
+    MPI_Request handle = s->handle;
+    drop(s);  // out of the table before the MPI library may reuse the handle
+    PMPI_Request_free(&handle);
+    *slot = MPI_REQUEST_NULL;
+  }
   return error;
 }
 
@@ -245,20 +258,26 @@ int poll(Test&& test) {
 
 // The completion of several requests (requests), some of them shells (sh): their errors go to
 // the statuses (MPI_ERR_IN_STATUS) or, without statuses, are returned as they are. When the MPI
-// library's call itself failed (another request's error), only the shells it certainly
-// completed -- a nonblocking call's, which it set to MPI_REQUEST_NULL -- are finished.
-int finish_some(int rc, int count, const int* indices, const MPI_Request requests[],
+// library's call itself failed (another request's error), the shells it completed are those
+// whose statuses say so; without statuses none is known, and each is left to a later call,
+// which finds it complete at once.
+int finish_some(int rc, int count, const int* indices, MPI_Request requests[],
                 const std::vector<Shell*>& sh, MPI_Status statuses[]) {
   const bool ignore = statuses == MPI_STATUSES_IGNORE;
+  if (rc != MPI_SUCCESS) {
+    int cls = MPI_SUCCESS;
+    if (ignore || PMPI_Error_class(rc, &cls) != MPI_SUCCESS || cls != MPI_ERR_IN_STATUS) return rc;
+  }
   int first = MPI_SUCCESS;
   std::vector<int> errors;
   for (int k = 0; k < count; ++k) {
     const int i = indices ? indices[k] : k;
     if (i < 0 || !sh[std::size_t(i)]) continue;
-    if (rc != MPI_SUCCESS && (sh[std::size_t(i)]->persistent || requests[i] != MPI_REQUEST_NULL))
-      continue;
-    const int e = finish(sh[std::size_t(i)], ignore ? nullptr : &statuses[k]);
-    if (e != MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS && statuses[k].MPI_ERROR != MPI_SUCCESS) continue;
+    const int e = finish(sh[std::size_t(i)], ignore ? nullptr : &statuses[k], &requests[i]);
+    if (e != MPI_SUCCESS && rc != MPI_SUCCESS) {
+      statuses[k].MPI_ERROR = e;  // the MPI library's call reports in the statuses already
+    } else if (e != MPI_SUCCESS) {
       if (first == MPI_SUCCESS) first = e;
       if (!ignore) {
         if (errors.empty()) errors.assign(std::size_t(count), MPI_SUCCESS);
@@ -294,8 +313,11 @@ int make_shell(MPIX_Request op, bool persistent, MPI_Comm comm, int coll, double
   std::lock_guard<std::mutex> lock(mu);
   int rc = take_tag(&s->tag);
   if (rc == MPI_SUCCESS)
-    rc = persistent ? PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, s->tag, self, &s->handle)
-                    : PMPI_Irecv(nullptr, 0, MPI_BYTE, 0, s->tag, self, &s->handle);
+    rc = PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, s->tag, self, &s->handle);
+  if (rc == MPI_SUCCESS && !persistent) {
+    rc = PMPI_Start(&s->handle);
+    if (rc != MPI_SUCCESS) PMPI_Request_free(&s->handle);
+  }
   if (rc != MPI_SUCCESS) {
     // Not expected. The library request is complete (nonblocking: waited for) and freed.
     Inside in;
@@ -349,7 +371,7 @@ MPIA_PRELOAD_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   }
   const int rc = poll([&](int* flag) { return PMPI_Test(request, flag, status); });
   if (!s || rc != MPI_SUCCESS) return rc;
-  return finish(s, status == MPI_STATUS_IGNORE ? nullptr : status);
+  return finish(s, status == MPI_STATUS_IGNORE ? nullptr : status, request);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -358,7 +380,7 @@ MPIA_PRELOAD_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* st
   Shell* s = find(*request);
   const int rc = PMPI_Test(request, flag, status);
   if (!s || rc != MPI_SUCCESS || !*flag) return rc;
-  return finish(s, status == MPI_STATUS_IGNORE ? nullptr : status);
+  return finish(s, status == MPI_STATUS_IGNORE ? nullptr : status, request);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -392,7 +414,8 @@ MPIA_PRELOAD_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* inde
   const int rc =
       poll([&](int* flag) { return PMPI_Testany(count, requests, index, flag, status); });
   if (rc != MPI_SUCCESS || *index == MPI_UNDEFINED || !sh[std::size_t(*index)]) return rc;
-  return finish(sh[std::size_t(*index)], status == MPI_STATUS_IGNORE ? nullptr : status);
+  return finish(sh[std::size_t(*index)], status == MPI_STATUS_IGNORE ? nullptr : status,
+                &requests[*index]);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
@@ -404,7 +427,8 @@ MPIA_PRELOAD_EXPORT int MPI_Testany(int count, MPI_Request requests[], int* inde
   const int rc = PMPI_Testany(count, requests, index, flag, status);
   if (!any || rc != MPI_SUCCESS || !*flag || *index == MPI_UNDEFINED || !sh[std::size_t(*index)])
     return rc;
-  return finish(sh[std::size_t(*index)], status == MPI_STATUS_IGNORE ? nullptr : status);
+  return finish(sh[std::size_t(*index)], status == MPI_STATUS_IGNORE ? nullptr : status,
+                &requests[*index]);
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
@@ -504,17 +528,25 @@ MPIA_PRELOAD_EXPORT int MPI_Request_free(MPI_Request* request) {
   Shell* s = find(*request);
   if (!s) return PMPI_Request_free(request);
   std::lock_guard<std::mutex> lock(mu);
-  // The user's handle goes now; MPI frees the shell once its receive completes.
+  if (s->running) {
+    // The user's handle goes now, but the shell stays with the MPI library, posted, until its
+    // request is done: done() sends its message, completes and frees it, and drops the pair
+    // (drive, or at finalize). Freeing an active receive in the MPI library instead and
+    // sending to it later is not safe: MPICH (ch4) then no longer matches it, and the send
+    // to self never completes.
+    auto it = shells->find(key(s->handle));
+    if (it != shells->end() && it->second == s) shells->erase(it);
+    s->freed = true;
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+  }
+  // Inactive (persistent), or one whose request is done but which is not yet completed for the
+  // user: its message is sent, its receive completes at once.
+  PMPI_Wait(request, MPI_STATUS_IGNORE);
   const int rc = PMPI_Request_free(request);
   if (rc != MPI_SUCCESS) return rc;
   auto it = shells->find(key(s->handle));
   if (it != shells->end() && it->second == s) shells->erase(it);
-  if (s->running) {
-    s->freed = true;  // done() drops it when its request is done (drive, or at finalize)
-    return MPI_SUCCESS;
-  }
-  // Inactive (persistent), or a nonblocking call's whose request is done but not yet
-  // completed for the user (the shell's message is sent: MPI frees the shell).
   Inside in;
   if (s->op != MPIX_REQUEST_NULL) MPIX_Request_free(&s->op);
   s->handle = MPI_REQUEST_NULL;

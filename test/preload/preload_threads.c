@@ -1,6 +1,7 @@
 /* The drop-in library's requests under MPI_THREAD_MULTIPLE: an unmodified program whose 4
  * threads each run, on a communicator of their own, 20 rounds of MPI_Ialltoall completed by
- * MPI_Wait (even threads) or polled MPI_Test (odd threads) and a persistent alltoall (where the
+ * MPI_Wait (even threads) or polled MPI_Test (odd threads), each followed by point-to-point
+ * exchanges (their data, statuses and null handles checked), and a persistent alltoall (where the
  * MPI has one) started and completed by MPI_Waitall beside a point-to-point pair, while the
  * other threads drive the same library (one driver at a time, the others' requests completed by
  * whoever drives). Every received element is checked; all ranks fail if one does. Without
@@ -34,6 +35,7 @@ static void* run(void* arg) {
   MPI_Comm comm = comms[t];
   int* s = malloc(sizeof(int) * kN * P);
   int* r = malloc(sizeof(int) * kN * P);
+  const int right = (rank + 1) % P, left = (rank + P - 1) % P;
   for (int round = 0; round < kRounds; ++round) {
     for (int j = 0; j < P; ++j)
       for (int k = 0; k < kN; ++k) s[j * kN + k] = value(rank, j, k, round, t);
@@ -48,11 +50,23 @@ static void* run(void* arg) {
     }
     for (int i = 0; i < P; ++i)
       for (int k = 0; k < kN; ++k) errors[t] += r[i * kN + k] != value(i, rank, k, round, t);
+    /* Point-to-point requests made while other threads' collectives complete (the MPI library
+     * may give them the handles it just took back): theirs, statuses and all. */
+    for (int m = 0; m < 4; ++m) {
+      int out = value(rank, right, m, round, t), in = -1;
+      MPI_Request pp[2];
+      MPI_Status st[2];
+      MPI_Irecv(&in, 1, MPI_INT, left, 7 + m, comm, &pp[0]);
+      MPI_Isend(&out, 1, MPI_INT, right, 7 + m, comm, &pp[1]);
+      MPI_Waitall(2, pp, st);
+      errors[t] += in != value(left, rank, m, round, t);
+      errors[t] += st[0].MPI_SOURCE != left || st[0].MPI_TAG != 7 + m;
+      errors[t] += pp[0] != MPI_REQUEST_NULL || pp[1] != MPI_REQUEST_NULL;
+    }
   }
 #ifdef ALLTOALL_INIT
   MPI_Request a[3];
   int out = 0, in = -1;
-  const int right = (rank + 1) % P, left = (rank + P - 1) % P;
   ALLTOALL_INIT(s, kN, MPI_INT, r, kN, MPI_INT, comm, MPI_INFO_NULL, &a[0]);
   MPI_Recv_init(&in, 1, MPI_INT, left, 3, comm, &a[1]);
   MPI_Send_init(&out, 1, MPI_INT, right, 3, comm, &a[2]);
