@@ -312,8 +312,7 @@ int make_shell(MPIX_Request op, bool persistent, MPI_Comm comm, int coll, double
   s->report_later = report_later;
   std::lock_guard<std::mutex> lock(mu);
   int rc = take_tag(&s->tag);
-  if (rc == MPI_SUCCESS)
-    rc = PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, s->tag, self, &s->handle);
+  if (rc == MPI_SUCCESS) rc = PMPI_Recv_init(nullptr, 0, MPI_BYTE, 0, s->tag, self, &s->handle);
   if (rc == MPI_SUCCESS && !persistent) {
     rc = PMPI_Start(&s->handle);
     if (rc != MPI_SUCCESS) PMPI_Request_free(&s->handle);
