@@ -19,7 +19,9 @@
 ! alltoall in the MPI (neither HAVE_MPIX_PCOLLREQ nor HAVE_MPI4_PERSISTENT), that part is
 ! skipped with a message. Every element of every receive buffer is checked on every rank,
 ! gaps included, against a formula of (source, destination, index, round); all ranks fail if
-! one does. With mpi_f08 some calls leave out the optional ierror.
+! one does. With mpi_f08 some calls leave out the optional ierror. With mpi_f08 where it has
+! MPI-4's large-count forms (HAVE_F08_LARGE_COUNT), MPI_Ialltoall and MPI_Alltoall_init with
+! counts of kind MPI_COUNT_KIND too.
 #ifdef USE_MPI_F08
 #define REQUEST type(MPI_Request)
 #define COMM type(MPI_Comm)
@@ -69,6 +71,9 @@ program preload_requests
   call test_nonblocking()
   call test_persistent()
   call test_neighbor()
+#ifdef HAVE_F08_LARGE_COUNT
+  call test_large_count()
+#endif
 
   call MPI_Allreduce(errors, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then
@@ -441,5 +446,38 @@ contains
     end do
     call MPI_Comm_free(graph, ierr)
   end subroutine test_neighbor
+
+#ifdef HAVE_F08_LARGE_COUNT
+  ! mpi_f08's large-count forms (counts of kind MPI_COUNT_KIND: MPI_Ialltoall_c underneath, and
+  ! MPI_Alltoall_init_c where the MPI has the persistent one), NROUNDS rounds each.
+  subroutine test_large_count()
+    integer, allocatable :: s(:), r(:)
+    integer(kind=MPI_COUNT_KIND) :: n
+    type(MPI_Request) :: req
+    integer :: round
+    n = B
+    allocate (s(0:B * nprocs - 1), r(0:B * nprocs - 1))
+    do round = 0, NROUNDS - 1
+      call fill_alltoall(s, r, 40 + round)
+      call MPI_Ialltoall(s, n, MPI_INTEGER, r, n, MPI_INTEGER, MPI_COMM_WORLD, req, ierr)
+      call check_ierr('ialltoall (large count)', round)
+      call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+      call check_alltoall(r, round, 40 + round, 'ialltoall (large count) + wait')
+    end do
+#ifdef HAVE_MPI4_PERSISTENT
+    call MPI_Alltoall_init(s, n, MPI_INTEGER, r, n, MPI_INTEGER, MPI_COMM_WORLD, MPI_INFO_NULL, &
+                           req, ierr)
+    call check_ierr('alltoall_init (large count)', 0)
+    do round = 0, NROUNDS - 1
+      call fill_alltoall(s, r, 50 + round)
+      call MPI_Start(req, ierr)
+      call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+      call check_alltoall(r, round, 50 + round, 'alltoall_init (large count) + start')
+    end do
+    call MPI_Request_free(req, ierr)
+    call expect_true(req == MPI_REQUEST_NULL, 'MPI_Request_free (large count)', 0)
+#endif
+  end subroutine test_large_count
+#endif
 
 end program preload_requests
