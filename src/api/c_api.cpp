@@ -886,6 +886,7 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Ma
     std::unique_ptr<Operation> op;
     std::uint64_t ticket = 0;
     std::shared_ptr<PendingAttach> attach = defer_on(comm, st != nullptr, &ticket);
+    std::shared_ptr<PrivateComm> library_comm = attach ? attach_comm(*attach) : nullptr;
     if (!attach) {
       if (!st) st = &state_of(comm);  // attached by another thread meanwhile
       op = make(*st, args);
@@ -907,9 +908,10 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Ma
     mpia_request* r;
     if (st) {
       r = make_request(comm, *st, std::move(op));
-    } else {  // no private communicator yet to watch for the user's freeing comm
+    } else {  // its private communicator is still being made
       r = new mpia_request;
       r->comm = comm;
+      r->library_comm = std::move(library_comm);
       r->op = std::move(op);
     }
     r->one_shot = true;

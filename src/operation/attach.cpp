@@ -2,6 +2,7 @@
 
 #include "locality/locality.hpp"
 #include "operation/datatypes.hpp"
+#include "operation/neighbor.hpp"
 #include "operation/nonblocking.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
@@ -23,6 +24,7 @@ namespace {
 std::once_flag g_keyvals_once;
 int g_keyval = MPI_KEYVAL_INVALID;
 int g_self_keyval = MPI_KEYVAL_INVALID;
+int g_pending_keyval = MPI_KEYVAL_INVALID;  // a communicator's attach in flight (PendingAttach)
 // Every state alive, so that MPI_Finalize frees those of communicators the user never freed.
 std::mutex g_states_mutex;
 std::set<CommState*> g_states;
@@ -35,6 +37,8 @@ struct LastLookup {
   std::uint64_t deleted = ~std::uint64_t(0);
 };
 thread_local LastLookup t_last;
+
+int delete_pending(MPI_Comm user, int, void* value, void*);
 
 int delete_state(MPI_Comm, int, void* value, void*) {
   auto* state = static_cast<CommState*>(value);
@@ -72,6 +76,7 @@ int at_finalize(MPI_Comm, int, void*, void*) {
   free_type_identity();
   MPI_Comm_free_keyval(&g_keyval);
   MPI_Comm_free_keyval(&g_self_keyval);
+  MPI_Comm_free_keyval(&g_pending_keyval);
   return MPI_SUCCESS;
 }
 
@@ -79,6 +84,8 @@ void ensure_keyvals() {
   std::call_once(g_keyvals_once, [] {
     MPIA_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &g_keyval, nullptr));
     MPIA_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &g_self_keyval, nullptr));
+    MPIA_CHECK(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pending, &g_pending_keyval, nullptr));
     MPIA_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, g_self_keyval, nullptr));
   });
 }
@@ -110,20 +117,38 @@ CommState* find_comm_state(MPI_Comm user) {
 
 namespace {
 
+// What a state needs of its user's communicator (asked while the user still has it; topology:
+// only for an attach, whose user may free the communicator before the neighbor calls are made).
+struct Shape {
+  int rank = 0, size = 0;
+  int tag_ub = 32767;  // what the standard guarantees
+  std::shared_ptr<const NeighborTopology> topology;
+};
+Shape shape_of(MPI_Comm user, bool topology = false) {
+  Shape s;
+  MPIA_CHECK(MPI_Comm_rank(user, &s.rank));
+  MPIA_CHECK(MPI_Comm_size(user, &s.size));
+  int* ub = nullptr;
+  int found = 0;
+  MPIA_CHECK(MPI_Comm_get_attr(user, MPI_TAG_UB, &ub, &found));
+  if (found && ub) s.tag_ub = *ub;
+  int kind = MPI_UNDEFINED;
+  if (topology && MPI_Topo_test(user, &kind) == MPI_SUCCESS && kind != MPI_UNDEFINED)
+    s.topology = std::make_shared<const NeighborTopology>(neighbor_topology(user));
+  return s;
+}
+
 // A state on the private duplicate comm of user, before its settings are agreed.
-std::unique_ptr<CommState> new_state(MPI_Comm user, std::shared_ptr<PrivateComm> comm) {
+std::unique_ptr<CommState> new_state(MPI_Comm user, std::shared_ptr<PrivateComm> comm,
+                                     const Shape& shape) {
   auto state = std::make_unique<CommState>();
   state->user = user;
   state->comm = std::move(comm);
-  MPIA_CHECK(MPI_Comm_rank(user, &state->rank));
-  MPIA_CHECK(MPI_Comm_size(user, &state->size));
-  int* ub = nullptr;
-  int found = 0;
-  int range = 32767;  // what the standard guarantees
-  MPIA_CHECK(MPI_Comm_get_attr(user, MPI_TAG_UB, &ub, &found));
-  if (found && ub) range = *ub;
+  state->rank = shape.rank;
+  state->size = shape.size;
+  state->topology = shape.topology;
   // The top tags are the nonblocking calls' (nonblocking.hpp); persistent requests take 1..range.
-  range -= NonblockingState::kSlots;
+  int range = shape.tag_ub - NonblockingState::kSlots;
   const Settings& set = settings();
   if (set.tag_ub > 0) range = std::min(range, set.tag_ub);
   state->comm->tags.set_range(range);
@@ -142,14 +167,33 @@ CommState& install(std::unique_ptr<CommState> state) {
 
 }  // namespace
 
+// The user may free the communicator while its attach is in flight (MPI lets a program free a
+// communicator right after starting nonblocking collectives on it: they complete normally). So
+// an attach asks nothing of the user's communicator after the call that began it, and keeps the
+// state it makes until every deferred call was made: then the state becomes the communicator's
+// attribute, as comm_state's would -- or, the user having freed it meanwhile, it stays the
+// attach's, goes with it once the deferred calls are done, and its requests raise their errors
+// as those of any freed communicator's (PrivateComm::user_freed). An attribute of its own on the
+// user's communicator (PendingFreed) tells it of the free, and takes the attach off g_pending
+// there and then: a new communicator may get the freed one's handle. (A free in one thread while
+// another -- the progress thread -- completes the attach is not guarded against.)
+struct PendingFreed {
+  std::shared_ptr<PrivateComm> comm;
+  PendingAttach* attach;
+  bool detaching = false;  // the attach removes it (drained): not a free
+};
+
 struct PendingAttach {
   std::mutex m;
   MPI_Comm user = MPI_COMM_NULL;
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;  // the idup's, then the settings allreduce's
   std::int64_t v[2] = {0, 0};
-  std::unique_ptr<CommState> state;  // once duplicated
-  CommState* installed = nullptr;    // once attached
+  Shape shape;
+  std::shared_ptr<PrivateComm> comm = std::make_shared<PrivateComm>();  // dup, once made
+  PendingFreed* freed = nullptr;     // the attribute's value (deleted with the attribute)
+  std::unique_ptr<CommState> state;  // once duplicated; until drained (or for good: user freed)
+  CommState* installed = nullptr;    // once its settings are agreed
   std::uint64_t tickets = 0, serving = 0;
   bool drained = false;  // attached and every deferred call made: off g_pending
 };
@@ -160,21 +204,71 @@ namespace {
 std::map<MPI_Comm, std::shared_ptr<PendingAttach>> g_pending;
 std::atomic<int> g_pending_count{0};
 
-// With p.m held: p is done with (attached, its deferred calls made): later calls run directly.
-void drain(PendingAttach& p) {
-  if (p.drained || !p.installed || p.serving != p.tickets) return;
-  p.drained = true;
-  std::lock_guard<std::mutex> lock(g_states_mutex);
-  auto it = g_pending.find(p.user);
-  if (it != g_pending.end() && it->second.get() == &p) {
+// With g_states_mutex held: p is off g_pending.
+void unlist(MPI_Comm user, const PendingAttach* p) {
+  auto it = g_pending.find(user);
+  if (it != g_pending.end() && it->second.get() == p) {
     g_pending.erase(it);
     g_pending_count.fetch_sub(1, std::memory_order_release);
   }
 }
 
+// With p.m held: p is done with (attached, its deferred calls made): later calls run directly,
+// on the state, now the communicator's attribute -- unless the user freed it.
+void drain(PendingAttach& p) {
+  if (p.drained || !p.installed || p.serving != p.tickets) return;
+  p.drained = true;
+  if (p.comm->user_freed.load(std::memory_order_acquire)) {
+    p.state->user = p.comm->get();  // what is left of it (neighbor.cpp asks its topology)
+    return;
+  }
+  p.freed->detaching = true;
+  MPIA_CHECK(MPI_Comm_delete_attr(p.user, g_pending_keyval));
+  p.freed = nullptr;
+  install(std::move(p.state));
+  std::lock_guard<std::mutex> lock(g_states_mutex);
+  unlist(p.user, &p);
+}
+
+// Set while this thread advances an attach (p.m held): MPICH deletes a freed communicator's
+// attributes only once its last operation -- the idup -- completes, inside the test in advance.
+thread_local bool t_advancing = false;
+
+// The user frees the communicator of an attach in flight. Its MPI_Comm_idup is completed first,
+// while the communicator is still there (Open MPI 4.1 runs this in MPI_Comm_free, and crashes in
+// the progress of an idup whose communicator was freed): MPI_Comm_free is collective, and the
+// MPI library progresses the idup on every rank in any call, so this waits for no call of ours
+// elsewhere. Not when the idup is completing here (MPICH: t_advancing) or another thread is
+// advancing it. The settings' allreduce, on the duplicate, goes on as before.
+int delete_pending(MPI_Comm user, int, void* value, void*) {
+  auto* f = static_cast<PendingFreed*>(value);
+  if (!f->detaching) {
+    f->comm->user_freed.store(true, std::memory_order_release);
+    std::shared_ptr<PendingAttach> p;
+    {
+      std::lock_guard<std::mutex> lock(g_states_mutex);
+      auto it = g_pending.find(user);
+      if (it != g_pending.end() && it->second.get() == f->attach) p = it->second;
+      unlist(user, f->attach);
+    }
+    if (p && !t_advancing) {
+      std::unique_lock<std::mutex> lock(p->m, std::try_to_lock);
+      // (An error leaves no duplicate: the deferred calls fail with it in advance.)
+      if (lock.owns_lock() && !p->state) PMPI_Wait(&p->request, MPI_STATUS_IGNORE);
+    }
+  }
+  delete f;
+  return MPI_SUCCESS;
+}
+
 // With p.m held: advances p once (block: to its end). Returns the state once installed.
 CommState* advance(PendingAttach& p, bool block) {
   if (p.installed) return p.installed;
+  struct Advancing {
+    bool was = t_advancing;
+    Advancing() { t_advancing = true; }
+    ~Advancing() { t_advancing = was; }
+  } advancing;
   auto ready = [&](const char* what) {
     if (block) {
       complete(p.request, what);
@@ -186,12 +280,13 @@ CommState* advance(PendingAttach& p, bool block) {
   };
   if (!p.state) {
     if (!ready("MPI_Comm_idup")) return nullptr;
-    p.state = new_state(p.user, std::make_shared<PrivateComm>(p.dup, "mpi-advance private"));
+    p.comm->adopt(p.dup, "mpi-advance private");
+    p.state = new_state(p.user, p.comm, p.shape);
     post_settings(*p.state, p.v, &p.request);
   }
   if (!ready("MPI_Iallreduce (settings)")) return nullptr;
   apply_settings(*p.state, p.v);
-  p.installed = &install(std::move(p.state));
+  p.installed = p.state.get();
   drain(p);
   return p.installed;
 }
@@ -216,13 +311,18 @@ std::shared_ptr<PendingAttach> defer_on(MPI_Comm user, bool attached, std::uint6
   if (attached || find_comm_state(user)) return nullptr;
   auto p = std::make_shared<PendingAttach>();
   p->user = user;
+  p->shape = shape_of(user, true);
   MPIA_CHECK(MPI_Comm_idup(user, &p->dup, &p->request));
+  p->freed = new PendingFreed{p->comm, p.get()};
+  MPIA_CHECK(MPI_Comm_set_attr(user, g_pending_keyval, p->freed));
   *ticket = p->tickets++;
   std::lock_guard<std::mutex> lock(g_states_mutex);
   g_pending[user] = p;
   g_pending_count.fetch_add(1, std::memory_order_release);
   return p;
 }
+
+std::shared_ptr<PrivateComm> attach_comm(const PendingAttach& p) { return p.comm; }
 
 CommState* attach_progress(PendingAttach& p) {
   std::unique_lock<std::mutex> lock(p.m, std::try_to_lock);
@@ -249,7 +349,7 @@ CommState& comm_state(MPI_Comm user) {
     std::lock_guard<std::mutex> lock(p->m);
     return *advance(*p, true);
   }
-  auto state = new_state(user, private_duplicate(user));
+  auto state = new_state(user, private_duplicate(user), shape_of(user));
   // Settings are agreed once per communicator, here: a rank must never act on an environment
   // its peers do not share.
   agree_settings(*state);

@@ -31,8 +31,11 @@ CommState* find_comm_state(MPI_Comm user);
 // and returns the installed state once done, else nullptr (never waits; another thread advancing
 // it: nullptr too); take_turn says whether the attach is done and it is ticket's turn (and serves
 // the next). comm_state completes a pending attach of its communicator.
+// The user may free the communicator right after the call: the deferred calls still run, and
+// attach_comm (the private communicator to be) tells their requests so (user_freed).
 struct PendingAttach;
 std::shared_ptr<PendingAttach> defer_on(MPI_Comm user, bool attached, std::uint64_t* ticket);
+std::shared_ptr<PrivateComm> attach_comm(const PendingAttach& p);
 CommState* attach_progress(PendingAttach& p);
 bool take_turn(PendingAttach& p, std::uint64_t ticket);
 

@@ -43,7 +43,10 @@ void TagAllocator::release(int tag) {
 
 // --- The private communicator and the per-communicator state -------------------------------
 
-PrivateComm::PrivateComm(MPI_Comm comm, const char* name) : comm_(comm) {
+PrivateComm::PrivateComm(MPI_Comm comm, const char* name) { adopt(comm, name); }
+
+void PrivateComm::adopt(MPI_Comm comm, const char* name) {
+  comm_ = comm;
   // Internal failures come back as codes and are raised on the user's communicator instead.
   MPIA_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   MPIA_CHECK(MPI_Comm_set_name(comm_, name));

@@ -66,6 +66,10 @@ class PrivateComm {
  public:
   // Takes over comm (freed with this object): its errors return, and it is named `name`.
   PrivateComm(MPI_Comm comm, const char* name);
+  // One whose communicator is still being made (a nonblocking attach's MPI_Comm_idup): adopt
+  // takes it over once it is.
+  PrivateComm() = default;
+  void adopt(MPI_Comm comm, const char* name);
   ~PrivateComm();
   PrivateComm(const PrivateComm&) = delete;
   PrivateComm& operator=(const PrivateComm&) = delete;

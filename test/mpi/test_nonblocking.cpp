@@ -437,4 +437,77 @@ TEST(Nonblocking, FirstCallOnACommunicatorDoesNotWait) {
   MPI_Comm_free(&fresh2);
 }
 
+// MPI lets a program free a communicator right after starting nonblocking collectives on it
+// (the calls complete normally). Here the calls are the library's first on their communicators,
+// so the attach is still in flight when the user frees them: an alltoall and an alltoallv on a
+// duplicate, the three neighbor forms on a ring graph, each freed at once, then completed; then a
+// new communicator (which may get a freed one's handle) runs a call of its own. Every byte
+// checked, three times over.
+TEST(Nonblocking, CommunicatorFreedRightAfterTheFirstCall) {
+  const int P = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int left = (me - 1 + P) % P, right = (me + 1) % P;
+  const int srcs[2] = {left, right}, dsts[2] = {right, left};
+  const int B = 4;
+  const std::size_t total = std::size_t(P) * B;
+  long long wrong = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<unsigned char> send(total), r1(total, 0xEE), r2(total, 0xEE), r3(total, 0xEE);
+    for (int d = 0; d < P; ++d)
+      for (int i = 0; i < B; ++i) send[std::size_t(d) * B + i] = byte_of(me, d, i, round);
+    std::vector<int> counts(P, B), displs(P);
+    for (int d = 0; d < P; ++d) displs[d] = d * B;
+    std::vector<int> ns(2 * B), nr(2 * B, -1);
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < B; ++i) ns[k * B + i] = round * 100000 + me * 100 + dsts[k] * 10 + i;
+    std::vector<int> vs(ns), vr(2 * B, -1), ws(ns), wr(2 * B, -1);
+    const int nc[2] = {B, B}, nd[2] = {0, B};
+    const MPI_Aint wd[2] = {0, MPI_Aint(B * sizeof(int))};
+    const MPI_Datatype wt[2] = {MPI_INT, MPI_INT};
+
+    MPI_Comm a, b, ring;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, MPI_UNWEIGHTED, 2, dsts, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &ring);
+    std::vector<MPIX_Request> reqs(5, MPIX_REQUEST_NULL);
+    EXPECT_EQ(MPIX_Ialltoall(send.data(), B, MPI_BYTE, r1.data(), B, MPI_BYTE, a, &reqs[0]),
+              MPI_SUCCESS);
+    MPI_Comm_free(&a);
+    EXPECT_EQ(MPIX_Ialltoallv(send.data(), counts.data(), displs.data(), MPI_BYTE, r2.data(),
+                              counts.data(), displs.data(), MPI_BYTE, b, &reqs[1]),
+              MPI_SUCCESS);
+    MPI_Comm_free(&b);
+    EXPECT_EQ(MPIX_Ineighbor_alltoall(ns.data(), B, MPI_INT, nr.data(), B, MPI_INT, ring, &reqs[2]),
+              MPI_SUCCESS);
+    EXPECT_EQ(MPIX_Ineighbor_alltoallv(vs.data(), nc, nd, MPI_INT, vr.data(), nc, nd, MPI_INT, ring,
+                                       &reqs[3]),
+              MPI_SUCCESS);
+    EXPECT_EQ(
+        MPIX_Ineighbor_alltoallw(ws.data(), nc, wd, wt, wr.data(), nc, wd, wt, ring, &reqs[4]),
+        MPI_SUCCESS);
+    MPI_Comm_free(&ring);
+    MPI_Comm c;  // may take a freed communicator's handle
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPIX_Request q = MPIX_REQUEST_NULL;
+    EXPECT_EQ(MPIX_Ialltoall(send.data(), B, MPI_BYTE, r3.data(), B, MPI_BYTE, c, &q), MPI_SUCCESS);
+    reqs.push_back(q);
+    complete_all(reqs, me, round);
+    MPI_Comm_free(&c);
+    for (int s = 0; s < P; ++s)
+      for (int i = 0; i < B; ++i) {
+        wrong += r1[std::size_t(s) * B + i] != byte_of(s, me, i, round);
+        wrong += r2[std::size_t(s) * B + i] != byte_of(s, me, i, round);
+        wrong += r3[std::size_t(s) * B + i] != byte_of(s, me, i, round);
+      }
+    for (int j = 0; j < 2; ++j)  // left sent its block 0 (to its right), right its block 1
+      for (int i = 0; i < B; ++i) {
+        const int want = round * 100000 + srcs[j] * 100 + me * 10 + i;
+        wrong += nr[j * B + i] != want;
+        wrong += vr[j * B + i] != want;
+        wrong += wr[j * B + i] != want;
+      }
+  }
+  EXPECT_EQ(sum(MPI_COMM_WORLD, wrong), 0);
+}
+
 }  // namespace
