@@ -170,10 +170,13 @@ int print_report(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-void record_line(int c, MPI_Comm comm, const char* algorithm, int hit, double bytes,
-                 double seconds) {
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
+int comm_size(MPI_Comm comm) {
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  return n;
+}
+
+void record_line(int c, int size, const char* algorithm, int hit, double bytes, double seconds) {
   std::lock_guard<std::mutex> lock(report_mutex);
   if (!rows) {
     rows = new std::map<std::tuple<int, int, std::string>, Row>();
@@ -194,16 +197,16 @@ void record(Coll c, MPI_Comm comm, bool library, double bytes, double seconds) {
   int hit = 0;
   if (library && MPIA_Comm_last_call(comm, library_index(c), &algorithm, &hit) != MPI_SUCCESS)
     algorithm = "?";
-  record_line(c, comm, algorithm, hit, bytes, seconds);
+  record_line(c, comm_size(comm), algorithm, hit, bytes, seconds);
 }
 
 // A request's call: what the library request runs (null: the MPI library's).
-void record_request(int c, MPI_Comm comm, MPIX_Request op, double bytes, double seconds) {
+void record_request(int c, int ranks, MPIX_Request op, double bytes, double seconds) {
   char name[MPIX_MAX_ALGORITHM_STRING] = "system (MPI library)";
   int len = 0;
   if (op != MPIX_REQUEST_NULL && MPIX_Request_get_algorithm(op, name, &len) != MPI_SUCCESS)
     std::strcpy(name, "?");
-  record_line(c, comm, name, 0, bytes, seconds);
+  record_line(c, ranks, name, 0, bytes, seconds);
 }
 
 double type_bytes(MPI_Datatype t) {
@@ -270,7 +273,7 @@ int dispatch_request(Coll c, MPI_Comm comm, bool persistent, MPI_Request* reques
     const int rc = run_system();
     if (rc == MPI_SUCCESS && env().report && depth == 0 && !persistent) {
       Inside in;
-      record_request(c, comm, MPIX_REQUEST_NULL, bytes(), 0.0);
+      record_request(c, comm_size(comm), MPIX_REQUEST_NULL, bytes(), 0.0);
     }
     return rc;
   }
@@ -290,7 +293,7 @@ int dispatch_request(Coll c, MPI_Comm comm, bool persistent, MPI_Request* reques
   bool later = false;
   if (env().report && !persistent) {
     Inside in;
-    later = !mpia_preload::report_call(c, comm, op, bytes(), PMPI_Wtime() - t0);
+    later = !mpia_preload::report_call(c, comm_size(comm), op, bytes(), PMPI_Wtime() - t0);
   }
   return mpia_preload::make_shell(op, persistent, comm, c, env().report ? bytes() : 0.0, later,
                                   request);
@@ -308,12 +311,6 @@ double w_bytes(const Count counts[], const MPI_Datatype types[], int n) {
   double total = 0;
   for (int i = 0; i < n; ++i) total += double(counts[i]) * type_bytes(types[i]);
   return total;
-}
-
-int comm_size(MPI_Comm comm) {
-  int n = 0;
-  PMPI_Comm_size(comm, &n);
-  return n;
 }
 
 // The degrees of a topology communicator (0 without one).
@@ -418,18 +415,18 @@ namespace mpia_preload {
 
 bool reporting() { return env().report != 0; }
 
-bool report_call(int coll, MPI_Comm comm, MPIX_Request op, double bytes, double seconds) {
+bool report_call(int coll, int ranks, MPIX_Request op, double bytes, double seconds) {
   char name[MPIX_MAX_ALGORITHM_STRING] = "";
   int len = 0;
   if (MPIX_Request_get_algorithm(op, name, &len) == MPI_SUCCESS && name[0] == '(') return false;
-  record_request(coll, comm, op, bytes, seconds);
+  record_request(coll, ranks, op, bytes, seconds);
   return true;
 }
 
-void report_start(int coll, MPI_Comm comm, MPIX_Request op, double bytes) {
+void report_start(int coll, int ranks, MPIX_Request op, double bytes) {
   if (!env().report) return;
   Inside in;
-  record_request(coll, comm, op, bytes, 0.0);
+  record_request(coll, ranks, op, bytes, 0.0);
 }
 
 }  // namespace mpia_preload

@@ -107,11 +107,12 @@ MPIA_PRELOAD_HIDDEN int make_shell(mpia_request* op, bool persistent, MPI_Comm c
 /* preload.cpp: a nonblocking call of collective coll (MPIX_REPORT); false, and nothing
  * recorded, while op does not know its algorithm yet (its communicator's attach is pending):
  * requests.cpp reports it once op has run. */
-MPIA_PRELOAD_HIDDEN bool report_call(int coll, MPI_Comm comm, mpia_request* op, double bytes,
+MPIA_PRELOAD_HIDDEN bool report_call(int coll, int ranks, mpia_request* op, double bytes,
                                      double seconds);
 /* preload.cpp: a persistent request of collective coll, bytes per start, was started
- * (MPIX_REPORT). */
-MPIA_PRELOAD_HIDDEN void report_start(int coll, MPI_Comm comm, mpia_request* op, double bytes);
+ * (MPIX_REPORT). ranks: its communicator's size (asked at the call: the user may have freed it
+ * since). */
+MPIA_PRELOAD_HIDDEN void report_start(int coll, int ranks, mpia_request* op, double bytes);
 /* preload.cpp: whether MPIX_REPORT is on. */
 MPIA_PRELOAD_HIDDEN bool reporting();
 

@@ -53,7 +53,8 @@ namespace {
 struct Shell {
   MPIX_Request op = MPIX_REQUEST_NULL;    // the library's request
   MPI_Request handle = MPI_REQUEST_NULL;  // the shell, as the application was given it
-  MPI_Comm comm = MPI_COMM_NULL;          // the collective's (MPI_Cancel's error, the report)
+  MPI_Comm comm = MPI_COMM_NULL;          // the collective's (MPI_Cancel's error)
+  int ranks = 0;                          // its size (the report; the user may free comm)
   int coll = 0;                           // preload.cpp's index of the call (the report)
   double bytes = 0;                       // received per start (the report)
   int tag = -1;
@@ -177,7 +178,7 @@ void drive() {
     }
     if (s->report_later) {
       s->report_later = false;
-      report_call(s->coll, s->comm, s->op, s->bytes, 0.0);
+      report_call(s->coll, s->ranks, s->op, s->bytes, 0.0);
     }
     int flag = 0;
     const int rc = MPIX_Test(&s->op, &flag, MPI_STATUS_IGNORE);
@@ -306,6 +307,7 @@ int make_shell(MPIX_Request op, bool persistent, MPI_Comm comm, int coll, double
   auto* s = new Shell;
   s->op = op;
   s->comm = comm;
+  PMPI_Comm_size(comm, &s->ranks);
   s->coll = coll;
   s->bytes = bytes;
   s->persistent = persistent;
@@ -488,7 +490,7 @@ MPIA_PRELOAD_EXPORT int MPI_Start(MPI_Request* request) {
   watch(s);
   // Not started (the library raised the error): the shell completes with it at once.
   if (rc != MPI_SUCCESS) done(s, rc);
-  report_start(s->coll, s->comm, s->op, s->bytes);
+  report_start(s->coll, s->ranks, s->op, s->bytes);
   return rc;
 }
 
@@ -517,7 +519,7 @@ MPIA_PRELOAD_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
       done(s, r);
       if (rc == MPI_SUCCESS) rc = r;
     }
-    report_start(s->coll, s->comm, s->op, s->bytes);
+    report_start(s->coll, s->ranks, s->op, s->bytes);
   }
   return rc;
 }
