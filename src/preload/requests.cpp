@@ -118,10 +118,15 @@ int take_tag(int* tag) {
   return MPI_SUCCESS;
 }
 
-// With mu held: s is gone for good.
-void drop(Shell* s) {
+// With mu held: the table no longer knows s by its handle.
+void forget(Shell* s) {
   auto it = shells->find(key(s->handle));
   if (it != shells->end() && it->second == s) shells->erase(it);
+}
+
+// With mu held: s is gone for good.
+void drop(Shell* s) {
+  forget(s);
   if (s->tag >= 0) free_tags->push_back(s->tag);
   delete s;
   live.fetch_sub(1, std::memory_order_release);
@@ -535,8 +540,7 @@ MPIA_PRELOAD_EXPORT int MPI_Request_free(MPI_Request* request) {
     // (drive, or at finalize). Freeing an active receive in the MPI library instead and
     // sending to it later is not safe: MPICH (ch4) then no longer matches it, and the send
     // to self never completes.
-    auto it = shells->find(key(s->handle));
-    if (it != shells->end() && it->second == s) shells->erase(it);
+    forget(s);
     s->freed = true;
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
@@ -546,12 +550,9 @@ MPIA_PRELOAD_EXPORT int MPI_Request_free(MPI_Request* request) {
   PMPI_Wait(request, MPI_STATUS_IGNORE);
   const int rc = PMPI_Request_free(request);
   if (rc != MPI_SUCCESS) return rc;
-  auto it = shells->find(key(s->handle));
-  if (it != shells->end() && it->second == s) shells->erase(it);
   Inside in;
   if (s->op != MPIX_REQUEST_NULL) MPIX_Request_free(&s->op);
-  s->handle = MPI_REQUEST_NULL;
-  drop(s);
+  drop(s);  // (s->handle is still the freed handle: its table entry goes)
   return MPI_SUCCESS;
 }
 
