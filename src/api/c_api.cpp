@@ -884,6 +884,14 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Ma
       st = find_comm_state(comm);
     }
     std::unique_ptr<Operation> op;
+    if (!st && !nonblocking_may_attach(comm)) {
+      // Handed to the MPI library on comm itself (attach.hpp); the state goes with the call.
+      const std::unique_ptr<CommState> borrowed = borrowed_state(comm);
+      mpia_request* r = make_request(comm, *borrowed, make(*borrowed, args));
+      r->one_shot = true;
+      *request = r;
+      return;
+    }
     std::uint64_t ticket = 0;
     std::shared_ptr<PendingAttach> attach = defer_on(comm, st != nullptr, &ticket);
     std::shared_ptr<PrivateComm> library_comm = attach ? attach_comm(*attach) : nullptr;

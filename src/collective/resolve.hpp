@@ -4,6 +4,7 @@
 #pragma once
 
 #include "collective/model.hpp"
+#include "collective/selection.hpp"
 #include "collective/registry.hpp"
 #include "collective/shortlist.hpp"
 #include "collective/tuning.hpp"
@@ -33,5 +34,25 @@ inline Shortlist resolve(const Selection& s, const Resolving& in) {
 
 // Whether s names auto (its record resolves into others).
 inline bool resolves(const Selection& s) { return s.algorithm->resolve != nullptr; }
+
+// What auto runs where only the records `runs` accepts can run (a nonblocking call, which can
+// neither learn its peers' sizes nor compute the node map): without agreed statistics the
+// collective's blocking_auto record (a direct exchange), else the model's best candidate that
+// runs; the MPI library's own call when none does. Never throws for a collective without a
+// blocking_auto record (alltoall's statistics are every rank's own).
+template <class Runs>
+Selection runnable_auto(Collective c, const Resolving& in, Runs&& runs) {
+  if (!in.agreed) {
+    if (const AlgorithmSpec* a = blocking_auto_algorithm(c)) {
+      Selection s = parse_selection(
+          c, a->name, Extent(in.machine.nranks, in.machine.nnodes, in.machine.ppn), true);
+      if (runs(s)) return s;
+    }
+  } else {
+    for (const Ranked& r : rank(c, in.tuning->model, in.machine, in.stats))
+      if (runs(r.selection)) return r.selection;
+  }
+  return Selection{find_kind(c, AlgorithmKind::System), {}};
+}
 
 }  // namespace mpia

@@ -298,6 +298,29 @@ std::shared_ptr<PendingAttach> find_pending(MPI_Comm user) {
 }
 }  // namespace
 
+bool nonblocking_may_attach(MPI_Comm user) {
+#if defined(OPEN_MPI) && OPEN_MPI
+  int size = 1;
+  MPIA_CHECK(MPI_Comm_size(user, &size));
+  return size == 1;
+#else
+  (void)user;
+  return true;
+#endif
+}
+
+std::unique_ptr<CommState> borrowed_state(MPI_Comm user) {
+  const Shape shape = shape_of(user, true);
+  auto state = std::make_unique<CommState>();
+  state->user = user;
+  state->comm = PrivateComm::borrow(user);
+  state->rank = shape.rank;
+  state->size = shape.size;
+  state->topology = shape.topology;
+  state->borrowed = true;
+  return state;
+}
+
 std::shared_ptr<PendingAttach> defer_on(MPI_Comm user, bool attached, std::uint64_t* ticket) {
   if (attached && g_pending_count.load(std::memory_order_acquire) == 0) return nullptr;
   if (auto p = find_pending(user)) {

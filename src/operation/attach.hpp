@@ -34,6 +34,18 @@ CommState* find_comm_state(MPI_Comm user);
 // The user may free the communicator right after the call: the deferred calls still run, and
 // attach_comm (the private communicator to be) tells their requests so (user_freed).
 struct PendingAttach;
+// Whether a nonblocking call may begin the attach of user (not yet attached) at all. Not on Open
+// MPI, for a communicator of several ranks: its MPI_Comm_idup agrees on the new communicator's
+// context id by rounds of MPI_Iallreduce on the parent, each after the last completed, posted
+// from its progress engine; a nonblocking collective the application starts on the parent
+// meanwhile then comes between two rounds on some ranks and not on others, and the collectives'
+// messages cross (Open MPI 4.1: truncation errors, hangs; test/c/idup_overlap.c shows it
+// without this library). There such a call is handed to the MPI library on the user's own
+// communicator, in call order (borrowed_state); the first blocking or persistent call attaches.
+bool nonblocking_may_attach(MPI_Comm user);
+// A state over user itself, borrowed (no duplicate, no agreed settings: nothing but the MPI
+// library's own call runs on it) for one nonblocking call that may not attach.
+std::unique_ptr<CommState> borrowed_state(MPI_Comm user);
 std::shared_ptr<PendingAttach> defer_on(MPI_Comm user, bool attached, std::uint64_t* ticket);
 std::shared_ptr<PrivateComm> attach_comm(const PendingAttach& p);
 CommState* attach_progress(PendingAttach& p);

@@ -52,7 +52,15 @@ void PrivateComm::adopt(MPI_Comm comm, const char* name) {
   MPIA_CHECK(MPI_Comm_set_name(comm_, name));
 }
 
+std::shared_ptr<PrivateComm> PrivateComm::borrow(MPI_Comm user) {
+  auto p = std::make_shared<PrivateComm>();
+  p->comm_ = user;
+  p->owned_ = false;
+  return p;
+}
+
 PrivateComm::~PrivateComm() {
+  if (!owned_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);

@@ -69,6 +69,9 @@ class PrivateComm {
   // One whose communicator is still being made (a nonblocking attach's MPI_Comm_idup): adopt
   // takes it over once it is.
   PrivateComm() = default;
+  // The user's own communicator, borrowed (not freed, its settings untouched): for a call that
+  // only hands the MPI library its own collective (borrowed_state, attach.hpp).
+  static std::shared_ptr<PrivateComm> borrow(MPI_Comm user);
   void adopt(MPI_Comm comm, const char* name);
   ~PrivateComm();
   PrivateComm(const PrivateComm&) = delete;
@@ -84,6 +87,7 @@ class PrivateComm {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  bool owned_ = true;
 };
 
 // A tag held by a live request, released when the request is freed.
@@ -137,6 +141,9 @@ struct CommState {
   // MPIX_Topo (whose private communicator has none): created collectively by the first call
   // that runs "system" (neighbor.cpp).
   std::shared_ptr<PrivateComm> graph;
+  // A state over the user's own communicator, for one nonblocking call that may not attach
+  // (attach.hpp: borrowed_state): it runs nothing but the MPI library's own call.
+  bool borrowed = false;
   ~CommState();
 
   // Throws the settings disagreement, if any.

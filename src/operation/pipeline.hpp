@@ -328,8 +328,9 @@ void blocking(Call&& call) {
 // agreeing -- the communicator's choice or the environment, resolved by auto from statistics
 // every rank has (an alltoall's block; a v or neighbor call has none: auto's direct exchange),
 // on the node map only when an earlier call computed it (computing it is collective). A record
-// that learns its peers' sizes (collective) or needs a node map nothing computed yet gives way
-// to what auto would run without them.
+// that learns its peers' sizes (collective) or needs a node map nothing computed yet cannot run
+// here: what auto would run among the records that can runs instead (collective/resolve.hpp),
+// and a selection that named the record says so on stderr, once.
 template <class Call>
 Selection nonblocking_selection(Call& call) {
   CommState& st = call.st;
@@ -345,21 +346,31 @@ Selection nonblocking_selection(Call& call) {
   in.agreed = call.blocking_stats(in.stats);
   in.measure = false;  // a trial agrees on its times: not in a call that agrees on nothing
   in.skip = &settings().trial_skip;
-  Selection sel = select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent);
+  const Selection chosen = select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent);
+  if (st.borrowed) {  // a communicator the call may not attach (attach.hpp)
+    const Selection system{find_kind(c, AlgorithmKind::System), {}};
+    if (!(chosen == system))
+      warn_once("mpi-advance: a nonblocking " + std::string(collective_name(c)) +
+                " on a communicator no blocking or persistent call of this library has used yet "
+                "runs the MPI library's own call: attaching would take an MPI_Comm_idup, which "
+                "Open MPI cannot overlap with other nonblocking collectives on the communicator");
+    return system;
+  }
   auto runs_here = [&](const Selection& s) {
     return !s.algorithm->needs_peer_sizes && (!s.algorithm->needs_locality || loc);
   };
-  if (resolves(sel)) sel = resolve(sel, in).entries.front();
-  if (!runs_here(sel)) {
-    in.machine = Machine::flat(st.size);
-    in.agreed = false;
-    sel = resolve(parse_selection(c, "auto", st.size, true), in).entries.front();
-  }
-  if (!runs_here(sel)) {
-    const AlgorithmSpec* direct = blocking_auto_algorithm(c);
-    sel = parse_selection(c, direct ? direct->name : "linear", st.size, true);
-  }
-  return sel;
+  const Selection sel = resolves(chosen) ? resolve(chosen, in).entries.front() : chosen;
+  if (runs_here(sel)) return sel;
+  const Selection instead = runnable_auto(c, in, runs_here);
+  if (!resolves(chosen))
+    warn_once("mpi-advance: a nonblocking " + std::string(collective_name(c)) + " cannot run '" +
+              chosen.to_string() + "': it " +
+              (sel.algorithm->needs_peer_sizes
+                   ? "learns its peers' sizes (collective)"
+                   : "needs the node map, which no blocking or persistent call on the "
+                     "communicator has computed yet") +
+              "; running '" + instead.to_string() + "' instead");
+  return instead;
 }
 
 // A nonblocking call: its plan (an idle one from the communicator's cache, or a new one),
@@ -393,7 +404,8 @@ std::unique_ptr<Operation> nonblocking(Call&& call) {
   const int tag = library ? 0 : ns.base_tag + slot;
   std::vector<std::int64_t>& words = ns.scratch;
   words.clear();
-  if (!sel.algorithm->needs_peer_sizes && call.predefined_types()) {
+  // (A borrowed state lives for this call only: nothing to keep its plan for.)
+  if (!sel.algorithm->needs_peer_sizes && call.predefined_types() && !st.borrowed) {
     cache_key(words, call, word(sel.algorithm), sel.values, true);
     words.push_back(slot);
   }

@@ -17,6 +17,7 @@
 #include <mpi-ext.h>
 #endif
 
+#include "operation/datatypes.hpp"
 #include "operation/operation.hpp"
 #include "schedule/engine.hpp"
 #include "util/error.hpp"
@@ -292,9 +293,12 @@ class SystemCall {
     std::vector<MPI_Datatype> types;        // W
   };
 
-  // The datatype the call uses for the caller's t: a duplicate when the call is kept.
+  // The datatype the call uses for the caller's t: a duplicate when the call is kept, unless
+  // predefined (it cannot go away; and a derived type keeps the MPI library's request holding
+  // it, which Open MPI 4.1 releases at completion by asking the communicator's neighbors --
+  // after a free of a topology communicator, a segfault).
   MPI_Datatype own(MPI_Datatype t) {
-    if (!keep_) return t;
+    if (!keep_ || predefined(t)) return t;
     for (std::size_t i = 0; i < users_.size(); ++i)
       if (users_[i] == t) return kept_[i]->get();
     kept_.push_back(std::make_unique<TypeHandle>(t));
