@@ -1019,6 +1019,125 @@ MPIA_F08_REQUEST_CALLS
 #endif
 
 #if defined(OPEN_MPI)
+/* MPI_INIT and MPI_INIT_THREAD (mpif.h, `use mpi`, `use mpi_f08`): Open MPI's call PMPI_Init
+ * and PMPI_Init_thread, so a C-only MPI_Init never sees them; each runs the MPI library's own
+ * Fortran routine of its name (its profiling entry: pmpi_init_ & co.), then
+ * mpia_preload_initialized (preload.cpp), as C's MPI_Init does. */
+extern void pmpi_init_(MPI_Fint* ierr) __attribute__((weak));
+extern void pmpi_init_thread_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr)
+    __attribute__((weak));
+extern void pmpi_init_f08_(MPI_Fint* ierr) __attribute__((weak));
+extern void pmpi_init_thread_f08_(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr)
+    __attribute__((weak));
+static void after_init(MPI_Fint* ierr) {
+  MPI_Fint rc = MPI_SUCCESS;
+  if (!ierr) ierr = &rc;
+  *ierr = (MPI_Fint)mpia_preload_initialized((int)*ierr);
+}
+static void f_init(MPI_Fint* ierr) {
+  pmpi_init_(ierr);
+  after_init(ierr);
+}
+static void f_init_thread(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  pmpi_init_thread_(required, provided, ierr);
+  after_init(ierr);
+}
+static void f_init_f08(MPI_Fint* ierr) {
+  MPI_Fint rc = MPI_SUCCESS;
+  pmpi_init_f08_(ierr ? ierr : &rc);
+  if (ierr)
+    after_init(ierr);
+  else
+    mpia_preload_initialized((int)rc);
+}
+static void f_init_thread_f08(MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierr) {
+  MPI_Fint rc = MPI_SUCCESS;
+  pmpi_init_thread_f08_(required, provided, ierr ? ierr : &rc);
+  if (ierr)
+    after_init(ierr);
+  else
+    mpia_preload_initialized((int)rc);
+}
+#define MPIA_INIT_PARAMS (MPI_Fint * ierr)
+#define MPIA_INIT_ARGS (ierr)
+#define MPIA_INIT_THREAD_PARAMS (MPI_Fint * required, MPI_Fint * provided, MPI_Fint * ierr)
+#define MPIA_INIT_THREAD_ARGS (required, provided, ierr)
+MPIA_FORTRAN_MANGLINGS(mpi_init, MPI_INIT, f_init, MPIA_INIT_PARAMS, MPIA_INIT_ARGS)
+MPIA_FORTRAN_MANGLINGS(mpi_init_thread, MPI_INIT_THREAD, f_init_thread, MPIA_INIT_THREAD_PARAMS,
+                       MPIA_INIT_THREAD_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_init_f08_, f_init_f08, MPIA_INIT_PARAMS, MPIA_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_init_thread_f08_, f_init_thread_f08, MPIA_INIT_THREAD_PARAMS,
+                   MPIA_INIT_THREAD_ARGS)
+
+/* The blocking collectives that make an intracommunicator (preload.cpp: attached at once), in
+ * the same way: the MPI library's own routine (pmpi_comm_dup_ & co.; under `use mpi_f08`
+ * pmpi_comm_dup_f08_ & co., with an ierror of our own when the caller's is absent), then
+ * mpia_preload_created on the new communicator. Every argument is forwarded as it came. */
+static void after_created(const MPI_Fint* made, MPI_Fint* ierr) {
+  const MPI_Comm c = MPI_Comm_f2c(*made);
+  *ierr = (MPI_Fint)mpia_preload_created((int)*ierr, &c);
+}
+#define MPIA_CREATES(lower, upper, params, args, made)          \
+  extern void p##lower##_ params __attribute__((weak));         \
+  extern void p##lower##_f08_ params __attribute__((weak));     \
+  static void f_##lower params {                                \
+    p##lower##_ args;                                           \
+    after_created(made, ierr);                                  \
+  }                                                             \
+  static void f08_##lower params {                              \
+    MPI_Fint own = MPI_SUCCESS;                                 \
+    if (!ierr) ierr = &own;                                     \
+    p##lower##_f08_ args;                                       \
+    after_created(made, ierr);                                  \
+  }                                                             \
+  MPIA_FORTRAN_MANGLINGS(lower, upper, f_##lower, params, args) \
+  MPIA_FORTRAN_ENTRY(lower##_f08_, f08_##lower, params, args)
+MPIA_CREATES(mpi_comm_dup, MPI_COMM_DUP, (MPI_Fint * comm, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO,
+             (MPI_Fint * comm, MPI_Fint* info, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, info, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_comm_split, MPI_COMM_SPLIT,
+             (MPI_Fint * comm, MPI_Fint* color, MPI_Fint* key, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, color, key, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE,
+             (MPI_Fint * comm, MPI_Fint* split_type, MPI_Fint* key, MPI_Fint* info,
+              MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, split_type, key, info, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_comm_create, MPI_COMM_CREATE,
+             (MPI_Fint * comm, MPI_Fint* group, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, group, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_comm_create_group, MPI_COMM_CREATE_GROUP,
+             (MPI_Fint * comm, MPI_Fint* group, MPI_Fint* tag, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, group, tag, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE,
+             (MPI_Fint * intercomm, MPI_Fint* high, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (intercomm, high, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_cart_create, MPI_CART_CREATE,
+             (MPI_Fint * comm, MPI_Fint* ndims, MPI_Fint* dims, MPI_Fint* periods,
+              MPI_Fint* reorder, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, ndims, dims, periods, reorder, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_cart_sub, MPI_CART_SUB,
+             (MPI_Fint * comm, MPI_Fint* remain_dims, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, remain_dims, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_graph_create, MPI_GRAPH_CREATE,
+             (MPI_Fint * comm, MPI_Fint* nnodes, MPI_Fint* index, MPI_Fint* edges,
+              MPI_Fint* reorder, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, nnodes, index, edges, reorder, newcomm, ierr), newcomm)
+MPIA_CREATES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE,
+             (MPI_Fint * comm, MPI_Fint* n, MPI_Fint* sources, MPI_Fint* degrees,
+              MPI_Fint* destinations, MPI_Fint* weights, MPI_Fint* info, MPI_Fint* reorder,
+              MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, n, sources, degrees, destinations, weights, info, reorder, newcomm, ierr),
+             newcomm)
+MPIA_CREATES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT,
+             (MPI_Fint * comm, MPI_Fint* indegree, MPI_Fint* sources, MPI_Fint* sourceweights,
+              MPI_Fint* outdegree, MPI_Fint* destinations, MPI_Fint* destweights, MPI_Fint* info,
+              MPI_Fint* reorder, MPI_Fint* newcomm, MPI_Fint* ierr),
+             (comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
+              reorder, newcomm, ierr),
+             newcomm)
+
 /* `use mpi_f08`: the same arguments (see the top of the file); ierror may be NULL. */
 MPIA_FORTRAN_ENTRY(mpi_alltoall_f08_, f_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_alltoallv_f08_, f_alltoallv, MPIA_A2AV_PARAMS, MPIA_A2AV_ARGS)

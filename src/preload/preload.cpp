@@ -271,9 +271,12 @@ int dispatch_request(Coll c, MPI_Comm comm, bool persistent, MPI_Request* reques
                      System&& run_system, Bytes&& bytes) {
   if (!request || !ours(c, comm)) {
     const int rc = run_system();
-    if (rc == MPI_SUCCESS && env().report && depth == 0 && !persistent) {
+    if (rc == MPI_SUCCESS && env().report && depth == 0) {
       Inside in;
-      record_request(c, comm_size(comm), MPIX_REQUEST_NULL, bytes(), 0.0);
+      if (persistent)
+        mpia_preload::report_library_request(*request, c, comm_size(comm), bytes());
+      else
+        record_request(c, comm_size(comm), MPIX_REQUEST_NULL, bytes(), 0.0);
     }
     return rc;
   }
@@ -961,6 +964,111 @@ static int preload_neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Coun
 
 // The C bindings (the _c forms where the MPI declares them).
 #define MPIA_PRELOAD_EXPORT __attribute__((visibility("default")))
+
+// Open MPI: a nonblocking call may not attach its communicator (src/operation/attach.hpp: its
+// MPI_Comm_idup cannot overlap other nonblocking collectives), and one on a communicator no
+// blocking or persistent call attached runs the MPI library's own call. So communicators are
+// attached where the application makes them instead -- MPI_COMM_WORLD inside MPI_Init, the
+// others inside the blocking collective that creates them, on every rank of the new
+// communicator alike -- unless every collective is left to the MPI library. (MPI_Comm_idup's
+// communicators, and those a program gets some other way, are attached by their first blocking
+// or persistent call, as on any MPI.)
+int mpia_preload_created(int rc, const MPI_Comm* made) {
+#if defined(OPEN_MPI) && OPEN_MPI
+  if (rc != MPI_SUCCESS || depth > 0 || !made || *made == MPI_COMM_NULL) return rc;
+  bool all_system = true;
+  for (bool s : env().system) all_system = all_system && s;
+  int inter = 0;
+  if (all_system || PMPI_Comm_test_inter(*made, &inter) != MPI_SUCCESS || inter) return rc;
+  Inside in;
+  return MPIX_Comm_set_algorithm(*made, "alltoall", nullptr);
+#else
+  (void)made;
+  return rc;
+#endif
+}
+
+int mpia_preload_initialized(int rc) {
+  const MPI_Comm world = MPI_COMM_WORLD;
+  return mpia_preload_created(rc, &world);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Init(int* argc, char*** argv) {
+  return mpia_preload_initialized(PMPI_Init(argc, argv));
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return mpia_preload_initialized(PMPI_Init_thread(argc, argv, required, provided));
+}
+
+// The intracommunicators a program makes with a blocking collective (Open MPI: attached at once,
+// above; elsewhere these only pass the call on).
+MPIA_PRELOAD_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Comm_dup(comm, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                            MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Comm_create(comm, group, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                                              MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
+                                        const int periods[], int reorder, MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm),
+                              newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[],
+                                         const int edges[], int reorder, MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm),
+                              newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[],
+                                              const int degrees[], const int destinations[],
+                                              const int weights[], MPI_Info info, int reorder,
+                                              MPI_Comm* newcomm) {
+  return mpia_preload_created(PMPI_Dist_graph_create(comm, n, sources, degrees, destinations,
+                                                     weights, info, reorder, newcomm),
+                              newcomm);
+}
+
+MPIA_PRELOAD_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree,
+                                                       const int sources[],
+                                                       const int sourceweights[], int outdegree,
+                                                       const int destinations[],
+                                                       const int destweights[], MPI_Info info,
+                                                       int reorder, MPI_Comm* newcomm) {
+  return mpia_preload_created(
+      PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                      destinations, destweights, info, reorder, newcomm),
+      newcomm);
+}
 
 MPIA_PRELOAD_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                      void* recvbuf, int recvcount, MPI_Datatype recvtype,

@@ -82,6 +82,13 @@ MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallw_init(
     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
     const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request);
 
+/* After the MPI library's MPI_Init or MPI_Init_thread (rc), or a call that made the
+ * intracommunicator *made (MPI_Comm_dup & co.; made may be NULL): on Open MPI, attaches
+ * MPI_COMM_WORLD or the new communicator at once (preload.cpp). Return rc, or the attach's error.
+ */
+MPIA_PRELOAD_HIDDEN int mpia_preload_initialized(int rc);
+MPIA_PRELOAD_HIDDEN int mpia_preload_created(int rc, const MPI_Comm* made);
+
 #ifdef __cplusplus
 }
 
@@ -113,6 +120,11 @@ MPIA_PRELOAD_HIDDEN bool report_call(int coll, int ranks, mpia_request* op, doub
  * (MPIX_REPORT). ranks: its communicator's size (asked at the call: the user may have freed it
  * since). */
 MPIA_PRELOAD_HIDDEN void report_start(int coll, int ranks, mpia_request* op, double bytes);
+/* requests.cpp, under MPIX_REPORT: the MPI library's own persistent request (a persistent call
+ * the preload handed to it) is reported at each MPI_Start or MPI_Startall as preload.cpp's call
+ * coll, until MPI_Request_free. */
+MPIA_PRELOAD_HIDDEN void report_library_request(MPI_Request request, int coll, int ranks,
+                                                double bytes);
 /* preload.cpp: whether MPIX_REPORT is on. */
 MPIA_PRELOAD_HIDDEN bool reporting();
 

@@ -196,6 +196,28 @@ void drive() {
   driving = false;
 }
 
+// MPIX_REPORT: the MPI library's own persistent requests of the preload's calls, reported at
+// each start (report_library_request). Read without the mutex: any at all.
+struct LibraryRequest {
+  int coll = 0, ranks = 0;
+  double bytes = 0;
+};
+std::unordered_map<std::uint64_t, LibraryRequest>* library_requests;  // under mu
+std::atomic<long> library_live{0};
+
+// A start of request, reported if it is one of those.
+void report_if_library(MPI_Request request) {
+  if (library_live.load(std::memory_order_acquire) == 0 || request == MPI_REQUEST_NULL) return;
+  LibraryRequest found;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = library_requests->find(key(request));
+    if (it == library_requests->end()) return;
+    found = it->second;
+  }
+  report_start(found.coll, found.ranks, MPIX_REQUEST_NULL, found.bytes);
+}
+
 // Whether request calls must look for shells at all.
 bool plain() { return live.load(std::memory_order_acquire) == 0 || depth > 0 || driving; }
 
@@ -306,6 +328,14 @@ int at_finalize(MPI_Comm, int, void*, void*) {
 }
 
 }  // namespace
+
+void report_library_request(MPI_Request request, int coll, int ranks, double bytes) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!library_requests) library_requests = new std::unordered_map<std::uint64_t, LibraryRequest>();
+  LibraryRequest& r = (*library_requests)[key(request)];
+  if (r.ranks == 0) library_live.fetch_add(1, std::memory_order_release);
+  r = LibraryRequest{coll, ranks, bytes};
+}
 
 int make_shell(MPIX_Request op, bool persistent, MPI_Comm comm, int coll, double bytes,
                bool report_later, MPI_Request* request) {
@@ -478,6 +508,8 @@ MPIA_PRELOAD_EXPORT int MPI_Request_get_status(MPI_Request request, int* flag, M
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Start(MPI_Request* request) {
+  if (request && library_live.load(std::memory_order_acquire) > 0 && depth == 0)
+    report_if_library(*request);
   if (plain() || !request) return PMPI_Start(request);
   Shell* s = find(*request);
   if (!s) return PMPI_Start(request);
@@ -500,6 +532,8 @@ MPIA_PRELOAD_EXPORT int MPI_Start(MPI_Request* request) {
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
+  if (requests && library_live.load(std::memory_order_acquire) > 0 && depth == 0)
+    for (int i = 0; i < count; ++i) report_if_library(requests[i]);
   if (plain() || count <= 0 || !requests) return PMPI_Startall(count, requests);
   std::vector<Shell*>& sh = scratch;
   if (!classify(count, requests, sh)) return PMPI_Startall(count, requests);
@@ -530,6 +564,11 @@ MPIA_PRELOAD_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
 }
 
 MPIA_PRELOAD_EXPORT int MPI_Request_free(MPI_Request* request) {
+  if (request && library_live.load(std::memory_order_acquire) > 0 && depth == 0) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (library_requests->erase(key(*request)) > 0)
+      library_live.fetch_sub(1, std::memory_order_release);
+  }
   if (plain() || !request) return PMPI_Request_free(request);
   Shell* s = find(*request);
   if (!s) return PMPI_Request_free(request);
