@@ -55,6 +55,10 @@ class TrialRule {
   int next() const { return winner_ >= 0 ? -1 : order_[std::size_t(at_)]; }
   // The agreed time of the start that ran next().
   void record(double seconds);
+  // The current batch (nothing is decided inside one): its starts, and the entry of its k-th
+  // (0 <= k < batch_size()), for a caller that records a whole batch at once.
+  int batch_size() const { return winner_ >= 0 ? 0 : int(order_.size()); }
+  int batch_entry(int k) const { return order_[std::size_t(k)]; }
 
   int winner() const { return winner_; }
   int round() const { return round_; }                        // 0, or 1 for the refinements

@@ -84,6 +84,13 @@ class PrivateComm {
   std::atomic<bool> user_freed{false};
   // Its nonblocking calls' tags, sequence and idle plans (nonblocking.hpp): made by the first.
   std::shared_ptr<NonblockingState> nonblocking;
+  // The trials' clock estimate on this communicator (operation/trial.hpp): this rank's MPI_Wtime
+  // less rank 0's, as of the generation-th estimate this rank completed; on rank 0, when it did.
+  struct TrialClock {
+    std::mutex mutex;
+    int generation = 0;
+    double offset = 0, when = 0;
+  } trial_clock;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -211,7 +211,7 @@ bool TrialOperation::do_start() {
   // The entry is known here: the MPI library's call of a blocking collective's plan is made
   // inside the same blocking call on every rank, a persistent request's on a communicator of its
   // own (a PrivateComm made at init): either way after the barrier, in the same order everywhere.
-  use(timing_ ? s.rule->next() : s.winner);
+  use(timing_ ? s.rule->batch_entry(s.batch_at) : s.winner);
   part_done_ = false;
   if (!timing_) return start_part(part()) && data_done();
   // One rank, or MPIX_TRIAL_SYNC=arrival (the default) once the ranks' clocks are related: no
@@ -259,6 +259,9 @@ double TrialOperation::clock() const {
 // power of two 2^j (while r + 2^j < P). A parent sends a ping, its child answers with its clock
 // as it saw the ping; kSyncPings times; then the parent sends the child its offset from rank 0.
 constexpr int kSyncPings = 8;
+// How long (rank 0's clock) a communicator's estimate serves later trials: clocks of different
+// hosts drift apart by up to tens of microseconds per second without NTP, well under one with it.
+constexpr double kClockReuse = 1.0;
 
 void TrialOperation::begin_sync() {
   sync_steps_.clear();
@@ -273,13 +276,34 @@ void TrialOperation::begin_sync() {
   sync_step_ = 0;
   sync_ping_ = 0;
   sync_phase_ = 0;
+  sync_reuse_ = 0;
+  if (rank_ == 0) {  // the root decides, for every rank
+    PrivateComm::TrialClock& tc = comm_->trial_clock;
+    std::lock_guard<std::mutex> lock(tc.mutex);
+    if (tc.generation > 0 && clock() - tc.when < kClockReuse) sync_reuse_ = tc.generation;
+  }
   syncing_ = true;
+}
+
+// With reuse: the communicator's estimate of generation sync_reuse_ (or a later one) is this
+// rank's offset, once this rank completed it. Otherwise the estimate just made becomes the
+// communicator's next generation.
+bool TrialOperation::clock_from_communicator() {
+  PrivateComm::TrialClock& tc = comm_->trial_clock;
+  std::lock_guard<std::mutex> lock(tc.mutex);
+  if (tc.generation < sync_reuse_) return false;
+  state_->offset = tc.offset;
+  return true;
 }
 
 // Advances the clock estimate; true once this rank's steps are done. Phases of a step, as a
 // child: 0 post the ping's receive, 1 wait for it (then answer), 2 wait for the answer's send, 3
 // wait for the offset; as a parent: 0 send the ping and post the answer's receive, 1 wait for
 // both, 2 wait for the offset's send.
+//
+// The first ping of a step says whether the communicator's estimate serves: -(generation + 1),
+// else 0. Reuse: as a child, 1 wait for the ping (then, phase 4, for this rank's own completion
+// of that generation), and the step is done; as a parent, the ping's send alone.
 bool TrialOperation::sync(bool block) {
   const MPI_Comm c = comm_->get();
   while (sync_step_ < sync_steps_.size()) {
@@ -290,16 +314,29 @@ bool TrialOperation::sync(bool block) {
                      "MPI_Irecv (trial clock)");
       } else {
         if (sync_ping_ == 0) sync_rtt_ = -1;
-        errors_.note(MPI_Irecv(&sync_in_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[0]),
-                     "MPI_Irecv (trial clock)");
+        if (!sync_reuse_)
+          errors_.note(MPI_Irecv(&sync_in_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[0]),
+                       "MPI_Irecv (trial clock)");
         sync_sent_ = clock();
+        sync_out_ = sync_reuse_ ? -double(sync_reuse_) - 1 : 0.0;
         errors_.note(MPI_Isend(&sync_out_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[1]),
                      "MPI_Isend (trial clock)");
       }
       sync_phase_ = 1;
     }
-    if (!rounds_done(block)) return false;
-    if (parent) {
+    if (sync_phase_ == 4) {  // reuse: this rank's own estimate of that generation
+      // Not yet: the trial making it runs (its own first start), and is driven meanwhile.
+      if (!clock_from_communicator()) return false;
+    } else if (!rounds_done(block)) {
+      return false;
+    } else if (parent && sync_phase_ == 1 && sync_ping_ == 0 && sync_in_ < 0) {
+      sync_reuse_ = int(-sync_in_ - 1);  // the parent says: the estimate of this generation
+      sync_phase_ = 4;
+      continue;
+    }
+    if (sync_reuse_) {
+      // (phase 4 done, or, as a parent, the ping sent)
+    } else if (parent) {
       if (sync_phase_ == 1) {  // the ping came: answer with this rank's clock
         sync_out_ = clock();
         errors_.note(MPI_Isend(&sync_out_, 1, MPI_DOUBLE, peer, tag_, c, &reqs_[1]),
@@ -343,6 +380,13 @@ bool TrialOperation::sync(bool block) {
   }
   syncing_ = false;
   state_->clocked = true;
+  if (!sync_reuse_) {  // a new estimate: the communicator's next generation
+    PrivateComm::TrialClock& tc = comm_->trial_clock;
+    std::lock_guard<std::mutex> lock(tc.mutex);
+    ++tc.generation;
+    tc.offset = state_->offset;
+    tc.when = clock();
+  }
   return true;
 }
 
@@ -386,11 +430,18 @@ bool TrialOperation::rounds_done(bool block) {
 // time would add the wait for the late ranks, the same for every entry, to every sample.
 bool TrialOperation::data_done() {
   if (!timing_) return true;
+  TrialState& s = *state_;
   const double seconds = measured(current_, clock() - t0_);
-  if (settings().trial_barrier || size_ == 1)
-    agreed_.assign(1, seconds);
-  else
-    agreed_ = {t0_ - state_->offset + seconds, t0_ - state_->offset};
+  if (settings().trial_barrier || size_ == 1) {
+    s.batch.push_back(seconds);
+  } else {
+    s.batch.push_back(t0_ - s.offset + seconds);
+    s.batch.push_back(t0_ - s.offset);
+  }
+  if (++s.batch_at < s.rule->batch_size()) return true;  // the batch goes on: nothing to agree
+  agreed_.swap(s.batch);
+  s.batch.clear();
+  s.batch_at = 0;
   if (size_ == 1) {
     agreed();
     return true;
@@ -401,12 +452,14 @@ bool TrialOperation::data_done() {
   return false;
 }
 
-// The agreed (slowest rank's) time of this start: to the rule, which names the next start's
-// entry, or the winner.
+// The agreed (slowest rank's) times of the batch's starts, in its order: to the rule, which
+// names the next batch's entries, or the winner.
 void TrialOperation::agreed() {
   TrialRule& r = *state_->rule;
   const int before = r.round();
-  r.record(agreed_.size() == 2 ? agreed_[0] - agreed_[1] : agreed_[0]);
+  const bool pairs = !settings().trial_barrier && size_ > 1;
+  for (std::size_t i = 0; i < agreed_.size(); i += pairs ? 2 : 1)
+    r.record(pairs ? agreed_[i] - agreed_[i + 1] : agreed_[i]);
   if (r.winner() >= 0)
     settle();
   else if (r.round() != before || r.starts() % int(r.entries().size()) == 0)

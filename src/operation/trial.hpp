@@ -15,24 +15,32 @@
 // the exchange ran after its last rank came. The common clock: the first timed start begins with
 // an estimate of every rank's MPI_Wtime offset from rank 0's (a binomial tree, log2(P) steps:
 // each parent exchanges kSyncPings ping-pongs with its child, keeps the offset of the one with
-// the shortest round trip, as NTP does, and sends the child its offset from rank 0). A barrier's
-// exit is no common origin: measured at P = 2 on a two-core machine, the two ranks left one
-// 65-90 us apart (each sees it when it next polls), 200 times a 1-byte exchange -- every
-// sample was then one rank's own time, wait for the other included. What an application's
-// imbalance (a late rank) costs every entry alike is not in the sample; how an entry takes
-// staggered arrivals is (a direct exchange is mostly through when the last rank
-// comes; a multi-round one runs whole after it). With MPIX_TRIAL_SYNC=barrier every start begins
-// with a barrier and its sample is the slowest rank's time from there. The MPI library's call,
-// an MPI collective that must be made in the same order on every rank, is made on a communicator
-// of the request's own (persistent requests: a PrivateComm of its own, made at init), or inside
-// the blocking call that every rank is making (a blocking collective's plan). Every trial start
-// ends with a dissemination max-reduction of its times over the ranks (log2(P) rounds on the
-// same tag), before the start completes: every rank then holds the same sample and its rule
-// takes the same decisions, naming the same entry for the next start, or the same winner. The
-// clock estimate's, the barrier's and the reduction's messages and the data keep their order on
-// every pair (one tag, posted in the same order on every rank; the estimate's receives name
-// their source, and a pair's estimate is done before either sends it data): none matches
-// another's receive. Every start is a
+// the shortest round trip, as NTP does, and sends the child its offset from rank 0). The
+// estimate is the communicator's: a later trial on it within kClockReuse seconds of the last one
+// (rank 0 decides; its first ping down the tree says so, with the estimate's generation) uses
+// every rank's last offset instead, one message per tree edge instead of 2 kSyncPings + 1 (a
+// rank that has not completed that estimate yet waits for it). On oversubscribed MPICH at 8
+// ranks, where a round trip takes 16 ms, the estimate was 0.4 s of every persistent init. A
+// barrier's exit is no common origin: measured at P = 2 on a two-core machine, the two ranks left
+// one 65-90 us apart (each sees it when it next polls), 200 times a 1-byte exchange -- every sample
+// was then one rank's own time, wait for the other included. What an application's imbalance (a
+// late rank) costs every entry alike is not in the sample; how an entry takes staggered arrivals is
+// (a direct exchange is mostly through when the last rank comes; a multi-round one runs whole after
+// it). With MPIX_TRIAL_SYNC=barrier every start begins with a barrier and its sample is the slowest
+// rank's time from there. The MPI library's call, an MPI collective that must be made in the same
+// order on every rank, is made on a communicator of the request's own (persistent requests: a
+// PrivateComm of its own, made at init), or inside the blocking call that every rank is making (a
+// blocking collective's plan). The rule decides nothing inside a batch (one start of each entry
+// still in, in an order fixed when the batch began), so the times are agreed once per batch: its
+// last start ends with a dissemination max-reduction of the batch's times over the ranks (log2(P)
+// rounds on the same tag, a vector of two values per start), before that start completes; every
+// rank then holds the same samples and its rule takes the same decisions, naming the same entries
+// for the next batch, or the same winner. (Once per start, the reduction cost oversubscribed MPICH
+// at 8 ranks, where a message round takes milliseconds, 4x the starts' own time: MPICH's
+// p_alltoallv test took 154 s under auto against 35 s without the trial.) The clock estimate's, the
+// barrier's and the reduction's messages and the data keep their order on every pair (one tag,
+// posted in the same order on every rank; the estimate's receives name their source, and a pair's
+// estimate is done before either sends it data): none matches another's receive. Every start is a
 // complete, correct execution of the collective: only the schedule differs. The start that learns
 // the winner completes with it; from the next on, the request is the winner itself
 // (settled_part).
@@ -90,6 +98,10 @@ struct TrialState {
   // start (clocked from then on).
   double offset = 0;
   bool clocked = false;
+  // The rule's current batch so far: this rank's times of its starts (arrival: completion and
+  // call, on rank 0's clock; barrier: the elapsed time), agreed all at once by its last start.
+  std::vector<double> batch;
+  int batch_at = 0;  // starts of the batch made
 };
 
 // Makes the operation of the MPI library's own call over the request's buffers.
@@ -123,6 +135,7 @@ class TrialOperation : public Operation {
   double clock() const;  // MPI_Wtime (skewed under MPIX_TRIAL_SKEW, for tests)
   void begin_sync();
   bool sync(bool block);
+  bool clock_from_communicator();
   void post_barrier();
   bool barrier(bool block);
   bool rounds_done(bool block);  // the two requests of a barrier or reduction round
@@ -157,6 +170,7 @@ class TrialOperation : public Operation {
   int sync_ping_ = 0, sync_phase_ = 0;
   double sync_sent_ = 0, sync_rtt_ = 0, sync_est_ = 0;
   double sync_out_ = 0, sync_in_ = 0;
+  int sync_reuse_ = 0;      // > 0: the communicator's estimate of that generation serves (reuse)
   bool part_done_ = false;  // this start's part (the entry's operation) is complete
   int distance_ = 1;
   std::vector<double> agreed_, incoming_;

@@ -204,6 +204,36 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
   ASSERT_EQ(MPIX_Request_free(&r), MPI_SUCCESS);
 }
 
+// Requests in turn on one communicator, each measured to its end: the later ones take the
+// communicator's clock estimate (trial.hpp: within a second of it, rank 0 says so down the tree)
+// instead of making their own, and must settle as the first did -- under MPIX_TRIAL_SKEW
+// (mpi.env.trial_sync_skew) only a right offset on every rank keeps rank 0's slow entry slow.
+TEST(TrialAgreement, LaterRequestsShareTheClockEstimate) {
+  const int P = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  if (P == 1) GTEST_SKIP() << "no trial on one rank";
+  const int count = 8;
+  for (int k = 0; k < 3; ++k) {
+    IntAlltoall b(count, P);
+    MPIX_Request r = init_auto(MPI_COMM_WORLD, b, count);
+    ASSERT_NE(r, MPIX_REQUEST_NULL);
+    const std::vector<std::string> entries = entries_of(trial_text(r));
+    std::string text;
+    for (int it = 0; it < kTrialBound && text.rfind("chose ", 0) != 0; ++it) {
+      b.send.fill(me, it + 100 * k, true);
+      b.recv.poison(0xEE);
+      ASSERT_EQ(MPIX_Start(&r), MPI_SUCCESS);
+      ASSERT_EQ(MPIX_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+      EXPECT_EQ(b.recv.check(me, it + 100 * k, false, "request " + std::to_string(k)), 0);
+      text = trial_text(r);
+    }
+    EXPECT_EQ(text.rfind("chose ", 0), 0u) << "request " << k << " never settled: " << text;
+    EXPECT_TRUE(same_everywhere(MPI_COMM_WORLD, text)) << text;
+    const std::string want = expected_winner(entries);
+    if (!want.empty()) EXPECT_EQ(algorithm_of(r), want) << "request " << k << ": " << text;
+    ASSERT_EQ(MPIX_Request_free(&r), MPI_SUCCESS);
+  }
+}
+
 // Three requests in trial at once (different block sizes, so different shortlists), started
 // together and completed in an order that differs by rank, until all three settled (at most
 // kTrialBound starts): no hang, right data, and each settles on the same entry on every rank.
