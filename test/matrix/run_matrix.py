@@ -243,12 +243,22 @@ def main():
                 for nd in nodes:
                     for sel in tuples:
                         runs.append((mode, program, np, nd, sel))
-    failed = 0
+    failed = skipped = 0
     t0 = time.time()
     for run in runs:
+        mode, program, np, nd, sel = run
+        if (np <= 2 and sel["neighbor_alltoallv"] == "system"
+                and not os.path.basename(program).startswith("mpia_matrix")):
+            # Their neighbor calls run on periodic rings, whose two edges between the same two
+            # ranks at P <= 2 the MPI libraries' own neighbor calls pair wrongly
+            # (test/mpi/test_neighbor.cpp's runnable()); matrix.c's graph has no such edges.
+            print(f"[skip] {mode} {os.path.basename(program)} np={np}: neighbor system on a "
+                  f"ring of {np} ranks (the MPI library's own calls are wrong there)")
+            skipped += 1
+            continue
         failed += not run_once(args, *run, names)
-    print(f"run_matrix.py: {len(runs) - failed} of {len(runs)} launches passed "
-          f"({time.time() - t0:.0f} s)")
+    print(f"run_matrix.py: {len(runs) - failed - skipped} of {len(runs) - skipped} launches "
+          f"passed, {skipped} skipped ({time.time() - t0:.0f} s)")
     sys.exit(1 if failed else 0)
 
 
