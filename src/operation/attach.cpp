@@ -310,13 +310,8 @@ bool nonblocking_may_attach(MPI_Comm user) {
 }
 
 std::unique_ptr<CommState> borrowed_state(MPI_Comm user) {
-  const Shape shape = shape_of(user, true);
-  auto state = std::make_unique<CommState>();
-  state->user = user;
-  state->comm = PrivateComm::borrow(user);
-  state->rank = shape.rank;
-  state->size = shape.size;
-  state->topology = shape.topology;
+  std::unique_ptr<CommState> state =
+      new_state(user, PrivateComm::borrow(user), shape_of(user, true));
   state->borrowed = true;
   return state;
 }
