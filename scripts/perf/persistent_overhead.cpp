@@ -94,7 +94,7 @@ std::vector<Variant> variants(bool with_system_persistent) {
   if (with_system_persistent && sys_alltoall_init_name())
     v.push_back({sys_alltoall_init_name(), Kind::SysPersistent, ""});
   v.push_back({"MPIX_Alltoall", Kind::OursBlocking, ""});
-  for (const char* a : {"linear", "pairwise", "tra", "auto"})
+  for (const char* a : {"linear", "pairwise", "tra", "system", "auto"})
     v.push_back({a, Kind::OursPersistent, a});
   v.push_back({"raw_p2p", Kind::RawP2P, ""});
   return v;

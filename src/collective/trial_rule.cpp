@@ -20,7 +20,7 @@ TrialRule::TrialRule(std::vector<int> refines, int system, TrialLimits limits)
   std::vector<int> first;
   for (int i = 0; i < int(refines_.size()); ++i)
     if (refines_[std::size_t(i)] < 0) first.push_back(i);
-  begin(std::move(first), system_ >= 0 ? system_ : 0);
+  begin(std::move(first), system_ >= 0 && !lim_.pick_incumbent ? system_ : 0);
 }
 
 int TrialRule::bound() const {

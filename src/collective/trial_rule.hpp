@@ -21,7 +21,8 @@
 //     lead the noise hid until then is still taken (a group-sequential test's boundary).
 // The first round's incumbent is the MPI library's own call (`system`) when the list has it,
 // else the model's pick: ours replaces the MPI library's only where it is faster beyond the
-// noise. When the first round keeps one of ours that has refinements (its parameter
+// noise (on two ranks the model's pick is the incumbent: TrialLimits::pick_incumbent).
+// When the first round keeps one of ours that has refinements (its parameter
 // neighbours, collective/shortlist.hpp), or a runner-up within refine_margin of it has, a
 // second round tries them against it, the first round's winner the incumbent. The trial's cost
 // is what its starts took beyond the settled entry's median.
@@ -43,6 +44,12 @@ struct TrialLimits {
   double floor = 0.002;            // the least standard error, relative to the median
   double refine_margin = 0.15;     // a first-round runner-up this close has its refinements tried
   std::size_t refine_entries = 6;  // second-round entries at most, besides the incumbent
+  // Where every entry is the same one exchange (two ranks), times cannot tell the entries
+  // apart, only what each costs around it: the first round's incumbent is then the model's
+  // pick (its direct exchange), not the MPI library's call, which behind this library's request
+  // layer costs more (scripts/perf_persistent.sh); the call still wins where it is faster
+  // beyond the incumbent's margin.
+  bool pick_incumbent = false;
 };
 
 class TrialRule {

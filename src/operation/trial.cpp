@@ -113,7 +113,9 @@ TrialOperation::TrialOperation(std::unique_ptr<ScheduledOperation> exec,
   if (system_entry_ >= 0) system_ = system();
   if (!state_) state_ = std::make_shared<TrialState>();
   if (!state_->rule) {
-    state_->rule = std::make_unique<TrialRule>(std::move(refines), system_entry_);
+    TrialLimits limits;
+    limits.pick_incumbent = size_ == 2;
+    state_->rule = std::make_unique<TrialRule>(std::move(refines), system_entry_, limits);
     show_round();
   }
   algorithm_ = name(0);

@@ -56,10 +56,16 @@ _mpia_env_test(trial_barrier_late trial FILTER "TrialAgreement.Settles*" NPROCS 
 # start estimates each rank's offset from rank 0's (rank 3's through rank 1), so rank 0's slow
 # bruck still counts, and the MPI library's call stays. Timed on the ranks' raw clocks, rank
 # 1's, ahead by more than rank 0's slow start, would be the latest call and the latest
-# completion, and bruck (fast on rank 1) would win.
+# completion, and bruck (fast on rank 1) would win. (On two ranks a tie keeps the model's pick.)
 _mpia_env_test(trial_sync_skew trial FILTER "TrialAgreement.*" NPROCS 2 3 4 ENVIRONMENT
   "MPIX_TRIAL_TIMES=*=100,bruck=10,bruck@0=1000000" "MPIX_TRIAL_SKEW=1=3000000,3=-5000000"
-  MPIA_TEST_TRIAL_WINNER=system)
+  MPIA_TEST_TRIAL_WINNER=tie)
+# Two ranks: all tied, the model's pick (its direct exchange) stays; the MPI library's call
+# faster beyond the noise, it wins.
+_mpia_env_test(trial_two_ranks_tie trial FILTER "TrialAgreement.Settles*" NPROCS 2 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100" MPIA_TEST_TRIAL_WINNER=pick)
+_mpia_env_test(trial_two_ranks_system trial FILTER "TrialAgreement.Settles*" NPROCS 2 ENVIRONMENT
+  "MPIX_TRIAL_TIMES=*=100,system=60" MPIA_TEST_TRIAL_WINNER=system)
 # Off for the whole process.
 _mpia_env_test(trial_model trial FILTER "TrialOff.*" NPROCS 1 3 ENVIRONMENT MPIX_AUTO=model)
 
