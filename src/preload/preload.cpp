@@ -980,8 +980,19 @@ int mpia_preload_created(int rc, const MPI_Comm* made) {
   for (bool s : env().system) all_system = all_system && s;
   int inter = 0;
   if (all_system || PMPI_Comm_test_inter(*made, &inter) != MPI_SUCCESS || inter) return rc;
-  Inside in;
-  return MPIX_Comm_set_algorithm(*made, "alltoall", nullptr);
+  // The attach is not the application's call: it must not fail it. What it could raise (ranks
+  // whose MPIX_ settings differ) stays with the communicator's state and fails its first
+  // all-to-all on every rank, as without this attach.
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  const bool swapped = PMPI_Comm_get_errhandler(*made, &handler) == MPI_SUCCESS &&
+                       PMPI_Comm_set_errhandler(*made, MPI_ERRORS_RETURN) == MPI_SUCCESS;
+  {
+    Inside in;
+    MPIX_Comm_set_algorithm(*made, "alltoall", nullptr);
+  }
+  if (swapped) PMPI_Comm_set_errhandler(*made, handler);
+  if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
+  return rc;
 #else
   (void)made;
   return rc;

@@ -84,7 +84,8 @@ MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallw_init(
 
 /* After the MPI library's MPI_Init or MPI_Init_thread (rc), or a call that made the
  * intracommunicator *made (MPI_Comm_dup & co.; made may be NULL): on Open MPI, attaches
- * MPI_COMM_WORLD or the new communicator at once (preload.cpp). Return rc, or the attach's error.
+ * MPI_COMM_WORLD or the new communicator at once (preload.cpp; an error of the attach is left to
+ * the communicator's first all-to-all). Return rc.
  */
 MPIA_PRELOAD_HIDDEN int mpia_preload_initialized(int rc);
 MPIA_PRELOAD_HIDDEN int mpia_preload_created(int rc, const MPI_Comm* made);
