@@ -56,8 +56,11 @@ unsigned char pattern(int src, int dst, std::size_t i) {
 // RawP2P: the point-to-point calls a direct schedule makes, with nothing around them: persistent
 // receives and sends to every peer (receives started first, then sends; waited one by one with
 // MPI_Wait, sends first, as the engine does) and a memcpy of the block to self -- the floor of what
-// our Start+Wait can cost on this MPI.
-enum class Kind { SysBlocking, SysPersistent, OursBlocking, OursPersistent, RawP2P };
+// our Start+Wait can cost on this MPI. RawSend: the calls a repeated blocking call of a direct
+// schedule makes (LoweredSchedule::run_blocking), with nothing around them: persistent receives
+// started, a blocking MPI_Send to every peer, the block to self, MPI_Wait on each receive -- the
+// floor of our MPIX_Alltoall.
+enum class Kind { SysBlocking, SysPersistent, OursBlocking, OursPersistent, RawP2P, RawSend };
 
 struct Variant {
   std::string name;
@@ -97,6 +100,7 @@ std::vector<Variant> variants(bool with_system_persistent) {
   for (const char* a : {"linear", "pairwise", "tra", "system", "auto"})
     v.push_back({a, Kind::OursPersistent, a});
   v.push_back({"raw_p2p", Kind::RawP2P, ""});
+  v.push_back({"raw_send", Kind::RawSend, ""});
   return v;
 }
 
@@ -111,6 +115,14 @@ void init(Variant& v, Buffers& b, MPI_Comm comm) {
     CHECK(MPIX_Alltoall_init(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, comm, info,
                              &v.ours));
     MPI_Info_free(&info);
+  } else if (v.kind == Kind::RawSend) {
+    v.raw.clear();
+    for (int k = 1; k < g_size; ++k) {
+      const int from = (g_rank - k + g_size) % g_size;
+      v.raw.emplace_back();
+      CHECK(MPI_Recv_init(b.recv.data() + std::size_t(from) * b.block, n, MPI_BYTE, from, 99, comm,
+                          &v.raw.back()));
+    }
   } else if (v.kind == Kind::RawP2P) {
     v.raw.clear();
     for (int k = 1; k < g_size; ++k) {
@@ -157,6 +169,16 @@ inline void run(Variant& v, Buffers& b, MPI_Comm comm) {
                   b.send.data() + std::size_t(g_rank) * b.block, b.block);
       for (MPI_Request& q : v.raw) CHECK(MPI_Start(&q));
       for (std::size_t k = v.raw.size(); k-- > 0;) CHECK(MPI_Wait(&v.raw[k], MPI_STATUS_IGNORE));
+      break;
+    case Kind::RawSend:
+      for (MPI_Request& q : v.raw) CHECK(MPI_Start(&q));
+      for (int k = 1; k < g_size; ++k) {
+        const int to = (g_rank + k) % g_size;
+        CHECK(MPI_Send(b.send.data() + std::size_t(to) * b.block, n, MPI_BYTE, to, 99, comm));
+      }
+      std::memcpy(b.recv.data() + std::size_t(g_rank) * b.block,
+                  b.send.data() + std::size_t(g_rank) * b.block, b.block);
+      for (MPI_Request& q : v.raw) CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE));
       break;
   }
 }
