@@ -56,12 +56,14 @@ simulate() {
   fi
 }
 simulate ci --cfg=smpi/alltoall:basic_linear -- \
-  --variants 'linear,pairwise,bruck,tra,tra2,auto,tra:radix=*' --radices 3,8 --sizes 8,1024
+  --variants 'linear,pairwise,bruck,zero_copy_bruck,tra,tra2,auto,tra:radix=*' --radices 3,8 \
+  --sizes 8,1024
 grep -v '^\[' "$out/ci.log" | sed -n '/^    size/,/^$/p'
 python3 - "$out/ci.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-want = {"MPI_Alltoall", "linear", "pairwise", "bruck", "tra", "tra2", "auto", "tra:radix=3", "tra:radix=8"}
+want = {"MPI_Alltoall", "linear", "pairwise", "bruck", "zero_copy_bruck", "tra", "tra2", "auto",
+        "tra:radix=3", "tra:radix=8"}
 bad = 0
 for size in ("8", "1024"):
     got = {r["variant"]: float(r["median_max_us"]) for r in rows if r["size"] == size}

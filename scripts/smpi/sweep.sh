@@ -18,7 +18,8 @@
 #   SWEEP_PLATFORM    cluster (default: platforms/cluster_N<P/16>.xml) or fattree
 #                     (platforms/fattree_N512.xml, its first P/16 nodes)
 #   SWEEP_ALGOS       single-parameter-set algorithms (default "linear pairwise bruck
-#                     modified_bruck auto"; zero_copy_bruck is excluded: see README.md)
+#                     modified_bruck auto"; zero_copy_bruck sends bruck's messages and
+#                     SMPI charges no copies, so its times are bruck's: add it to see)
 #   SWEEP_TRA_RADICES tra radices, comma list (default: 2..P up to P = 64; above, a dense set
 #                     2,3,4,5,6,8,10,12,16,20,24,32,45,64,90,128,181,256,... up to P)
 #   SWEEP_TRA2_INTRA  tra2 radix_intra values (default "2 3 4 8 16", capped at the ranks per node)

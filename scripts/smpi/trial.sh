@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/smpi/trial.sh -- auto that measures, simulated (issue #18): on a simulated machine,
 # per (P, block size), the time of every alltoall candidate we can name (linear, pairwise, the
-# Bruck family (not zero_copy_bruck: SMPI 3.32 delivers wrong bytes with its per-round derived
-# datatypes, on the commit before issue #18's work too), tra at a ladder of radices, tra2 at a grid of radix pairs), of the persistent
+# Bruck family (not zero_copy_bruck: it sends bruck's messages, and SMPI charges no copies, so
+# its times are bruck's), tra at a ladder of radices, tra2 at a grid of radix pairs), of the persistent
 # auto request after its trial (mpia_bench --warmup 241 --warmup-until-settled: timing starts at
 # the start after the trial settled, within the trial's bound of 241 starts), and of auto without measuring (MPIX_AUTO=model); every result checked byte by
 # byte by mpia_bench. Writes $TRIAL_OUT/trial.csv (platform, P, ppn, bytes, selection, time_us:

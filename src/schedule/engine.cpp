@@ -185,8 +185,6 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
     exchange_.assign(slots, 0);
     direct_ = rounds_.size() == 1 &&
               (policy_.window <= 0 || std::size_t(policy_.window) >= rounds_[0].send.size());
-    for (const LoweredRound& r : rounds_)
-      for (const Recipe& c : r.send_recipe) small_sends_ = small_sends_ || c.isend;
   } catch (...) {
     free_all();
     throw;
@@ -332,7 +330,11 @@ void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRou
   MPI_Request& req = is_send ? round.send.back() : round.recv.back();
   Recipe& recipe = is_send ? round.send_recipe.back() : round.recv_recipe.back();
   recipe = Recipe{addr, count, type, t.peer};
-  if (is_send && platform::posts_with_isend(t.bytes()))
+  const bool small = platform::posts_with_isend(t.bytes());
+  // Derived: any type but the byte types of a dense region or the staging area.
+  const bool derived = !staged(rs, is_send) && !(rs.size() == 1 && rs[0].dense);
+  if (is_send && small) small_sends_ = true;
+  if (is_send && (small || (derived && platform::isends_derived_types())))
     recipe.isend = true;  // req stays MPI_REQUEST_NULL: fill() posts it
   else if (is_send)
     MPIA_CHECK(MPI_Send_init(addr, count, type, t.peer, tag_, comm_, &req));

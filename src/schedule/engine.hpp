@@ -171,7 +171,7 @@ class LoweredSchedule {
   // One round, every exchange posted at once (runs_blocking()): started and completed without
   // the window's slots (start_direct, progress_direct), in the same order as through them.
   bool direct_ = false;
-  bool small_sends_ = false;  // some send is posted with MPI_Isend (recipe.isend)
+  bool small_sends_ = false;  // some send of at most kIsendBytes (posted with MPI_Isend)
   std::size_t round_ = 0, next_ = 0, inflight_ = 0;
   std::vector<MPI_Request> window_;    // 2 per slot: send, receive
   std::vector<int> pending_;           // per slot: requests still to complete

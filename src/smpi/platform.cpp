@@ -136,6 +136,13 @@ int start_request(MPI_Request* q, bool is_send, int count, MPI_Datatype type) {
 // Not with MPI_Isend: start_request charges the persistent sends what MPI_Isend costs here.
 bool posts_with_isend(std::int64_t) { return false; }
 
+// SMPI's MPI_Send_init of a derived datatype packs the data then, and every MPI_Start sends
+// that copy: zero_copy_bruck's struct types over buffers that change between starts, a user's
+// type with holes, delivered stale bytes (P = 8: 440 wrong after a second start). MPI_Isend
+// packs at the call, and SMPI charges it smpi/ois itself -- what start_request charges a
+// persistent send: the same simulated cost.
+bool isends_derived_types() { return true; }
+
 // SimGrid 3.32's MPI_Comm_call_errhandler jumps to a null function for MPI_ERRORS_ARE_FATAL.
 bool aborts_on_fatal() { return true; }
 

@@ -17,6 +17,11 @@ int start_request(MPI_Request* q, bool is_send, int count, MPI_Datatype type);
 // request (schedule/engine.hpp: kIsendBytes).
 bool posts_with_isend(std::int64_t bytes);
 
+// Whether a send whose datatype is derived (several regions, or a user's type with holes) must
+// be posted with MPI_Isend at each start too, because a persistent send of it would send what
+// the buffer held at MPI_Send_init (SimGrid 3.32's SMPI packs it there, not at MPI_Start).
+bool isends_derived_types();
+
 // Whether the library itself must abort (MPI_Abort) where an error meets MPI_ERRORS_ARE_FATAL,
 // rather than leave it to MPI_Comm_call_errhandler.
 bool aborts_on_fatal();

@@ -9,6 +9,8 @@ int start_request(MPI_Request* q, bool, int, MPI_Datatype) { return MPI_Start(q)
 
 bool posts_with_isend(std::int64_t bytes) { return bytes <= kIsendBytes; }
 
+bool isends_derived_types() { return false; }
+
 bool aborts_on_fatal() { return false; }
 
 }  // namespace mpia::platform
