@@ -68,7 +68,7 @@ struct Variant {
   std::string algorithm;  // OursPersistent
   MPI_Request sys = MPI_REQUEST_NULL;
   MPIX_Request ours = MPIX_REQUEST_NULL;
-  std::vector<MPI_Request> raw;  // RawP2P: receives, then sends
+  std::vector<MPI_Request> raw;  // RawP2P: receives, then sends; RawSend: receives
 };
 
 struct Buffers {
@@ -115,7 +115,7 @@ void init(Variant& v, Buffers& b, MPI_Comm comm) {
     CHECK(MPIX_Alltoall_init(b.send.data(), n, MPI_BYTE, b.recv.data(), n, MPI_BYTE, comm, info,
                              &v.ours));
     MPI_Info_free(&info);
-  } else if (v.kind == Kind::RawSend) {
+  } else if (v.kind == Kind::RawP2P || v.kind == Kind::RawSend) {
     v.raw.clear();
     for (int k = 1; k < g_size; ++k) {
       const int from = (g_rank - k + g_size) % g_size;
@@ -123,15 +123,7 @@ void init(Variant& v, Buffers& b, MPI_Comm comm) {
       CHECK(MPI_Recv_init(b.recv.data() + std::size_t(from) * b.block, n, MPI_BYTE, from, 99, comm,
                           &v.raw.back()));
     }
-  } else if (v.kind == Kind::RawP2P) {
-    v.raw.clear();
-    for (int k = 1; k < g_size; ++k) {
-      const int from = (g_rank - k + g_size) % g_size;
-      v.raw.emplace_back();
-      CHECK(MPI_Recv_init(b.recv.data() + std::size_t(from) * b.block, n, MPI_BYTE, from, 99, comm,
-                          &v.raw.back()));
-    }
-    for (int k = 1; k < g_size; ++k) {
+    for (int k = 1; k < g_size && v.kind == Kind::RawP2P; ++k) {
       const int to = (g_rank + k) % g_size;
       v.raw.emplace_back();
       CHECK(MPI_Send_init(b.send.data() + std::size_t(to) * b.block, n, MPI_BYTE, to, 99, comm,
