@@ -21,6 +21,7 @@
 #include "operation/operation.hpp"
 #include "schedule/engine.hpp"
 #include "util/error.hpp"
+#include "util/platform.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -392,6 +393,8 @@ class SystemOperation : public Operation {
     algorithm_ = "system";
     if (!blocking_ && !once) persistent_ = call_->persistent(comm_->get(), &request_);
   }
+  // Charged at each start of the MPI library's persistent or nonblocking call.
+  void charge_at_start(double seconds) { unpaid_ = seconds; }
   ~SystemOperation() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -413,6 +416,7 @@ class SystemOperation : public Operation {
       if (!errors_.note(MPI_Ibarrier(comm_->get(), &request_), "MPI_Ibarrier")) return true;
       return do_progress(false);
     }
+    platform::charge(unpaid_);
     const int rc = persistent_ ? MPI_Start(&request_) : call_->nonblocking(comm_->get(), &request_);
     return !errors_.note(rc, persistent_ ? "MPI_Start" : "the MPI library's collective");
   }
@@ -442,7 +446,35 @@ class SystemOperation : public Operation {
   std::unique_ptr<SystemCall> call_;
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool blocking_ = false, persistent_ = false;
+  double unpaid_ = 0;  // seconds (platform::unpaid_receive_seconds)
 };
+
+// What the engine's receives would be charged for the messages of this call that the MPI
+// library's own collective does not pay for (platform::unpaid_receive_seconds): one from every
+// other rank, as SMPI's nonblocking alltoall and alltoallv post them (zero-byte ones too: its
+// sparse alltoallv costs what its dense one does). Not for the neighbor calls: SMPI's stand-ins
+// for them (smpi/compat.cpp) charge their own receives. Nor for a blocking call's operation,
+// SMPI's blocking collective, whose receives depend on the algorithm SMPI selects: the lab's
+// baselines pay none (scripts/smpi/README.md).
+double unpaid_seconds(const LibraryCall& c) {
+  if (c.blocking || c.collective == Collective::NeighborAlltoallv || !platform::receives_unpaid())
+    return 0;
+  int rank = 0, size = 1;
+  MPIA_CHECK(MPI_Comm_rank(c.comm->get(), &rank));
+  MPIA_CHECK(MPI_Comm_size(c.comm->get(), &size));
+  if (c.regular)
+    return (size - 1) *
+           platform::unpaid_receive_seconds(c.regular->recvcount * type_size(c.regular->recvtype));
+  const AlltoallvArgs& a = *c.blocks;
+  if (a.regular)
+    return (size - 1) * platform::unpaid_receive_seconds(a.recvcount * type_size(a.recv.type));
+  double seconds = 0;
+  for (int i = 0; i < size; ++i)
+    if (i != rank)
+      seconds += platform::unpaid_receive_seconds(a.recv.counts[std::size_t(i)] *
+                                                  type_size(a.recv.type_at(std::size_t(i))));
+  return seconds;
+}
 
 }  // namespace
 
@@ -456,7 +488,9 @@ std::unique_ptr<Operation> library_operation(const LibraryCall& c) {
           : std::make_unique<SystemCall>(
                 c.collective == Collective::Alltoallv ? Call::Alltoallv : Call::Neighbor, *c.blocks,
                 c.nsend, c.nrecv, keep);
-  return std::make_unique<SystemOperation>(std::move(call), c.comm, c.blocking, c.once);
+  auto op = std::make_unique<SystemOperation>(std::move(call), c.comm, c.blocking, c.once);
+  op->charge_at_start(unpaid_seconds(c));
+  return op;
 }
 
 }  // namespace mpia

@@ -14,8 +14,10 @@
 #include <mpi.h>
 
 #include "util/error.hpp"
+#include "util/platform.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #define MPIA_SMPI_API extern "C" __attribute__((visibility("default")))
@@ -127,6 +129,15 @@ int exchange(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI
                             recvtype, n.sources[j], n.recv_tag[j], r->exchange, &reqs.back()))
       return raise(comm, rc);
   }
+  // The receive overhead SMPI charges to none of these receives (and the engine's receives pay):
+  // the machine's smpi/or per message, as an MPI library's neighbor collective would pay it.
+  int rsize = 0;
+  PMPI_Type_size(recvtype, &rsize);
+  double unpaid = 0;
+  for (std::size_t j = 0; j < n.sources.size(); ++j)
+    if (n.sources[j] != MPI_PROC_NULL)
+      unpaid += mpia::platform::unpaid_receive_seconds(std::int64_t(recvcounts[j]) * rsize);
+  mpia::platform::charge(unpaid);
   for (std::size_t k = 0; k < n.destinations.size(); ++k) {
     if (n.destinations[k] == MPI_PROC_NULL) continue;
     reqs.emplace_back();

@@ -22,6 +22,17 @@ bool posts_with_isend(std::int64_t bytes);
 // the buffer held at MPI_Send_init (SimGrid 3.32's SMPI packs it there, not at MPI_Start).
 bool isends_derived_types();
 
+// The receive overhead, in seconds, of one message of `bytes` that the MPI library's own
+// collectives do not pay on this platform while the engine's receives do (start_request), and
+// charging such seconds to the calling rank: where the library hands a collective to the MPI
+// library (operation/system.cpp) it charges what the engine would for the same receives, so
+// that a trial's `system` entry and ours pay alike. 0 and nothing on an MPI library; in SMPI,
+// smpi/or (0 on the lab's default machine; 0.5 us on its recv_switch variants), which SMPI's
+// collectives never pay.
+bool receives_unpaid();  // whether unpaid_receive_seconds can be above 0 here
+double unpaid_receive_seconds(std::int64_t bytes);
+void charge(double seconds);
+
 // Whether the library itself must abort (MPI_Abort) where an error meets MPI_ERRORS_ARE_FATAL,
 // rather than leave it to MPI_Comm_call_errhandler.
 bool aborts_on_fatal();

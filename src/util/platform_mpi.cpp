@@ -11,6 +11,12 @@ bool posts_with_isend(std::int64_t bytes) { return bytes <= kIsendBytes; }
 
 bool isends_derived_types() { return false; }
 
+bool receives_unpaid() { return false; }
+
+double unpaid_receive_seconds(std::int64_t) { return 0; }
+
+void charge(double) {}
+
 bool aborts_on_fatal() { return false; }
 
 }  // namespace mpia::platform
