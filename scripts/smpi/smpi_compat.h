@@ -37,8 +37,9 @@
  *    exchange of MPICH's and Open MPI's default neighbor algorithms, paying SMPI's per-message
  *    send overhead like SMPI's own collectives, and the machine's receive overhead (smpi/or,
  *    which SMPI charges to none of these receives) as the library's own receives do
- *    (mpia_bench's MPI_Neighbor_alltoallv baseline, the library's "system"). Cartesian messages are matched by direction, so periodic dimensions of
- *    size 1 and 2 follow MPI-4.1 (receive block 2d from the -1 neighbor's block 2d+1).
+ *    (mpia_bench's MPI_Neighbor_alltoallv baseline, the library's "system"). Cartesian
+ *    messages are matched by direction, so periodic dimensions of size 1 and 2 follow MPI-4.1
+ *    (receive block 2d from the -1 neighbor's block 2d+1).
  *  - MPI_Ineighbor_alltoall(v): that blocking exchange and a null request.
  * MPI_Graph_create is not implemented by SMPI and has no stand-in. */
 #ifndef MPIA_SMPI_COMPAT_H

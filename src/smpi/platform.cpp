@@ -149,9 +149,8 @@ bool isends_derived_types() { return true; }
 // system entry) 31.85 both times.
 bool receives_unpaid() {
   const MessageCost& r = SendCharge::get().recv;
-  return r.single > 0 || std::any_of(r.sections.begin(), r.sections.end(), [](const auto& x) {
-           return x.offset > 0 || x.per_byte > 0;
-         });
+  return r.single > 0 || std::any_of(r.sections.begin(), r.sections.end(),
+                                     [](const auto& x) { return x.offset > 0 || x.per_byte > 0; });
 }
 
 double unpaid_receive_seconds(std::int64_t bytes) {
