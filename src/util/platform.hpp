@@ -27,7 +27,7 @@ bool isends_derived_types();
 // charging such seconds to the calling rank: where the library hands a collective to the MPI
 // library (operation/system.cpp) it charges what the engine would for the same receives, so
 // that a trial's `system` entry and ours pay alike. 0 and nothing on an MPI library; in SMPI,
-// smpi/or (0 on the lab's default machine; 0.5 us on its recv_switch variants), which SMPI's
+// smpi/or (0 on the lab's default machine; 0.5 us on its variants with one), which SMPI's
 // collectives never pay.
 bool receives_unpaid();  // whether unpaid_receive_seconds can be above 0 here
 double unpaid_receive_seconds(std::int64_t bytes);
