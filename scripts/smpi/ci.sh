@@ -78,6 +78,19 @@ for size in ("8", "1024"):
     bad |= not ok
 sys.exit(bad)
 PY
+# Like with like (issue 51): on a machine with a receive overhead (smpi/or, which SMPI charges to
+# none of its own collectives' receives) the MPI library's call behind the `system` entry must
+# pay it as our linear exchange does -- the same messages -- or a trial keeps `system` for free.
+simulate ci_recv --cfg=smpi/or:0:0.5e-6:0 -- --variants linear,system --sizes 8
+python3 - "$out/ci_recv.csv" <<'PY'
+import csv, sys
+got = {r["variant"]: float(r["median_max_us"]) for r in csv.DictReader(open(sys.argv[1], newline=""))}
+lin, sys_ = got.get("linear", 0.0), got.get("system", 0.0)
+ok = lin > 0 and abs(sys_ - lin) <= 0.02 * lin
+print(f"ci.sh: receive overhead 0.5 us, 8 B: linear {lin:.2f} us, system {sys_:.2f} us: "
+      f"{'same' if ok else 'DIFFERENT'} charge")
+sys.exit(0 if ok else 1)
+PY
 # auto that measures (issue #18): a persistent auto request tries its shortlist during its first
 # starts and settles, agreeing over point-to-point messages and SMPI's simulated clock; the
 # warm-up runs until the trial settled (within the trial's bound), so the timed starts
