@@ -72,6 +72,39 @@ XML
   hostfile "$n" "$out/hosts_N$n.txt"
 done
 
+# A dragonfly (SimGrid <cluster topology="DRAGONFLY">), for the machines of machines/*.env:
+# SMPI_DF_PARAMS "groups,links;chassis,links;routers,links;nodes per router" (SimGrid's string),
+# every link SMPI_DF_LINK_BW / SMPI_DF_LINK_LAT (SimGrid gives all of a dragonfly's links one
+# bandwidth and latency, the node's own link included; parallel links between two routers or
+# groups are one link of that many times the bandwidth), hostfiles for the first N nodes of
+# each N in SMPI_DF_HOSTS: consecutive nodes fill a router, then a chassis, then a group.
+if [ -n "${SMPI_DF_PARAMS:-}" ]; then
+  dfn="$(awk -v p="$SMPI_DF_PARAMS" 'BEGIN { n = split(p, l, ";"); t = 1
+    for (i = 1; i <= n; i++) { split(l[i], f, ","); t *= f[1] } print t }')"
+  f="$out/dragonfly.xml"
+  {
+    header "Dragonfly, topo_parameters \"$SMPI_DF_PARAMS\" (groups,links; chassis per group,links;
+     routers per chassis,links; nodes per router): $dfn nodes x $Q cores. ${SMPI_DF_SHAPE:-}"
+    cat <<XML
+     - every link (node-router, router-router in a chassis, between chassis, between groups):
+       $SMPI_DF_LINK_BW, $SMPI_DF_LINK_LAT, SPLITDUPLEX (SimGrid: one value for all of them);
+     - within a node ("loopback_*"): $SMPI_LOOPBACK_BW, $SMPI_LOOPBACK_LAT, a fat pipe;
+     - per-message CPU cost: smpirun's smpi/ois and smpi/os = $SMPI_O_SEND s + ${SMPI_O_SEND_BYTE:-0} s
+       per byte at the sender, smpi/or = $SMPI_O_RECV (see the machine's .env file);
+     - speed: $SMPI_HOST_SPEED per core, unused. -->
+<platform version="4.1">
+  <cluster id="dragonfly" topology="DRAGONFLY" topo_parameters="$SMPI_DF_PARAMS"
+           prefix="node-" suffix="" radical="0-$((dfn - 1))" speed="$SMPI_HOST_SPEED" core="$Q"
+           bw="$SMPI_DF_LINK_BW" lat="$SMPI_DF_LINK_LAT" sharing_policy="SPLITDUPLEX"
+           loopback_bw="$SMPI_LOOPBACK_BW" loopback_lat="$SMPI_LOOPBACK_LAT"/>
+</platform>
+XML
+  } >"$f"
+  for n in ${SMPI_DF_HOSTS:-}; do hostfile "$n" "$out/hosts_dragonfly_N$n.txt"; done
+  echo "gen_platforms.sh: wrote the dragonfly and its hostfiles in $out"
+  exit 0
+fi
+
 ftn="$SMPI_FT_NODES"
 if [ "$ftn" -le 0 ]; then
   echo "gen_platforms.sh: wrote the cluster platforms and hostfiles in $out (no fat tree)"

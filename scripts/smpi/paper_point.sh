@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# scripts/smpi/paper_point.sh -- one simulation on one of the papers' machines (machines/*.env):
+#   bash scripts/smpi/paper_point.sh MACHINE P SIZES VARIANTS [mpia_bench options ...]
+# e.g. bash scripts/smpi/paper_point.sh theta 2048 128 tra:radix=2,tra:radix=46
+# MACHINE: theta, polaris, jupiter, epyc (scripts/smpi/machines/MACHINE.env: the platform, the
+# CPU costs). The baseline (mpia_bench's MPI_Alltoall(v)) runs under SMPI's SELECTOR selection
+# (default mpich: Cray MPICH's stand-in; ompi for Open MPI's). Environment: SELECTOR, OUT (the
+# log and the CSV, default build/smpi/papers), MPIX_* (passed to the library), PAPER_TAG (a
+# name for the log; default from the arguments), PAPER_TIMEOUT (s, default 3600), SMPI_EXTRA
+# (more smpirun options, word-split: e.g. --cfg=smpi/alltoall:basic_linear for another baseline),
+# SMPI_STATIC=1 (mpia_bench_static, the library linked in: no private copy of it per rank, 1 MB
+# less per rank; for P >= 4096).
+# The build: cmake --preset smpi && cmake --build build/smpi -j2 --target mpia_bench
+# (and mpia_bench_static).
+# Every result byte is checked by mpia_bench (--check-ends in the options: first and last only).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+machine="$1" P="$2" sizes="$3" variants="$4"
+shift 4
+env="$root/scripts/smpi/machines/$machine.env"
+[ -f "$env" ] || { echo "paper_point.sh: no $env" >&2; exit 2; }
+# shellcheck source=scripts/smpi/machines/theta.env
+. "$env"
+Q="$SMPI_PPN" N=$((P / SMPI_PPN))
+[ $((N * Q)) -eq "$P" ] || { echo "paper_point.sh: P = $P is not whole nodes of $Q" >&2; exit 2; }
+dir="$root/build/smpi/machines/$machine"
+mkdir -p "$dir"
+smpi_platform_files "$N" "$dir" "$env"
+mapfile -t cfg < <(smpi_cfg_common)
+out="${OUT:-$root/build/smpi/papers}"
+mkdir -p "$out"
+tag="${PAPER_TAG:-$machine-P$P-${sizes//,/_}-${variants//[,:=]/_}}"
+sel="${SELECTOR:-mpich}"
+echo "paper_point.sh: $machine P=$P ($N nodes x $Q) sizes $sizes variants $variants selector $sel -> $out/$tag.{log,csv}"
+bench="$root/build/smpi/benchmarks/mpia_bench" lib=(--cfg=smpi/privatize-libs:"$root/build/smpi/src/libmpi_advance.so.0")
+[ "${SMPI_STATIC:-0}" = 1 ] && bench="$root/build/smpi/benchmarks/mpia_bench_static" lib=()
+start=$(date +%s)
+# Each run its own directory for SMPI's private copies of the library (smpirun puts them in
+# $TMPDIR; its -tmpdir option is broken in 3.32; two runs at once would
+# otherwise load each other's copies).
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+TMPDIR="$tmp" MPIX_LOCALITY="ppn:$Q" /usr/bin/time -f "paper_point.sh: max RSS %M KiB, %e s" \
+  timeout "${PAPER_TIMEOUT:-3600}" smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
+  --cfg=surf/precision:1e-8 --cfg=smpi/coll-selector:"$sel" ${SMPI_EXTRA:-} \
+  "${lib[@]}" "$bench" --variants "$variants" --sizes "$sizes" \
+  --iters 1 --warmup 0 --settle 0 --watchdog 0 --csv "$out/$tag.csv" "$@" >"$out/$tag.log" 2>&1 ||
+  { echo "paper_point.sh: FAILED ($?), see $out/$tag.log" >&2; tail -5 "$out/$tag.log" >&2; exit 1; }
+grep -E '^ *([a-z_0-9]+ +)?[0-9]+ +[A-Za-z]' "$out/$tag.log" || true
+tail -1 "$out/$tag.log"
+echo "paper_point.sh: $(($(date +%s) - start)) s wall"
