@@ -9,7 +9,7 @@
 # same exchange through MPI_Send_init/MPI_Start) must take the same simulated time, within 2 %.
 # Then a persistent auto request's measured trial, one alltoallv simulation (power-law and sparse
 # counts, every algorithm) and one neighbor simulation (stencil and random graph through
-# MPIX_Topo), every byte checked.
+# MPIX_Topo), every byte checked, and one on a paper's machine (Theta, machines/theta.env).
 #   bash scripts/smpi/ci.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -143,5 +143,16 @@ for pattern in ("stencil3d", "random"):
         print(f"ci.sh: neighbor {pattern} n={size}: " +
               ", ".join(f"{v} {got[v]:.2f} us" for v in sorted(want)))
 sys.exit(bad)
+PY
+# The papers' machines (machines/*.env, issue 51): Theta's dragonfly at P = 128 (2 nodes of 64
+# ranks), 32 B, through paper_point.sh; every byte checked.
+OUT="$out" PAPER_TAG=ci_theta bash "$here/paper_point.sh" theta 128 32 'tra:radix=12,tra2' >/dev/null
+python3 - "$out/ci_theta.csv" <<'PY'
+import csv, sys
+got = {r["variant"]: float(r["median_max_us"]) for r in csv.DictReader(open(sys.argv[1], newline=""))}
+want = {"MPI_Alltoall", "tra:radix=12", "tra2"}
+if set(got) != want:
+    sys.exit(f"ci.sh: theta: variants {sorted(got)}, expected {sorted(want)}")
+print("ci.sh: theta P=128 32 B: " + ", ".join(f"{v} {got[v]:.2f} us" for v in sorted(want)))
 PY
 echo "ci.sh: simulation $((SECONDS - t1))s, total $((SECONDS - t0))s: OK"

@@ -37,6 +37,18 @@ hostfile() {  # N FILE
   for ((i = 0; i < $1; i++)); do printf 'node-%d:%d\n' "$i" "$Q" >>"$2"; done
 }
 
+# A SimGrid <cluster> of one of its topologies: ID TOPOLOGY PARAMS NODES BW LAT.
+topology_cluster() {
+  cat <<XML
+<platform version="4.1">
+  <cluster id="$1" topology="$2" topo_parameters="$3"
+           prefix="node-" suffix="" radical="0-$(($4 - 1))" speed="$SMPI_HOST_SPEED" core="$Q"
+           bw="$5" lat="$6" sharing_policy="SPLITDUPLEX"
+           loopback_bw="$SMPI_LOOPBACK_BW" loopback_lat="$SMPI_LOOPBACK_LAT"/>
+</platform>
+XML
+}
+
 # The switch is not a SimGrid backbone link: a backbone is one FATPIPE constraint that every
 # off-node flow crosses, and the flow solver's work then grows with the square of the flows in
 # flight (linear at P = 256, 512 B: over 20 minutes with it, 30 s without). A non-blocking
@@ -45,32 +57,6 @@ hostfile() {  # N FILE
 # same sharing. Checked identical: P = 64 and 256, tra2, linear, pairwise, Bruck (to 0.02 %).
 us() { case "$1" in *us) echo "${1%us}" ;; *) echo "gen_platforms.sh: '$1': latencies in us expected" >&2; exit 2 ;; esac; }
 LINK_LAT="$(awk -v a="$(us "$SMPI_NIC_LAT")" -v b="$(us "$SMPI_SWITCH_LAT")" 'BEGIN { printf "%gus", a + b / 2 }')"
-
-for n in $SMPI_CLUSTER_NODES; do
-  f="$out/cluster_N$n.xml"
-  {
-    header "Cluster family: $n nodes x $Q cores (P = $((n * Q)) ranks), one non-blocking switch."
-    cat <<XML
-     - node NIC link ("bw"/"lat"): $SMPI_NIC_BW, $SMPI_NIC_LAT, SPLITDUPLEX: 100 Gb/s InfiniBand
-       (HDR100-class) HCA + cable, each direction shared by the node's concurrent flows;
-     - switch: $SMPI_SWITCH_LAT, a non-blocking crossbar (no contention beyond the NICs; HDR
-       switch port-to-port ~0.13 us), no link of its own: half its latency on each NIC link,
-       so each link's "lat" is $LINK_LAT (gen_platforms.sh says why);
-     - node to node: NIC up + switch + NIC down = $SMPI_NIC_LAT + $SMPI_SWITCH_LAT + $SMPI_NIC_LAT of wire latency;
-     - within a node ("loopback_*"): $SMPI_LOOPBACK_BW, $SMPI_LOOPBACK_LAT, a fat pipe (SimGrid's cluster
-       loopback: every intra-node flow gets all of it), single-copy shared memory;
-     - per-message CPU overhead: not in this file, smpirun's smpi/ois and smpi/os = $SMPI_O_SEND s
-       per message at the sender, smpi/or = $SMPI_O_RECV (see platform.env, sweep.sh);
-     - speed: $SMPI_HOST_SPEED per core, unused (no computation is simulated). -->
-<platform version="4.1">
-  <cluster id="cluster" prefix="node-" suffix="" radical="0-$((n - 1))" speed="$SMPI_HOST_SPEED" core="$Q"
-           bw="$SMPI_NIC_BW" lat="$LINK_LAT" sharing_policy="SPLITDUPLEX"
-           loopback_bw="$SMPI_LOOPBACK_BW" loopback_lat="$SMPI_LOOPBACK_LAT"/>
-</platform>
-XML
-  } >"$f"
-  hostfile "$n" "$out/hosts_N$n.txt"
-done
 
 # A dragonfly (SimGrid <cluster topology="DRAGONFLY">), for the machines of machines/*.env:
 # SMPI_DF_PARAMS "groups,links;chassis,links;routers,links;nodes per router" (SimGrid's string),
@@ -92,18 +78,39 @@ if [ -n "${SMPI_DF_PARAMS:-}" ]; then
      - per-message CPU cost: smpirun's smpi/ois and smpi/os = $SMPI_O_SEND s + ${SMPI_O_SEND_BYTE:-0} s
        per byte at the sender, smpi/or = $SMPI_O_RECV (see the machine's .env file);
      - speed: $SMPI_HOST_SPEED per core, unused. -->
-<platform version="4.1">
-  <cluster id="dragonfly" topology="DRAGONFLY" topo_parameters="$SMPI_DF_PARAMS"
-           prefix="node-" suffix="" radical="0-$((dfn - 1))" speed="$SMPI_HOST_SPEED" core="$Q"
-           bw="$SMPI_DF_LINK_BW" lat="$SMPI_DF_LINK_LAT" sharing_policy="SPLITDUPLEX"
-           loopback_bw="$SMPI_LOOPBACK_BW" loopback_lat="$SMPI_LOOPBACK_LAT"/>
-</platform>
 XML
+    topology_cluster dragonfly DRAGONFLY "$SMPI_DF_PARAMS" "$dfn" "$SMPI_DF_LINK_BW" "$SMPI_DF_LINK_LAT"
   } >"$f"
   for n in ${SMPI_DF_HOSTS:-}; do hostfile "$n" "$out/hosts_dragonfly_N$n.txt"; done
   echo "gen_platforms.sh: wrote the dragonfly and its hostfiles in $out"
   exit 0
 fi
+
+for n in $SMPI_CLUSTER_NODES; do
+  f="$out/cluster_N$n.xml"
+  {
+    header "Cluster family: $n nodes x $Q cores (P = $((n * Q)) ranks), one non-blocking switch."
+    cat <<XML
+     - node NIC link ("bw"/"lat"): $SMPI_NIC_BW, $SMPI_NIC_LAT, SPLITDUPLEX: ${SMPI_NIC_DESC:-100 Gb/s InfiniBand
+       (HDR100-class) HCA + cable}, each direction shared by the node's concurrent flows;
+     - switch: $SMPI_SWITCH_LAT, a non-blocking crossbar (no contention beyond the NICs; ${SMPI_SWITCH_DESC:-HDR
+       switch port-to-port ~0.13 us}), no link of its own: half its latency on each NIC link,
+       so each link's "lat" is $LINK_LAT (gen_platforms.sh says why);
+     - node to node: NIC up + switch + NIC down = $SMPI_NIC_LAT + $SMPI_SWITCH_LAT + $SMPI_NIC_LAT of wire latency;
+     - within a node ("loopback_*"): $SMPI_LOOPBACK_BW, $SMPI_LOOPBACK_LAT, a fat pipe (SimGrid's cluster
+       loopback: every intra-node flow gets all of it), single-copy shared memory;
+     - per-message CPU overhead: not in this file, smpirun's smpi/ois and smpi/os = $SMPI_O_SEND s
+       per message at the sender, smpi/or = $SMPI_O_RECV (see platform.env, sweep.sh);
+     - speed: $SMPI_HOST_SPEED per core, unused (no computation is simulated). -->
+<platform version="4.1">
+  <cluster id="cluster" prefix="node-" suffix="" radical="0-$((n - 1))" speed="$SMPI_HOST_SPEED" core="$Q"
+           bw="$SMPI_NIC_BW" lat="$LINK_LAT" sharing_policy="SPLITDUPLEX"
+           loopback_bw="$SMPI_LOOPBACK_BW" loopback_lat="$SMPI_LOOPBACK_LAT"/>
+</platform>
+XML
+  } >"$f"
+  hostfile "$n" "$out/hosts_N$n.txt"
+done
 
 ftn="$SMPI_FT_NODES"
 if [ "$ftn" -le 0 ]; then
@@ -122,13 +129,8 @@ f="$out/fattree_N$ftn.xml"
      - per-message CPU overhead: smpirun's smpi/ois and smpi/os = $SMPI_O_SEND s per message at the
        sender, smpi/or = $SMPI_O_RECV (see platform.env);
      - speed: $SMPI_HOST_SPEED per core, unused. -->
-<platform version="4.1">
-  <cluster id="fattree" topology="FAT_TREE" topo_parameters="$SMPI_FT_PARAMS"
-           prefix="node-" suffix="" radical="0-$((ftn - 1))" speed="$SMPI_HOST_SPEED" core="$Q"
-           bw="$SMPI_FT_LINK_BW" lat="$SMPI_FT_LINK_LAT" sharing_policy="SPLITDUPLEX"
-           loopback_bw="$SMPI_LOOPBACK_BW" loopback_lat="$SMPI_LOOPBACK_LAT"/>
-</platform>
 XML
+  topology_cluster fattree FAT_TREE "$SMPI_FT_PARAMS" "$ftn" "$SMPI_FT_LINK_BW" "$SMPI_FT_LINK_LAT"
 } >"$f"
 for n in 4 16 64 256 512 "$ftn"; do
   [ "$n" -le "$ftn" ] && hostfile "$n" "$out/hosts_fattree_N$n.txt"

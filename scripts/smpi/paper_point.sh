@@ -34,6 +34,7 @@ sel="${SELECTOR:-mpich}"
 echo "paper_point.sh: $machine P=$P ($N nodes x $Q) sizes $sizes variants $variants selector $sel -> $out/$tag.{log,csv}"
 bench="$root/build/smpi/benchmarks/mpia_bench" lib=(--cfg=smpi/privatize-libs:"$root/build/smpi/src/libmpi_advance.so.0")
 [ "${SMPI_STATIC:-0}" = 1 ] && bench="$root/build/smpi/benchmarks/mpia_bench_static" lib=()
+read -r -a extra <<<"${SMPI_EXTRA:-}"
 start=$(date +%s)
 # Each run its own directory for SMPI's private copies of the library (smpirun puts them in
 # $TMPDIR; its -tmpdir option is broken in 3.32; two runs at once would
@@ -42,7 +43,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 TMPDIR="$tmp" MPIX_LOCALITY="ppn:$Q" /usr/bin/time -f "paper_point.sh: max RSS %M KiB, %e s" \
   timeout "${PAPER_TIMEOUT:-3600}" smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
-  --cfg=surf/precision:1e-8 --cfg=smpi/coll-selector:"$sel" ${SMPI_EXTRA:-} \
+  --cfg=surf/precision:1e-8 --cfg=smpi/coll-selector:"$sel" "${extra[@]}" \
   "${lib[@]}" "$bench" --variants "$variants" --sizes "$sizes" \
   --iters 1 --warmup 0 --settle 0 --watchdog 0 --csv "$out/$tag.csv" "$@" >"$out/$tag.log" 2>&1 ||
   { echo "paper_point.sh: FAILED ($?), see $out/$tag.log" >&2; tail -5 "$out/$tag.log" >&2; exit 1; }
