@@ -23,9 +23,13 @@ env="$root/scripts/smpi/machines/$machine.env"
 . "$env"
 Q="$SMPI_PPN" N=$((P / SMPI_PPN))
 [ $((N * Q)) -eq "$P" ] || { echo "paper_point.sh: P = $P is not whole nodes of $Q" >&2; exit 2; }
-dir="$root/build/smpi/machines/$machine"
-mkdir -p "$dir"
-smpi_platform_files "$N" "$dir" "$env"
+# Each run writes its platform and keeps SMPI's private copies of the library in a directory of
+# its own (smpirun puts those in $TMPDIR; its -tmpdir option is broken in 3.32): a shared one
+# kept platforms written from older machine files or other ranks per node, and two runs at once
+# loaded each other's library copies.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+smpi_platform_files "$N" "$tmp" "$env"
 mapfile -t cfg < <(smpi_cfg_common)
 out="${OUT:-$root/build/smpi/papers}"
 mkdir -p "$out"
@@ -36,11 +40,6 @@ bench="$root/build/smpi/benchmarks/mpia_bench" lib=(--cfg=smpi/privatize-libs:"$
 [ "${SMPI_STATIC:-0}" = 1 ] && bench="$root/build/smpi/benchmarks/mpia_bench_static" lib=()
 read -r -a extra <<<"${SMPI_EXTRA:-}"
 start=$(date +%s)
-# Each run its own directory for SMPI's private copies of the library (smpirun puts them in
-# $TMPDIR; its -tmpdir option is broken in 3.32; two runs at once would
-# otherwise load each other's copies).
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 # The peak memory, where GNU time is installed (Debian's "time"; not needed).
 timed=()
 [ -x /usr/bin/time ] && timed=(/usr/bin/time -f "paper_point.sh: max RSS %M KiB, %e s")
