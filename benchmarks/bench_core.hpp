@@ -137,6 +137,12 @@ class Case {
   bool degenerate = false;                  // system results only noted when they deviate
   std::size_t elem = 1;                     // bytes per element of the calls' datatype
   std::vector<unsigned char> send, expected, poison;
+  // --timing-only: the receive buffer of every call (the driver's; expected and poison empty).
+  unsigned char* timing_recv = nullptr;
+  // The receive buffer of a call: own (a copy of poison), or timing_recv.
+  unsigned char* recv_of(std::vector<unsigned char>& own) const {
+    return timing_recv != nullptr ? timing_recv : own.data();
+  }
   long long load_bytes = 0;  // the most bytes a rank sends (same on every rank)
   // The message size of OSU's defaults (Options::iters, warmup): a block's bytes (alltoall;
   // alltoallv: the mean block), the largest of the ranks' mean message (neighbor)
@@ -201,6 +207,10 @@ struct Options {
   // is checked after it (a stale-data bug shows); --check-ends: the first run and the timed
   // iterations' last result only, the send data fixed.
   bool check_every = true;
+  // --timing-only: no result is checked and one receive buffer serves every variant; under
+  // SimGrid's SMPI every simulated rank shares it (SMPI_SHARED_MALLOC), so that the lab can run
+  // points whose buffers do not fit in one process's memory.
+  bool timing_only = false;
   // --jitter J (SimGrid SMPI builds only): every message's latency, the MPI library's own
   // collectives' included, times 1 + a seeded heavy-tailed draw of mean J; 0: none.
   double jitter = 0;

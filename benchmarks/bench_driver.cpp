@@ -44,6 +44,7 @@
 #include <ctime>
 #include <fnmatch.h>
 #include <memory>
+#include <new>
 #include <random>
 #if defined(SMPI_H)
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
@@ -126,6 +127,9 @@ const char* const kUsage =
     "  --check-ends     check the result of the first run and after the timed iterations only,\n"
     "                   with fixed send data (default: new send data before every start and\n"
     "                   every received byte checked after it, untimed)\n"
+    "  --timing-only    check no result: one receive buffer for every variant, which under\n"
+    "                   SimGrid's SMPI every simulated rank shares (SMPI_SHARED_MALLOC), for\n"
+    "                   lab points whose buffers do not fit in memory; the times only\n"
     "  --seed N         seed of the random patterns and delays (default 20240601)\n"
     "  --periodic MODE  neighbor: Cartesian periodicity auto (dimensions of >= 3 ranks),\n"
     "                   all, none (default auto)\n"
@@ -236,6 +240,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.lat_factor = a.value();
     else if (a.is("--check-ends"))
       o.check_every = false;
+    else if (a.is("--timing-only"))
+      o.timing_only = true, o.check_every = false;
     else if (a.is("--seed"))
       o.seed = a.count(0, ~0ull);
     else if (a.is("--periodic"))
@@ -320,7 +326,7 @@ std::string probe(const Ctx& c, Case& k, const std::string& selection, int& rc) 
   MPI_Info_create(&info);
   MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, selection.c_str());
   MPIX_Request req = MPIX_REQUEST_NULL;
-  rc = k.ours_init(recv.data(), k.comm, info, &req);
+  rc = k.ours_init(k.recv_of(recv), k.comm, info, &req);
   MPI_Info_free(&info);
   int failed = rc != MPI_SUCCESS, any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c.comm);
@@ -541,12 +547,38 @@ void get_traffic(const Run& r, MPIX_Request req, Samples& s, const std::string& 
   for (int i = 0; i < 4; ++i) s.traffic[i] = static_cast<long long>(t[i]);
 }
 
+// --timing-only: a receive buffer nobody reads. Under SimGrid's SMPI, SMPI_SHARED_MALLOC maps
+// the same few pages into it for every simulated rank however large it is (SMPI's default
+// smpi/shared-malloc:global), so the receive side costs no memory per rank.
+struct TimingBuffer {
+  unsigned char* p = nullptr;
+  explicit TimingBuffer(std::size_t n) {
+    if (n == 0) return;
+#if defined(SMPI_H)
+    p = static_cast<unsigned char*>(SMPI_SHARED_MALLOC(n));
+#else
+    p = static_cast<unsigned char*>(std::malloc(n));
+#endif
+    if (p == nullptr) throw std::bad_alloc();
+  }
+  ~TimingBuffer() {
+#if defined(SMPI_H)
+    if (p != nullptr) SMPI_SHARED_FREE(p);
+#else
+    std::free(p);
+#endif
+  }
+  TimingBuffer(const TimingBuffer&) = delete;
+  TimingBuffer& operator=(const TimingBuffer&) = delete;
+};
+
 void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_iter, Samples& out) {
   const Ctx& c = r.c;
   if (out.skipped) return;
   const std::string where = where_str(r, k, v);
   g_watchdog.set_phase(where);
   std::vector<unsigned char> recv = k.poison;
+  unsigned char* const rb = k.recv_of(recv);  // reassigning recv (same size) keeps its storage
   MPI_Comm comm = k.comm;
   MPIX_Request ours = MPIX_REQUEST_NULL;
   MPI_Request sys = MPI_REQUEST_NULL;
@@ -568,7 +600,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
       dup();
       MPI_Barrier(c.comm);
       double t0 = MPI_Wtime();
-      int rc = k.sys_init(recv.data(), comm, &sys);
+      int rc = k.sys_init(rb, comm, &sys);
       double t1 = MPI_Wtime();
       // Not ours to fix: a failure of the system's persistent call drops the variant from
       // this configuration, on every rank.
@@ -601,7 +633,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
       // A blocking call cannot be asked what it runs: report what a persistent request with
       // the same selection (no info key: the communicator's or the environment's) resolves to.
       MPIX_Request p = MPIX_REQUEST_NULL;
-      check_rc(c, k.ours_init(recv.data(), comm, MPI_INFO_NULL, &p), "init (probe)", where);
+      check_rc(c, k.ours_init(rb, comm, MPI_INFO_NULL, &p), "init (probe)", where);
       check_rc(c, request_algorithm(p, chosen), "MPIX_Request_get_algorithm", where);
       get_traffic(r, p, out, where);
       check_rc(c, MPIX_Request_free(&p), "MPIX_Request_free", where);
@@ -615,7 +647,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
       MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, v.selection.c_str());
       MPI_Barrier(c.comm);
       double t0 = MPI_Wtime();
-      check_rc(c, k.ours_init(recv.data(), comm, info, &ours), "MPIX init", where);
+      check_rc(c, k.ours_init(rb, comm, info, &ours), "MPIX init", where);
       out.init_sum += MPI_Wtime() - t0;
       out.init_count++;
       MPI_Info_free(&info);
@@ -657,14 +689,14 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     ++starts;
     switch (v.kind) {
       case Kind::SystemBlocking:
-        check_rc(c, k.sys_blocking(recv.data(), comm), v.name, where);
+        check_rc(c, k.sys_blocking(rb, comm), v.name, where);
         break;
       case Kind::SystemPersistent:
         check_rc(c, MPI_Start(&sys), "MPI_Start", where);
         check_rc(c, MPI_Wait(&sys, MPI_STATUS_IGNORE), "MPI_Wait", where);
         break;
       case Kind::OursBlocking:
-        check_rc(c, k.ours_blocking(recv.data(), comm), "MPIX_" + std::string(r.w.call), where);
+        check_rc(c, k.ours_blocking(rb, comm), "MPIX_" + std::string(r.w.call), where);
         break;
       case Kind::OursPersistent:
         check_rc(c, MPIX_Start(&ours), "MPIX_Start", where);
@@ -675,6 +707,7 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
   // Every element of every rank against the expected buffer. The MPI library's results on a
   // degenerate topology (where libraries have differed) are only noted.
   auto check = [&](const char* when) {
+    if (r.o.timing_only) return;
     const bool note_only = k.degenerate && system_like(v);
     long long bad = compare(c, k, recv, v.name + ", " + when, note_only);
     if (bad == 0) return;
@@ -1105,6 +1138,14 @@ int run_bench(int argc, char** argv) {
                 warm.c_str(), o.iters > 0 ? std::to_string(o.iters).c_str() : "1000|100", o.rounds,
                 o.seed, env_name.c_str(), env ? env : "(unset)",
                 w.system_init_name() ? w.system_init_name() : "none");
+    if (o.timing_only)
+      std::printf("# --timing-only: no result is checked%s\n",
+#if defined(SMPI_H)
+                  " (one receive buffer, shared by every simulated rank)"
+#else
+                  ""
+#endif
+      );
     if (o.warmup < 0 || o.iters <= 0)
       std::printf("# %s%s%s: OSU's defaults, the first up to 8 KiB messages, the second above\n",
                   o.warmup < 0 ? "warmup" : "", o.warmup < 0 && o.iters <= 0 ? " and " : "",
@@ -1138,6 +1179,12 @@ int run_bench(int argc, char** argv) {
       g_watchdog.set_phase("building " + (pat.empty() ? "" : pat + " ") + "size " +
                            std::to_string(size));
       std::unique_ptr<Case> k = w.make_case(c, o, pat, size);
+      TimingBuffer timing(o.timing_only ? k->poison.size() : 0);
+      if (o.timing_only) {
+        k->timing_recv = timing.p;
+        k->expected = std::vector<unsigned char>();
+        k->poison = std::vector<unsigned char>();
+      }
       if (c.rank == 0 && !k->header.empty()) std::printf("# %s\n", k->header.c_str());
       // Settle the system at this size before the first variant (the baseline) runs:
       // fresh buffers and a new message size otherwise penalize whichever comes first.
@@ -1148,7 +1195,7 @@ int run_bench(int argc, char** argv) {
                                          : std::max(50, 2 * warmup_for(o, *k));
       std::vector<unsigned char> scratch = settle > 0 ? k->poison : std::vector<unsigned char>();
       for (int i = 0; i < settle; ++i) {
-        check_rc(c, k->sys_blocking(scratch.data(), k->comm), "MPI_" + std::string(w.call),
+        check_rc(c, k->sys_blocking(k->recv_of(scratch), k->comm), "MPI_" + std::string(w.call),
                  "settling");
         g_watchdog.poke();
       }
@@ -1159,7 +1206,7 @@ int run_bench(int argc, char** argv) {
         for (int i = 0; i < 5; ++i) {
           MPI_Barrier(c.comm);
           const double t0 = MPI_Wtime();
-          check_rc(c, k->sys_blocking(buf.data(), k->comm), "MPI_" + std::string(w.call),
+          check_rc(c, k->sys_blocking(k->recv_of(buf), k->comm), "MPI_" + std::string(w.call),
                    "timing the noise's reference");
           double t = MPI_Wtime() - t0, slowest = 0;
           MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, c.comm);
@@ -1192,9 +1239,29 @@ int run_bench(int argc, char** argv) {
 
 }  // namespace mpia_bench
 
+namespace {
+// MPIA_BENCH_QUICK_EXIT (scripts/smpi/paper_point.sh, SMPI_MMAP=1): the process ends at exit
+// without running its exit handlers. Under SimGrid's mmap privatization every simulated rank has
+// its own copy of the executable's globals but all share libc's one list of exit handlers, where
+// each rank registers the destructors of its function-local statics (the library's registry,
+// settings, ...): at exit they all run on one copy, a double free. Every rank registers this
+// handler after those, so it runs first; a rank that failed says so in the environment, which
+// the ranks share.
+const char* const kQuickExit = "MPIA_BENCH_QUICK_EXIT";
+void quick_exit_now() {
+  std::fflush(nullptr);
+  const char* v = std::getenv(kQuickExit);
+  std::_Exit(v != nullptr && std::strcmp(v, "failed") == 0 ? 1 : 0);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rc = mpia_bench::run_bench(argc, argv);
   MPI_Finalize();
+  if (std::getenv(kQuickExit) != nullptr) {
+    if (rc != 0) setenv(kQuickExit, "failed", 1);
+    std::atexit(quick_exit_now);
+  }
   return rc;
 }

@@ -9,7 +9,9 @@
 # name for the log; default from the arguments), PAPER_TIMEOUT (s, default 3600), SMPI_EXTRA
 # (more smpirun options, word-split: e.g. --cfg=smpi/alltoall:basic_linear for another baseline),
 # SMPI_STATIC=1 (mpia_bench_static, the library linked in: no private copy of it per rank;
-# 4.8 GB instead of 5.1 at P = 2048, 32 B).
+# 4.8 GB instead of 5.1 at P = 2048, 32 B), SMPI_MMAP=1 (the same executable, its globals
+# privatized by SimGrid's mmap mode, which copies only its data per rank, not the whole file: at
+# P = 1024, 32 B, 0.74 GB against 1.8 GB, 1.5-2x the wall time, the same simulated times).
 # The build: cmake --preset smpi && cmake --build build/smpi -j2 --target mpia_bench
 # (and mpia_bench_static).
 # Every result byte is checked by mpia_bench (--check-ends in the options: first and last only).
@@ -38,12 +40,16 @@ sel="${SELECTOR:-mpich}"
 echo "paper_point.sh: $machine P=$P ($N nodes x $Q) sizes $sizes variants $variants selector $sel -> $out/$tag.{log,csv}"
 bench="$root/build/smpi/benchmarks/mpia_bench" lib=(--cfg=smpi/privatize-libs:"$root/build/smpi/src/libmpi_advance.so.0")
 [ "${SMPI_STATIC:-0}" = 1 ] && bench="$root/build/smpi/benchmarks/mpia_bench_static" lib=()
+# mmap privatization: the ranks share libc's exit handlers; mpia_bench then ends without them
+# (MPIA_BENCH_QUICK_EXIT, bench_driver.cpp).
+[ "${SMPI_MMAP:-0}" = 1 ] && bench="$root/build/smpi/benchmarks/mpia_bench_static" \
+  lib=(--cfg=smpi/privatization:mmap) && export MPIA_BENCH_QUICK_EXIT=1
 read -r -a extra <<<"${SMPI_EXTRA:-}"
 start=$(date +%s)
 # The peak memory, where GNU time is installed (Debian's "time"; not needed).
 timed=()
 [ -x /usr/bin/time ] && timed=(/usr/bin/time -f "paper_point.sh: max RSS %M KiB, %e s")
-TMPDIR="$tmp" MPIX_LOCALITY="ppn:$Q" "${timed[@]}" \
+TMPDIR="$tmp" MPIX_LOCALITY="ppn:$Q" ${PERFWRAP:-} "${timed[@]}" \
   timeout "${PAPER_TIMEOUT:-3600}" smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
   --cfg=surf/precision:1e-8 --cfg=smpi/coll-selector:"$sel" "${extra[@]}" \
   "${lib[@]}" "$bench" --variants "$variants" --sizes "$sizes" \
