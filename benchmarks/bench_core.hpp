@@ -192,6 +192,10 @@ struct Options {
   // simulation then times the settled plan without simulating --warmup starts of every
   // algorithm. No --trial-warmup then.
   bool warmup_until_settled = false;
+  // --warmup-others N (with --warmup-until-settled): the warm-up of the MPI library's calls and
+  // the blocking variants instead of --warmup's (-1: --warmup's). In a simulation nothing warms
+  // up; --warmup must stay large enough for a trial to settle.
+  int warmup_others = -1;
   std::vector<std::string> variant_patterns;             // empty: the default set
   std::map<std::string, std::vector<long long>> sweeps;  // parameter -> values
   std::string csv;

@@ -97,6 +97,9 @@ const char* const kUsage =
     "                   persistent request of ours, which ends at the start after its trial\n"
     "                   settled (at once without a trial); the MPI library's calls and the\n"
     "                   blocking variants still warm up N starts; no --trial-warmup\n"
+    "  --warmup-others N  with --warmup-until-settled: the MPI library's calls and the\n"
+    "                   blocking variants warm up N starts instead (a simulation repeats\n"
+    "                   the same start: nothing warms; default --warmup's N)\n"
     "  --settle N       calls of MPI_<Call> at each size before the first variant (default\n"
     "                   max(50, 2 x warmup); 0 in a simulation, where nothing needs settling)\n"
     "  --rounds R       split the timed iterations into R rounds; each round sets up, checks,\n"
@@ -195,6 +198,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.warmup = int(a.count(0, 100000000)), o.warmup_given = true;
     else if (a.is("--warmup-until-settled"))
       o.warmup_until_settled = true;
+    else if (a.is("--warmup-others"))
+      o.warmup_others = int(a.count(0, 1000000));
     else if (a.is("--trial-warmup"))
       o.trial_warmup = int(a.count(0, 100000000));
     else if (a.is("--settle"))
@@ -753,8 +758,10 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     g_watchdog.poke();
     if (r.o.check_every) check(what.c_str());
   };
-  const int warmup = warmup_for(r.o, k);
   const bool until = r.o.warmup_until_settled && ours != MPIX_REQUEST_NULL;
+  const int warmup = r.o.warmup_until_settled && !until && r.o.warmup_others >= 0
+                         ? r.o.warmup_others
+                         : warmup_for(r.o, k);
   for (int i = 0; i < warmup && !(until && settled_everywhere()); ++i)
     warm("warm-up start " + std::to_string(i));
   if (ours != MPIX_REQUEST_NULL && !r.o.warmup_until_settled) {
@@ -1132,8 +1139,10 @@ int run_bench(int argc, char** argv) {
                 c.mpi_library.c_str());
     const std::string warm =
         (o.warmup >= 0 ? std::to_string(o.warmup) : std::string("200|10")) +
-        (o.warmup_until_settled ? " (until settled)"
-                                : " trial-warmup=" + std::to_string(o.trial_warmup));
+        (o.warmup_until_settled
+             ? " (until settled" +
+                   (o.warmup_others >= 0 ? "; others " + std::to_string(o.warmup_others) : "") + ")"
+             : " trial-warmup=" + std::to_string(o.trial_warmup));
     std::printf("# warmup=%s iters=%s rounds=%d seed=%llu  %s=%s  system persistent: %s\n",
                 warm.c_str(), o.iters > 0 ? std::to_string(o.iters).c_str() : "1000|100", o.rounds,
                 o.seed, env_name.c_str(), env ? env : "(unset)",
