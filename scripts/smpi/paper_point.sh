@@ -49,7 +49,7 @@ start=$(date +%s)
 # The peak memory, where GNU time is installed (Debian's "time"; not needed).
 timed=()
 [ -x /usr/bin/time ] && timed=(/usr/bin/time -f "paper_point.sh: max RSS %M KiB, %e s")
-TMPDIR="$tmp" MPIX_LOCALITY="ppn:$Q" ${PERFWRAP:-} "${timed[@]}" \
+TMPDIR="$tmp" MPIX_LOCALITY="ppn:$Q" "${timed[@]}" \
   timeout "${PAPER_TIMEOUT:-3600}" smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
   --cfg=surf/precision:1e-8 --cfg=smpi/coll-selector:"$sel" "${extra[@]}" \
   "${lib[@]}" "$bench" --variants "$variants" --sizes "$sizes" \
