@@ -28,6 +28,18 @@
 // transposes (pack + alltoallv + unpack) and of the whole (FFTs included): the mean over the
 // timed iterations, the max over ranks; and the ratios vs "system". A table on rank 0, and a
 // CSV file with --csv.
+//
+// --1d M: instead, a 1-D FFT of N = P^2 * M points over all P ranks, as seed 003 (section VI) ran
+// it on Theta and Polaris behind FFTW: rank r holds points [r*P*M, (r+1)*P*M) in natural order,
+// before and after. The six-step algorithm with N = N1 * N2, N1 = P, N2 = P * M (x[n1 + P*n2]):
+// transpose so that rank r holds the n1 = r column (alltoall 1), P*M-point FFTs, twiddles
+// W_N^(n1*k2), transpose so that rank u holds k2 in [u*M, (u+1)*M) (alltoall 2), M P-point FFTs,
+// transpose into natural order (alltoall 3). Three alltoalls of M complex (16*M bytes) per block:
+// the paper's 16 B (N = P^2) and 1 KiB (N = 64 P^2). "system" is MPI_Alltoall; any other backend
+// an mpi-advance alltoall algorithm given to MPIX_Alltoall_init, one persistent request per
+// transpose (the inverse transform reuses them). Checks: a tone exp(2 pi i f n / N) transforms
+// to N at f and 0 elsewhere, on every rank's every point; up to --serial-max points, pseudo-random
+// data against a serial 1-D FFTW of the whole N on rank 0; and the round trip of every backend.
 
 #include <mpi.h>
 
@@ -66,6 +78,7 @@ struct Options {
   std::string csv;
   double tol = 1e-9;
   long long serial_max = 1LL << 18;  // largest grid checked against a serial FFTW on rank 0
+  int m1d = 0;                       // --1d M: the 1-D FFT of P^2 * M points instead
 };
 
 [[noreturn]] void usage_error(int rank, const std::string& msg) {
@@ -74,9 +87,11 @@ struct Options {
                  "mpia_fft3d: %s\n"
                  "usage: mpia_fft3d [--n N | --dims N1,N2,N3] [--grid Pr,Pc] [--iters K]\n"
                  "                  [--warmup W] [--backends b1,b2,...] [--csv FILE]\n"
-                 "                  [--tol T] [--serial-max POINTS]\n"
+                 "                  [--tol T] [--serial-max POINTS] [--1d M]\n"
                  "backends: system (MPI_Alltoallv) or an mpi-advance alltoallv algorithm\n"
-                 "          (name[:key=value], e.g. bruck:radix=4); default: all\n",
+                 "          (name[:key=value[,key=value]], e.g. bruck:radix=4); default: all\n"
+                 "--1d M:   a 1-D FFT of P^2 * M points (three alltoalls of M complex per\n"
+                 "          block); backends: system (MPI_Alltoall) or alltoall algorithms\n",
                  msg.c_str());
   }
   MPI_Finalize();
@@ -135,7 +150,15 @@ Options parse_options(int argc, char** argv, int rank) {
       if (!parse_int(value(), 0, 1 << 24, &v)) usage_error(rank, "bad --warmup");
       o.warmup = static_cast<int>(v);
     } else if (a == "--backends") {
-      o.backends = split(value(), ',');
+      // An item with '=' but no ':' is another parameter of the item before it:
+      // "system,tra2:radix_intra=8,radix_inter=2" is two backends.
+      for (const std::string& item : split(value(), ',')) {
+        if (!o.backends.empty() && item.find('=') != std::string::npos &&
+            item.find(':') == std::string::npos)
+          o.backends.back() += "," + item;
+        else
+          o.backends.push_back(item);
+      }
       if (o.backends.empty()) usage_error(rank, "empty --backends");
     } else if (a == "--csv") {
       o.csv = value();
@@ -148,6 +171,9 @@ Options parse_options(int argc, char** argv, int rank) {
       if (!parse_int(value(), 0, std::numeric_limits<long long>::max(), &v))
         usage_error(rank, "bad --serial-max");
       o.serial_max = v;
+    } else if (a == "--1d") {
+      if (!parse_int(value(), 1, 1 << 20, &v)) usage_error(rank, "bad --1d");
+      o.m1d = static_cast<int>(v);
     } else if (a == "-h" || a == "--help") {
       usage_error(rank, "help");
     } else {
@@ -168,6 +194,31 @@ struct Range {
   int start = 0, size = 0;
 };
 Range block(int n, int p, int b) { return {block_start(n, p, b), block_size(n, p, b)}; }
+
+// The algorithms some persistent requests run, each named once, joined by '|'.
+std::string names_of(const MPIX_Request* reqs, int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) {
+    char buf[MPIX_MAX_ALGORITHM_STRING];
+    int len = 0;
+    if (MPIX_Request_get_algorithm(reqs[i], buf, &len) != MPI_SUCCESS) continue;
+    std::string s(buf, len);
+    if (std::find(names.begin(), names.end(), s) == names.end()) names.push_back(s);
+  }
+  std::string out;
+  for (auto& s : names) out += (out.empty() ? "" : "|") + s;
+  return out;
+}
+
+// An exchange that failed ends the run.
+void check_exchange(int err, const char* what) {
+  if (err == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(err, msg, &len);
+  std::fprintf(stderr, "mpia_fft3d: %s failed: %s\n", what, msg);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+}
 
 // One alltoallv: counts and displacements in complex elements, and its request.
 struct Exchange {
@@ -322,17 +373,8 @@ struct Fft3d {
 
   std::string algorithm_names() {
     if (!persistent) return "MPI_Alltoallv";
-    std::vector<std::string> names;
-    for (Exchange* e : {&xy_ex, &yz_ex, &zy_ex, &yx_ex}) {
-      char buf[MPIX_MAX_ALGORITHM_STRING];
-      int len = 0;
-      if (MPIX_Request_get_algorithm(e->req, buf, &len) != MPI_SUCCESS) continue;
-      std::string s(buf, len);
-      if (std::find(names.begin(), names.end(), s) == names.end()) names.push_back(s);
-    }
-    std::string out;
-    for (auto& s : names) out += (out.empty() ? "" : "|") + s;
-    return out;
+    const MPIX_Request reqs[] = {xy_ex.req, yz_ex.req, zy_ex.req, yx_ex.req};
+    return names_of(reqs, 4);
   }
 
   void exchange(Exchange& e) {
@@ -348,13 +390,7 @@ struct Fft3d {
                           rbuf.data(), e.rcounts.data(), e.rdispls.data(), MPI_C_DOUBLE_COMPLEX,
                           e.comm);
     }
-    if (err != MPI_SUCCESS) {
-      char msg[MPI_MAX_ERROR_STRING];
-      int len = 0;
-      MPI_Error_string(err, msg, &len);
-      std::fprintf(stderr, "mpia_fft3d: alltoallv failed: %s\n", msg);
-      MPI_Abort(MPI_COMM_WORLD, 3);
-    }
+    check_exchange(err, "alltoallv");
     t_comm += MPI_Wtime() - t0;
   }
 
@@ -590,11 +626,269 @@ double check_serial(Fft3d& f, int rank, int nprocs) {
   return err;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The 1-D FFT of N = P^2 * M points (--1d M; the header comment)
+// ---------------------------------------------------------------------------------------------
+struct Fft1d {
+  int P, r, M;
+  long long N;
+  size_t size_x;  // P * M: the points of each rank, in and out
+  // X: the input (and the inverse's output); A: transpose 1's packed send buffer; B: its
+  // receive buffer, the n1 = r column; C: transpose 2's receive buffer; D: the spectrum.
+  std::vector<cplx> X, A, B, C, D, tw;
+  fftw_plan f2 = nullptr, b2 = nullptr, f1 = nullptr, b1 = nullptr;
+  // The three transposes: A -> B, B -> C, C -> D.
+  MPIX_Request req[3] = {MPIX_REQUEST_NULL, MPIX_REQUEST_NULL, MPIX_REQUEST_NULL};
+  bool persistent = false;
+  bool poison = false;
+  double t_comm = 0, t_tr = 0;
+  MPI_Comm comm = MPI_COMM_NULL;  // MPI_COMM_WORLD's duplicate, errors returned
+
+  Fft1d(int p, int rank, int m)
+      : P(p), r(rank), M(m), N((long long)p * p * m), size_x(size_t(p) * m) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (size_x > size_t(std::numeric_limits<int>::max())) {
+      std::fprintf(stderr, "mpia_fft3d: --1d: P * M too large for int counts\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (auto* v : {&X, &A, &B, &C, &D}) v->assign(size_x, 0);
+    // W_N^(r * k2), the phase reduced modulo N first for accuracy.
+    const double tp = 2.0 * 3.14159265358979323846;
+    tw.resize(size_x);
+    for (size_t k2 = 0; k2 < size_x; ++k2)
+      tw[k2] = std::polar(1.0, -tp * double((long long)r * (long long)k2 % N) / double(N));
+    const int n2 = int(size_x);
+    auto* b = reinterpret_cast<fftw_complex*>(B.data());
+    auto* c = reinterpret_cast<fftw_complex*>(C.data());
+    f2 = fftw_plan_dft_1d(n2, b, b, FFTW_FORWARD, FFTW_ESTIMATE);
+    b2 = fftw_plan_dft_1d(n2, b, b, FFTW_BACKWARD, FFTW_ESTIMATE);
+    // M transforms of P points, stride M: C[n1 * M + j].
+    f1 = fftw_plan_many_dft(1, &P, M, c, nullptr, M, 1, c, nullptr, M, 1, FFTW_FORWARD,
+                            FFTW_ESTIMATE);
+    b1 = fftw_plan_many_dft(1, &P, M, c, nullptr, M, 1, c, nullptr, M, 1, FFTW_BACKWARD,
+                            FFTW_ESTIMATE);
+    if (!f2 || !b2 || !f1 || !b1) {
+      std::fprintf(stderr, "mpia_fft3d: --1d: an FFTW plan failed\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  Fft1d(const Fft1d&) = delete;
+  Fft1d& operator=(const Fft1d&) = delete;
+
+  ~Fft1d() {
+    free_requests();
+    for (fftw_plan p : {f2, b2, f1, b1}) fftw_destroy_plan(p);
+    MPI_Comm_free(&comm);
+  }
+
+  cplx* send_of(int t) { return t == 0 ? A.data() : t == 1 ? B.data() : C.data(); }
+  cplx* recv_of(int t) { return t == 0 ? B.data() : t == 1 ? C.data() : D.data(); }
+
+  int set_backend(const std::string& algorithm) {
+    free_requests();
+    persistent = !algorithm.empty();
+    if (!persistent) return MPI_SUCCESS;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algorithm.c_str());
+    int rc = MPI_SUCCESS;
+    for (int t = 0; t < 3; ++t) {
+      int err = MPIX_Alltoall_init(send_of(t), M, MPI_C_DOUBLE_COMPLEX, recv_of(t), M,
+                                   MPI_C_DOUBLE_COMPLEX, comm, info, &req[t]);
+      if (err != MPI_SUCCESS) rc = err;
+    }
+    MPI_Info_free(&info);
+    return rc;
+  }
+
+  void free_requests() {
+    for (MPIX_Request& q : req)
+      if (q != MPIX_REQUEST_NULL) MPIX_Request_free(&q);
+    persistent = false;
+  }
+
+  std::string algorithm_names() { return persistent ? names_of(req, 3) : "MPI_Alltoall"; }
+
+  void exchange(int t) {
+    cplx* out = recv_of(t);
+    if (poison) std::fill(out, out + size_x, cplx(std::numeric_limits<double>::quiet_NaN(), 0.0));
+    double t0 = MPI_Wtime();
+    int err;
+    if (persistent) {
+      err = MPIX_Start(&req[t]);
+      if (err == MPI_SUCCESS) err = MPIX_Wait(&req[t], MPI_STATUS_IGNORE);
+    } else {
+      err = MPI_Alltoall(send_of(t), M, MPI_C_DOUBLE_COMPLEX, out, M, MPI_C_DOUBLE_COMPLEX, comm);
+    }
+    check_exchange(err, "alltoall");
+    const double dt = MPI_Wtime() - t0;
+    t_comm += dt;
+    t_tr += dt;
+  }
+
+  // in (natural order) -> D (natural order), sign FFTW_FORWARD or FFTW_BACKWARD (unnormalised).
+  void transform(const std::vector<cplx>& in, bool forward) {
+    double t0 = MPI_Wtime();
+    for (int t = 0; t < P; ++t)  // to rank t: n1 = t, my M values of n2
+      for (int a = 0; a < M; ++a) A[size_t(t) * M + a] = in[size_t(t) + size_t(P) * a];
+    t_tr += MPI_Wtime() - t0;
+    exchange(0);  // B[s*M + a] = x[n1 = r, n2 = s*M + a]
+    fftw_execute(forward ? f2 : b2);
+    if (forward)
+      for (size_t k = 0; k < size_x; ++k) B[k] *= tw[k];
+    else
+      for (size_t k = 0; k < size_x; ++k) B[k] *= std::conj(tw[k]);
+    exchange(1);  // C[n1*M + j] = y[n1, k2 = r*M + j]
+    fftw_execute(forward ? f1 : b1);
+    exchange(2);  // D[u*M + j] = X[k1 = r, k2 = u*M + j] = X[r*P*M + u*M + j]
+  }
+
+  void forward() { transform(X, true); }
+
+  void inverse() {
+    transform(D, false);
+    const double s = 1.0 / double(N);
+    for (size_t i = 0; i < size_x; ++i) X[i] = D[i] * s;
+  }
+
+  template <class F>
+  void fill_x(F f) {
+    const long long base = (long long)r * (long long)size_x;
+    for (size_t i = 0; i < size_x; ++i) X[i] = f(base + (long long)i);
+  }
+};
+
+// Forward transform of a tone exp(2 pi i f n / N): N at f, 0 elsewhere, on every rank's every
+// point. Returns the largest error relative to N, max over ranks.
+double check_tone(Fft1d& f) {
+  const long long k = (f.N / 3 + f.P + 1) % f.N;  // neither k1 nor k2 zero where N allows
+  const double tp = 2.0 * 3.14159265358979323846;
+  f.fill_x([&](long long n) { return std::polar(1.0, tp * double(k * n % f.N) / double(f.N)); });
+  f.forward();
+  const long long base = (long long)f.r * (long long)f.size_x;
+  double err = 0;
+  for (size_t i = 0; i < f.size_x; ++i) {
+    cplx expect = base + (long long)i == k ? cplx(double(f.N), 0) : cplx(0, 0);
+    err = errmax(err, std::abs(f.D[i] - expect) / double(f.N));
+  }
+  return allreduce_max(err);
+}
+
+// Pseudo-random data, transformed, gathered on rank 0 and compared with a serial 1-D FFTW.
+double check_serial_1d(Fft1d& f, int rank) {
+  auto value = [](long long n) { return random_value(int(n % 65521), int(n / 65521), 7); };
+  f.fill_x(value);
+  f.forward();
+  std::vector<cplx> all(rank == 0 ? size_t(f.N) : 1);
+  MPI_Gather(f.D.data(), int(f.size_x), MPI_C_DOUBLE_COMPLEX, all.data(), int(f.size_x),
+             MPI_C_DOUBLE_COMPLEX, 0, MPI_COMM_WORLD);
+  double err = 0;
+  if (rank == 0) {
+    std::vector<cplx> ref(size_t(f.N));
+    for (long long n = 0; n < f.N; ++n) ref[size_t(n)] = value(n);
+    auto* d = reinterpret_cast<fftw_complex*>(ref.data());
+    fftw_plan p = fftw_plan_dft_1d(int(f.N), d, d, FFTW_FORWARD, FFTW_ESTIMATE);
+    fftw_execute(p);
+    fftw_destroy_plan(p);
+    double refmax = 0, diff = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      refmax = std::max(refmax, std::abs(ref[i]));
+      diff = errmax(diff, std::abs(all[i] - ref[i]));
+    }
+    err = diff / std::max(refmax, 1e-300);
+  }
+  MPI_Bcast(&err, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return err;
+}
+
 struct Result {
   std::string backend, algorithm;
   double comm_ms = 0, tr_ms = 0, total_ms = 0, err = 0;
   bool ok = false;
 };
+
+// Every backend on f (Fft3d or Fft1d): its requests made, an untimed round trip with poisoned
+// receive buffers, then the timed forward + inverse transforms of input.
+template <class F>
+std::vector<Result> run_backends(F& f, const Options& opt, const std::vector<cplx>& input,
+                                 const char* init_call, int rank, int nprocs, int& exit_code) {
+  std::vector<Result> results;
+  double inmax = 0;
+  for (auto& v : input) inmax = std::max(inmax, std::abs(v));
+  inmax = allreduce_max(inmax);
+  for (const std::string& b : opt.backends) {
+    Result res;
+    res.backend = b;
+    int err = f.set_backend(b == "system" ? "" : b);
+    int failed = err != MPI_SUCCESS, first = nprocs;
+    MPI_Allreduce(failed ? &rank : &nprocs, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first < nprocs) {
+      if (rank == first) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(err, msg, &len);
+        std::fprintf(stderr, "mpia_fft3d: backend %s: %s failed on rank %d: %s\n", b.c_str(),
+                     init_call, rank, msg);
+      }
+      f.free_requests();
+      exit_code = 1;
+      res.algorithm = "init failed";
+      results.push_back(res);
+      continue;
+    }
+    res.algorithm = f.algorithm_names();
+    double comm = 0, tr = 0, total = 0, rt_err = 0;
+    // An untimed round trip with the receive buffer poisoned before every exchange:
+    // an element the backend fails to deliver shows up as NaN.
+    std::copy(input.begin(), input.end(), f.X.begin());
+    f.poison = true;
+    f.forward();
+    f.inverse();
+    f.poison = false;
+    for (size_t i = 0; i < f.size_x; ++i) rt_err = errmax(rt_err, std::abs(f.X[i] - input[i]));
+    for (int it = 0; it < opt.warmup + opt.iters; ++it) {
+      std::copy(input.begin(), input.end(), f.X.begin());
+      f.t_comm = f.t_tr = 0;
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime();
+      f.forward();
+      f.inverse();
+      double t = MPI_Wtime() - t0;
+      double e = 0;
+      for (size_t i = 0; i < f.size_x; ++i) e = errmax(e, std::abs(f.X[i] - input[i]));
+      rt_err = errmax(rt_err, e);
+      if (it >= opt.warmup) {
+        comm += f.t_comm;
+        tr += f.t_tr;
+        total += t;
+      }
+    }
+    f.free_requests();
+    double loc[3] = {comm / opt.iters, tr / opt.iters, total / opt.iters}, mx[3];
+    MPI_Reduce(loc, mx, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    res.comm_ms = mx[0] * 1e3;
+    res.tr_ms = mx[1] * 1e3;
+    res.total_ms = mx[2] * 1e3;
+    res.err = allreduce_max(rt_err) / std::max(inmax, 1e-300);
+    res.ok = res.err <= opt.tol;
+    if (!res.ok) {
+      exit_code = 1;
+      if (rank == 0)
+        std::printf("backend %s: round trip error %.3e > %.1e FAILED\n", b.c_str(), res.err,
+                    opt.tol);
+    }
+    results.push_back(res);
+  }
+  return results;
+}
+
+// Prints one check's line on rank 0; a failed check sets exit_code.
+void report_check(const char* what, double err, double tol, int rank, int& exit_code) {
+  const bool ok = err <= tol;
+  if (rank == 0) std::printf("check %s: error %.3e %s\n", what, err, ok ? "ok" : "FAILED");
+  if (!ok) exit_code = 1;
+}
 
 }  // namespace
 
@@ -604,12 +898,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
   Options opt = parse_options(argc, argv, rank);
+  const bool one_d = opt.m1d > 0;
 
-  // Registered alltoallv algorithms.
+  // Registered algorithms of the collective behind the transposes.
+  const char* collective = one_d ? "alltoall" : "alltoallv";
   std::vector<std::string> registry;
   for (int i = 0;; ++i) {
     const char *name = nullptr, *desc = nullptr;
-    if (MPIX_Algorithm_get("alltoallv", i, &name, &desc) != MPI_SUCCESS) break;
+    if (MPIX_Algorithm_get(collective, i, &name, &desc) != MPI_SUCCESS) break;
     registry.push_back(name);
   }
   if (opt.backends.empty()) {
@@ -620,22 +916,48 @@ int main(int argc, char** argv) {
   for (auto& b : opt.backends) {
     std::string base = b.substr(0, b.find(':'));
     if (b != "system" && std::find(registry.begin(), registry.end(), base) == registry.end())
-      usage_error(rank, "unknown backend '" + b + "'");
+      usage_error(rank, "unknown backend '" + b + "' (" + collective + ")");
   }
 
   int dims[2] = {opt.grid[0], opt.grid[1]};
-  if (dims[0] * dims[1] != 0 && dims[0] * dims[1] != nprocs)
-    usage_error(rank, "--grid Pr,Pc must multiply to the number of ranks");
-  if (dims[0] == 0 || dims[1] == 0) {
-    dims[0] = dims[1] = 0;
-    MPI_Dims_create(nprocs, 2, dims);
+  if (one_d) {
+    dims[0] = nprocs;
+    dims[1] = 1;
+  } else {
+    if (dims[0] * dims[1] != 0 && dims[0] * dims[1] != nprocs)
+      usage_error(rank, "--grid Pr,Pc must multiply to the number of ranks");
+    if (dims[0] == 0 || dims[1] == 0) {
+      dims[0] = dims[1] = 0;
+      MPI_Dims_create(nprocs, 2, dims);
+    }
   }
   const int Pr = dims[0], Pc = dims[1];
 
   int exit_code = 0;
   std::vector<Result> results;
-  {
+  long long points = 0;
+  if (one_d) {
+    Fft1d f(nprocs, rank, opt.m1d);
+    points = f.N;
+    if (rank == 0)
+      std::printf(
+          "mpia_fft3d: 1-D FFT of %lld = %d^2 x %d complex points, %d ranks, alltoall blocks of "
+          "%d B, %d timed iterations (+%d warm-up)\n",
+          f.N, nprocs, f.M, nprocs, 16 * f.M, opt.iters, opt.warmup);
+    f.set_backend("");
+    report_check("tone -> delta", check_tone(f), opt.tol, rank, exit_code);
+    if (points <= opt.serial_max)
+      report_check("vs serial FFTW of the whole N", check_serial_1d(f, rank), opt.tol, rank,
+                   exit_code);
+    else if (rank == 0)
+      std::printf("check vs serial FFTW: skipped (%lld points > --serial-max %lld)\n", points,
+                  opt.serial_max);
+    f.fill_x([](long long n) { return random_value(int(n % 4099), int(n / 4099), 3); });
+    const std::vector<cplx> input(f.X);
+    results = run_backends(f, opt, input, "MPIX_Alltoall_init", rank, nprocs, exit_code);
+  } else {
     Fft3d f(opt.n[0], opt.n[1], opt.n[2], Pr, Pc, rank);
+    points = (long long)f.N1 * f.N2 * f.N3;
     if (rank == 0)
       std::printf(
           "mpia_fft3d: %d x %d x %d complex grid, %d ranks as %d x %d pencils, "
@@ -644,95 +966,16 @@ int main(int argc, char** argv) {
 
     // Independent checks of the forward transform, with MPI_Alltoallv.
     f.set_backend("");
-    double pw = check_plane_wave(f);
-    bool pw_ok = pw <= opt.tol;
-    if (rank == 0)
-      std::printf("check plane wave -> delta: error %.3e %s\n", pw, pw_ok ? "ok" : "FAILED");
-    if (!pw_ok) exit_code = 1;
-    const long long points = (long long)f.N1 * f.N2 * f.N3;
-    if (points <= opt.serial_max) {
-      double se = check_serial(f, rank, nprocs);
-      bool se_ok = se <= opt.tol;
-      if (rank == 0)
-        std::printf("check vs serial FFTW of the whole grid: error %.3e %s\n", se,
-                    se_ok ? "ok" : "FAILED");
-      if (!se_ok) exit_code = 1;
-    } else if (rank == 0) {
+    report_check("plane wave -> delta", check_plane_wave(f), opt.tol, rank, exit_code);
+    if (points <= opt.serial_max)
+      report_check("vs serial FFTW of the whole grid", check_serial(f, rank, nprocs), opt.tol, rank,
+                   exit_code);
+    else if (rank == 0)
       std::printf("check vs serial FFTW: skipped (%lld points > --serial-max %lld)\n", points,
                   opt.serial_max);
-    }
-
-    std::vector<cplx> input(f.size_x);
     f.fill_x(random_value);
-    std::copy(f.X.begin(), f.X.begin() + f.size_x, input.begin());
-    double inmax = 0;
-    for (auto& v : input) inmax = std::max(inmax, std::abs(v));
-    inmax = allreduce_max(inmax);
-
-    for (const std::string& b : opt.backends) {
-      Result res;
-      res.backend = b;
-      int err = f.set_backend(b == "system" ? "" : b);
-      int failed = err != MPI_SUCCESS, first = nprocs;
-      MPI_Allreduce(failed ? &rank : &nprocs, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-      if (first < nprocs) {
-        if (rank == first) {
-          char msg[MPI_MAX_ERROR_STRING];
-          int len = 0;
-          MPI_Error_string(err, msg, &len);
-          std::fprintf(stderr,
-                       "mpia_fft3d: backend %s: MPIX_Alltoallv_init failed on rank %d: %s\n",
-                       b.c_str(), rank, msg);
-        }
-        f.free_requests();
-        exit_code = 1;
-        res.algorithm = "init failed";
-        results.push_back(res);
-        continue;
-      }
-      res.algorithm = f.algorithm_names();
-      double comm = 0, tr = 0, total = 0, rt_err = 0;
-      // An untimed round trip with the receive buffer poisoned before every exchange:
-      // an element the backend fails to deliver shows up as NaN.
-      std::copy(input.begin(), input.end(), f.X.begin());
-      f.poison = true;
-      f.forward();
-      f.inverse();
-      f.poison = false;
-      for (size_t i = 0; i < f.size_x; ++i) rt_err = errmax(rt_err, std::abs(f.X[i] - input[i]));
-      for (int it = 0; it < opt.warmup + opt.iters; ++it) {
-        std::copy(input.begin(), input.end(), f.X.begin());
-        f.t_comm = f.t_tr = 0;
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        f.forward();
-        f.inverse();
-        double t = MPI_Wtime() - t0;
-        double e = 0;
-        for (size_t i = 0; i < f.size_x; ++i) e = errmax(e, std::abs(f.X[i] - input[i]));
-        rt_err = errmax(rt_err, e);
-        if (it >= opt.warmup) {
-          comm += f.t_comm;
-          tr += f.t_tr;
-          total += t;
-        }
-      }
-      f.free_requests();
-      double loc[3] = {comm / opt.iters, tr / opt.iters, total / opt.iters}, mx[3];
-      MPI_Reduce(loc, mx, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-      res.comm_ms = mx[0] * 1e3;
-      res.tr_ms = mx[1] * 1e3;
-      res.total_ms = mx[2] * 1e3;
-      res.err = allreduce_max(rt_err) / std::max(inmax, 1e-300);
-      res.ok = res.err <= opt.tol;
-      if (!res.ok) {
-        exit_code = 1;
-        if (rank == 0)
-          std::printf("backend %s: round trip error %.3e > %.1e FAILED\n", b.c_str(), res.err,
-                      opt.tol);
-      }
-      results.push_back(res);
-    }
+    const std::vector<cplx> input(f.X.begin(), f.X.begin() + f.size_x);
+    results = run_backends(f, opt, input, "MPIX_Alltoallv_init", rank, nprocs, exit_code);
   }
 
   if (rank == 0) {
@@ -745,8 +988,9 @@ int main(int argc, char** argv) {
       std::snprintf(buf, sizeof buf, "%.3f", v / s);
       return buf;
     };
-    std::printf("\n%-28s %-28s %11s %11s %11s %9s %9s %10s\n", "backend", "algorithm", "a2a ms",
-                "transp ms", "total ms", "tr/sys", "tot/sys", "rt error");
+    std::printf("\n%-28s %-28s %11s %11s %11s %9s %9s %10s\n", "backend", "algorithm",
+                one_d ? "a2a ms" : "a2av ms", "transp ms", "total ms", "tr/sys", "tot/sys",
+                "rt error");
     for (auto& r : results)
       std::printf("%-28s %-28s %11.4f %11.4f %11.4f %9s %9s %10.2e%s\n", r.backend.c_str(),
                   r.algorithm.c_str(), r.comm_ms, r.tr_ms, r.total_ms,
@@ -754,31 +998,39 @@ int main(int argc, char** argv) {
                   ratio(r.total_ms, sys ? sys->total_ms : 0).c_str(), r.err, r.ok ? "" : " FAILED");
     std::printf(
         "(times per forward + inverse: mean over iterations, max over ranks; "
-        "a2a = alltoallv calls, transp = pack + alltoallv + unpack)\n");
+        "%s, transp = pack + %s + unpack)\n",
+        one_d ? "a2a = the 6 alltoall calls" : "a2av = alltoallv calls",
+        one_d ? "alltoall" : "alltoallv");
     if (!opt.csv.empty()) {
       FILE* fp = std::fopen(opt.csv.c_str(), "w");
       if (!fp) {
         std::fprintf(stderr, "mpia_fft3d: cannot write %s\n", opt.csv.c_str());
         exit_code = 1;
       } else {
+        // --1d: n1 = N, n2 = n3 = 1, pr = P, pc = 1; the last column says which transform.
         std::fprintf(fp,
                      "backend,algorithm,nprocs,pr,pc,n1,n2,n3,iters,alltoallv_ms,"
                      "transpose_ms,total_ms,transpose_ratio_vs_system,"
-                     "total_ratio_vs_system,roundtrip_rel_error,ok\n");
+                     "total_ratio_vs_system,roundtrip_rel_error,ok,transform\n");
+        const long long n1 = one_d ? points : opt.n[0];
+        const int n2 = one_d ? 1 : opt.n[1], n3 = one_d ? 1 : opt.n[2];
+        const std::string kind = one_d ? "1d:m=" + std::to_string(opt.m1d) : "3d";
         for (auto& r : results) {
           std::string tr = ratio(r.tr_ms, sys ? sys->tr_ms : 0);
           std::string tt = ratio(r.total_ms, sys ? sys->total_ms : 0);
-          std::fprintf(fp, "%s,\"%s\",%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%s,%s,%.3e,%d\n",
-                       r.backend.c_str(), r.algorithm.c_str(), nprocs, Pr, Pc, opt.n[0], opt.n[1],
-                       opt.n[2], opt.iters, r.comm_ms, r.tr_ms, r.total_ms,
-                       tr == "-" ? "" : tr.c_str(), tt == "-" ? "" : tt.c_str(), r.err,
-                       r.ok ? 1 : 0);
+          std::fprintf(fp, "%s,\"%s\",%d,%d,%d,%lld,%d,%d,%d,%.6f,%.6f,%.6f,%s,%s,%.3e,%d,%s\n",
+                       r.backend.c_str(), r.algorithm.c_str(), nprocs, Pr, Pc, n1, n2, n3,
+                       opt.iters, r.comm_ms, r.tr_ms, r.total_ms, tr == "-" ? "" : tr.c_str(),
+                       tt == "-" ? "" : tt.c_str(), r.err, r.ok ? 1 : 0, kind.c_str());
         }
         std::fclose(fp);
       }
     }
   }
   MPI_Bcast(&exit_code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  // Every rank's plans are gone before any rank frees FFTW's state: under SMPI the simulated
+  // ranks share one FFTW (its planner state is global, and fftw_cleanup undefines every plan).
+  MPI_Barrier(MPI_COMM_WORLD);
   fftw_cleanup();
   MPI_Finalize();
   return exit_code;

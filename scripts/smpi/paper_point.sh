@@ -12,9 +12,15 @@
 # 4.8 GB instead of 5.1 at P = 2048, 32 B), SMPI_MMAP=1 (the same executable, its globals
 # privatized by SimGrid's mmap mode, which copies only its data per rank, not the whole file: at
 # P = 1024, 32 B, 0.74 GB against 1.8 GB, 1.5-2x the wall time, the same simulated times).
+# PAPER_FFT=1: seed 003's 1-D FFT instead (mpia_fft3d --1d: N = P^2 * M points, three alltoalls
+# of M complex per block, sec. VI): SIZES is M (1: the paper's N = P^2, 16 B blocks; 64: N =
+# 64 P^2, 1 KiB), VARIANTS its backends (system: MPI_Alltoall under SELECTOR; alltoall
+# algorithms, auto). No computation is simulated (the lab's smpi/simulate-computation:no): its
+# times are the transposes'.
 # The build: cmake --preset smpi && cmake --build build/smpi -j2 --target mpia_bench
-# (and mpia_bench_static).
-# Every result byte is checked by mpia_bench (--check-ends in the options: first and last only).
+# (and mpia_bench_static, mpia_fft3d).
+# Every result byte is checked by mpia_bench (--check-ends in the options: first and last only);
+# mpia_fft3d checks a tone and every backend's round trip on every point.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 machine="$1" P="$2" sizes="$3" variants="$4"
@@ -35,7 +41,7 @@ smpi_platform_files "$N" "$tmp" "$env"
 mapfile -t cfg < <(smpi_cfg_common)
 out="${OUT:-$root/build/smpi/papers}"
 mkdir -p "$out"
-tag="${PAPER_TAG:-$machine-P$P-${sizes//,/_}-${variants//[,:=]/_}}"
+tag="${PAPER_TAG:-$machine-P$P-${PAPER_FFT:+fft1d-m}${sizes//,/_}-${variants//[,:=]/_}}"
 sel="${SELECTOR:-mpich}"
 echo "paper_point.sh: $machine P=$P ($N nodes x $Q) sizes $sizes variants $variants selector $sel -> $out/$tag.{log,csv}"
 bench="$root/build/smpi/benchmarks/mpia_bench" lib=(--cfg=smpi/privatize-libs:"$root/build/smpi/src/libmpi_advance.so.0")
@@ -44,6 +50,9 @@ bench="$root/build/smpi/benchmarks/mpia_bench" lib=(--cfg=smpi/privatize-libs:"$
 # (MPIA_BENCH_QUICK_EXIT, bench_driver.cpp).
 [ "${SMPI_MMAP:-0}" = 1 ] && bench="$root/build/smpi/benchmarks/mpia_bench_static" \
   lib=(--cfg=smpi/privatization:mmap) && export MPIA_BENCH_QUICK_EXIT=1
+prog=("$bench" --variants "$variants" --sizes "$sizes" --iters 1 --warmup 0 --settle 0 --watchdog 0)
+[ "${PAPER_FFT:-0}" = 1 ] && prog=("$root/build/smpi/benchmarks/fft3d/mpia_fft3d" --1d "$sizes"
+  --backends "$variants" --iters 1 --warmup 1)
 read -r -a extra <<<"${SMPI_EXTRA:-}"
 start=$(date +%s)
 # The peak memory, where GNU time is installed (Debian's "time"; not needed).
@@ -52,9 +61,9 @@ timed=()
 TMPDIR="$tmp" MPIX_LOCALITY="ppn:$Q" "${timed[@]}" \
   timeout "${PAPER_TIMEOUT:-3600}" smpirun -platform "$xml" -hostfile "$hosts" -np "$P" "${cfg[@]}" \
   --cfg=surf/precision:1e-8 --cfg=smpi/coll-selector:"$sel" "${extra[@]}" \
-  "${lib[@]}" "$bench" --variants "$variants" --sizes "$sizes" \
-  --iters 1 --warmup 0 --settle 0 --watchdog 0 --csv "$out/$tag.csv" "$@" >"$out/$tag.log" 2>&1 ||
+  "${lib[@]}" "${prog[@]}" --csv "$out/$tag.csv" "$@" >"$out/$tag.log" 2>&1 ||
   { echo "paper_point.sh: FAILED ($?), see $out/$tag.log" >&2; tail -5 "$out/$tag.log" >&2; exit 1; }
 grep -E '^ *([a-z_0-9]+ +)?[0-9]+ +[A-Za-z]' "$out/$tag.log" || true
+[ "${PAPER_FFT:-0}" = 1 ] && sed -n '/^check /p;/^backend /,/^(times/p' "$out/$tag.log"
 tail -1 "$out/$tag.log"
 echo "paper_point.sh: $(($(date +%s) - start)) s wall"
