@@ -56,7 +56,8 @@ const char* const kHelp =
     "  --json         JSON instead of text\n"
     "  --help         this text\n"
     "\n"
-    "exit status: 0; 1 on a run-time error; 2 on a usage error\n";
+    "exit status: 0; 1 on a run-time error; 2 on a usage error (an option of another mode\n"
+    "included: --collective alone, --bytes with --algorithms)\n";
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "mpia_info: %s\n%s", why.c_str(), kHelp);
@@ -342,8 +343,17 @@ int main(int argc, char** argv) {
   enum class Mode { Configuration, Algorithms, Rank } mode = Mode::Configuration;
   bool json = false, markdown = false, have_collective = false;
   RankRequest q;
+  // The first option given that belongs to --rank only, and to --algorithms or --rank: a mode
+  // that does not take an option fails on it rather than ignoring it.
+  std::string rank_only, algorithms_only, needs_mode;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (rank_only.empty() &&
+        (a == "--nranks" || a == "--ppn" || a == "--roundrobin" || a == "--bytes" ||
+         a == "--stats" || a == "--model" || a == "--tuning"))
+      rank_only = a;
+    if (algorithms_only.empty() && a == "--markdown") algorithms_only = a;
+    if (needs_mode.empty() && a == "--collective") needs_mode = a;
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) usage("missing value after " + a);
       return argv[++i];
@@ -384,6 +394,11 @@ int main(int argc, char** argv) {
       usage("unknown option " + a);
   }
   if (json && markdown) usage("--json or --markdown, not both");
+  if (mode != Mode::Rank && !rank_only.empty()) usage(rank_only + " needs --rank");
+  if (mode != Mode::Algorithms && !algorithms_only.empty())
+    usage(algorithms_only + " needs --algorithms");
+  if (mode == Mode::Configuration && !needs_mode.empty())
+    usage(needs_mode + " needs --algorithms or --rank");
   try {
     switch (mode) {
       case Mode::Configuration:

@@ -44,6 +44,12 @@ check rank-neighbor 0 'auto: ' -- "$info" --rank --collective neighbor --nranks 
   --bytes 8 --stats remote_edges=6,remote_nodes=3
 check bad-option 2 'unknown option' -- "$info" --frobnicate
 check bad-rank 2 'needs --collective' -- "$info" --rank --nranks 4 --bytes 8
+# An option of another mode is a usage error, not silently ignored.
+check bad-no-mode 2 '--collective needs --algorithms or --rank' -- "$info" --collective alltoallv
+check bad-no-mode-rank 2 '--nranks needs --rank' -- "$info" --nranks 4
+check bad-algorithms-rank 2 '--bytes needs --rank' -- "$info" --algorithms --bytes 8
+check bad-rank-markdown 2 '--markdown needs --algorithms' -- "$info" --rank --collective alltoall \
+  --nranks 4 --bytes 8 --markdown
 check bad-tuning 1 'cannot read' -- "$info" --rank --collective alltoall --nranks 4 --bytes 8 \
   --tuning /nonexistent/tuning
 [ "$fails" -eq 0 ] && echo "mpia_info: PASS" && exit 0
