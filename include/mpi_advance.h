@@ -33,8 +33,8 @@
  * built-in defaults (src/collective/tuning.hpp has the file's syntax; scripts/calibrate.py and
  * scripts/calibrate_cluster.sh write one from measurements). A persistent "auto" request then
  * measures the model's shortlist during its first starts and keeps the fastest
- * (MPIX_Request_get_trial), and so do blocking calls under "auto" (alltoall: at most the first
- * 20 calls of each block size; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model
+ * (MPIX_Request_get_trial), and so do blocking calls under "auto" (alltoall: the first calls of
+ * each block size, at most 240; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model
  * or info "mpix_auto"="model" turns that off, and MPIX_TUNING_OUT=FILE writes what was settled as
  * tuning rules at MPI_Finalize.
  *
@@ -260,17 +260,21 @@ int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen)
 
 /**
  * What a persistent "auto" request measured. When the cost model's shortlist has several
- * entries (candidates predicted within a margin of its pick), the request's first starts try
- * them in turn (at most 4, 2 starts each), every start a complete and correct collective; the
- * ranks agree on the times (the slowest rank's), then try the winner's parameter neighbours
- * (and a close runner-up's: at most 6, 2 starts each) and agree again; every later start runs
- * the fastest entry (the model's pick unless another is at least 5 % faster): at most 20
- * starts of trial. MPIX_Request_get_algorithm reports the
- * entry the next start runs (the settled one once the trial is over). The text is
- * "trying <entry> <entry>..." during the trial, "chose <entry> after <entry>=<us>us, ..." once
- * it settled, and empty for a request that runs no trial (a fixed algorithm, a tuning-file rule,
- * MPIX_AUTO=model or info "mpix_auto"="model", or a shortlist of one). text must hold
- * MPIX_MAX_TRIAL_STRING characters; *resultlen gets the length without the NUL.
+ * entries (at most 4 of ours, predicted near its pick, and the MPI library's own call), the
+ * request's first starts try them in batches (one start of each, the order rotated), every start
+ * a complete and correct collective; the ranks agree on the times (the slowest rank's). From the
+ * 3rd batch on, an entry slower than the leader beyond the measured noise leaves (the MPI
+ * library's call only when one of ours is at least 2 % faster), and the round ends when one
+ * entry is left, when those left are within 2 % of each other, or after 20 batches. When one of
+ * ours won, a second round tries its parameter neighbours (and a close runner-up's: at most 6)
+ * against it the same way. So the trial takes at most 240 starts (3 batches a round when
+ * nothing is noisy); every later start runs the settled entry. MPIX_Request_get_algorithm
+ * reports the entry the next start runs (the settled one once the trial is over). The text is
+ * "trying <entry> <entry>..." during the first round, "refining <entry> with <entry>..." during
+ * the second, "chose <entry> after <entry>=<us>us, ...; <n> starts, ..." once it settled, and
+ * empty for a request that runs no trial (a fixed algorithm, a tuning-file rule, MPIX_AUTO=model
+ * or info "mpix_auto"="model", or a shortlist of one). text must hold MPIX_MAX_TRIAL_STRING
+ * characters; *resultlen gets the length without the NUL.
  */
 int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resultlen);
 

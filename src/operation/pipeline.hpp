@@ -225,7 +225,7 @@ inline BlockingCache::BlockingTrial* find_trial(CommState& st, Collective c, std
 
 // blocking_selection's resolution of auto. With statistics every rank has (an alltoall's block
 // size), auto measures here too, per memo key: its shortlist is tried over the calls with that
-// key (two rounds, at most 20 calls: trial.hpp), then the winner runs. Nothing needs agreeing to
+// key (two rounds, at most 240 calls: trial.hpp), then the winner runs. Nothing needs agreeing to
 // begin: the shortlist's inputs are the same on every rank, and every rank makes the same calls
 // in the same order, so call n of a key runs the same entry everywhere whatever each rank's plan
 // cache did -- the trial's state belongs to the key, not to a plan, so a plan lowered anew for

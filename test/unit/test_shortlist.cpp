@@ -3,9 +3,12 @@
 // algorithm before any second parameter of one, at most max.
 #include "collective/resolve.hpp"
 #include "collective/shortlist.hpp"
+#include "collective/trial_rule.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -264,6 +267,34 @@ TEST(Shortlist, ASkippedAlgorithmIsInNoRound) {
     }
   EXPECT_GT(without, 0) << "no point lists it even without the skip";
   EXPECT_TRUE(refinement) << "no point lists it as a refinement";
+}
+
+// The header, the first document a user reads, states the trial's limits in words: they are
+// these constants, so changing one fails here until the header says so too.
+TEST(Header, StatesTheTrialsLimits) {
+  std::ifstream in(MPIA_SOURCE_DIR "/include/mpi_advance.h");
+  ASSERT_TRUE(in) << "cannot read include/mpi_advance.h";
+  std::string h((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t at; (at = h.find("\n * ")) != std::string::npos;) h.replace(at, 4, " ");
+  const TrialLimits lim;
+  const ShortlistPolicy pol;
+  // The longest trial: the shortlist's entries of ours and the MPI library's call, then the
+  // most refinements a second round takes.
+  std::vector<int> refines(pol.max + 1, -1);
+  refines.insert(refines.end(), lim.refine_entries, 0);
+  const TrialRule longest(refines, int(pol.max), lim);
+  const std::string ordinal[] = {"0th", "1st", "2nd", "3rd", "4th", "5th"};
+  ASSERT_LT(lim.min_samples, 6);
+  for (const std::string& says :
+       {"at most " + std::to_string(pol.max) + " of ours",
+        "From the " + ordinal[lim.min_samples] + " batch on",
+        "at least " + std::to_string(int(lim.min_gain * 100 + 0.5)) + " % faster",
+        "within " + std::to_string(int(lim.min_gain * 100 + 0.5)) + " % of each other",
+        "after " + std::to_string(lim.max_samples) + " batches",
+        "at most " + std::to_string(lim.refine_entries) + ")",
+        "takes at most " + std::to_string(longest.bound()) + " starts",
+        "each block size, at most " + std::to_string(longest.bound())})
+    EXPECT_NE(h.find(says), std::string::npos) << "the header no longer says \"" << says << "\"";
 }
 
 }  // namespace
