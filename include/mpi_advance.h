@@ -34,9 +34,9 @@
  * scripts/calibrate_cluster.sh write one from measurements). A persistent "auto" request then
  * measures the model's shortlist during its first starts and keeps the fastest
  * (MPIX_Request_get_trial), and so do blocking calls under "auto" (alltoall: the first calls of
- * each block size, at most 240; alltoallv and neighbor: a plan of the agreed cache); MPIX_AUTO=model
- * or info "mpix_auto"="model" turns that off, and MPIX_TUNING_OUT=FILE writes what was settled as
- * tuning rules at MPI_Finalize.
+ * each block size, at most 240; alltoallv and neighbor: a plan of the agreed cache);
+ * MPIX_AUTO=model or info "mpix_auto"="model" turns that off, and MPIX_TUNING_OUT=FILE writes what
+ * was settled as tuning rules at MPI_Finalize.
  *
  * Settings. The environment variables (MPIX_ALLTOALL, MPIX_ALLTOALLV, MPIX_NEIGHBOR_ALLTOALLV,
  * MPIX_COST_MODEL, MPIX_TUNING, MPIX_LOCALITY, MPIX_DEBUG, MPIX_TAG_UB, MPIX_AUTO,
