@@ -116,7 +116,10 @@ mpia_configure() {
   mpia_have_flavour "$flavour" || { mpia_log "$flavour is not installed (run scripts/setup.sh)"; return 1; }
   case "$variant" in
     "") ;;
-    asan) extra+=(-DMPIA_SANITIZE=ON) ;;
+    # -O1, as the sanitizers' own documentation advises: a quarter less compile time than the
+    # default -O2 (test_neighbor.cpp: 69 s against 92 s), the stage's largest part.
+    asan) extra+=(-DMPIA_SANITIZE=ON "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG"
+                  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG") ;;
     *) mpia_log "unknown build variant '$variant' (use '' or asan)"; return 1 ;;
   esac
   mpia_log "configure $flavour${variant:+ ($variant)} in ${dir#"$MPIA_ROOT"/}"
