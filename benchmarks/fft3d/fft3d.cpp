@@ -1018,7 +1018,7 @@ int main(int argc, char** argv) {
         for (auto& r : results) {
           std::string tr = ratio(r.tr_ms, sys ? sys->tr_ms : 0);
           std::string tt = ratio(r.total_ms, sys ? sys->total_ms : 0);
-          std::fprintf(fp, "%s,\"%s\",%d,%d,%d,%lld,%d,%d,%d,%.6f,%.6f,%.6f,%s,%s,%.3e,%d,%s\n",
+          std::fprintf(fp, "\"%s\",\"%s\",%d,%d,%d,%lld,%d,%d,%d,%.6f,%.6f,%.6f,%s,%s,%.3e,%d,%s\n",
                        r.backend.c_str(), r.algorithm.c_str(), nprocs, Pr, Pc, n1, n2, n3,
                        opt.iters, r.comm_ms, r.tr_ms, r.total_ms, tr == "-" ? "" : tr.c_str(),
                        tt == "-" ? "" : tt.c_str(), r.err, r.ok ? 1 : 0, kind.c_str());
