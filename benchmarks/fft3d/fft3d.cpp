@@ -210,6 +210,20 @@ std::string names_of(const MPIX_Request* reqs, int n) {
   return out;
 }
 
+// Makes n persistent requests, init(i, info) the i-th, info naming an mpi-advance algorithm.
+// Returns the last error (the same class on every rank for a bad name).
+template <class Init>
+int init_requests(const std::string& algorithm, int n, Init init) {
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algorithm.c_str());
+  int rc = MPI_SUCCESS;
+  for (int i = 0; i < n; ++i)
+    if (int err = init(i, info); err != MPI_SUCCESS) rc = err;
+  MPI_Info_free(&info);
+  return rc;
+}
+
 // An exchange that failed ends the run.
 void check_exchange(int err, const char* what) {
   if (err == MPI_SUCCESS) return;
@@ -351,18 +365,13 @@ struct Fft3d {
     free_requests();
     persistent = !algorithm.empty();
     if (!persistent) return MPI_SUCCESS;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algorithm.c_str());
-    int rc = MPI_SUCCESS;
-    for (Exchange* e : {&xy_ex, &yz_ex, &zy_ex, &yx_ex}) {
-      int err = MPIX_Alltoallv_init(
-          sbuf.data(), e->scounts.data(), e->sdispls.data(), MPI_C_DOUBLE_COMPLEX, rbuf.data(),
-          e->rcounts.data(), e->rdispls.data(), MPI_C_DOUBLE_COMPLEX, e->comm, info, &e->req);
-      if (err != MPI_SUCCESS) rc = err;
-    }
-    MPI_Info_free(&info);
-    return rc;
+    Exchange* ex[] = {&xy_ex, &yz_ex, &zy_ex, &yx_ex};
+    return init_requests(algorithm, 4, [&](int i, MPI_Info info) {
+      Exchange* e = ex[i];
+      return MPIX_Alltoallv_init(sbuf.data(), e->scounts.data(), e->sdispls.data(),
+                                 MPI_C_DOUBLE_COMPLEX, rbuf.data(), e->rcounts.data(),
+                                 e->rdispls.data(), MPI_C_DOUBLE_COMPLEX, e->comm, info, &e->req);
+    });
   }
 
   void free_requests() {
@@ -689,17 +698,10 @@ struct Fft1d {
     free_requests();
     persistent = !algorithm.empty();
     if (!persistent) return MPI_SUCCESS;
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, MPIX_INFO_KEY_ALGORITHM, algorithm.c_str());
-    int rc = MPI_SUCCESS;
-    for (int t = 0; t < 3; ++t) {
-      int err = MPIX_Alltoall_init(send_of(t), M, MPI_C_DOUBLE_COMPLEX, recv_of(t), M,
-                                   MPI_C_DOUBLE_COMPLEX, comm, info, &req[t]);
-      if (err != MPI_SUCCESS) rc = err;
-    }
-    MPI_Info_free(&info);
-    return rc;
+    return init_requests(algorithm, 3, [&](int t, MPI_Info info) {
+      return MPIX_Alltoall_init(send_of(t), M, MPI_C_DOUBLE_COMPLEX, recv_of(t), M,
+                                MPI_C_DOUBLE_COMPLEX, comm, info, &req[t]);
+    });
   }
 
   void free_requests() {
