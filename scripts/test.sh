@@ -20,11 +20,11 @@
 #   MPIA_JOBS           parallel build jobs (default 2)
 #   MPIA_CTEST_JOBS     parallel ctest jobs (default MPIA_JOBS; MPI tests reserve PROCESSORS=N)
 #   MPIA_SKIP_ASAN=1    skip the sanitizer stages
-#   MPIA_MPICH_TEST_NPROCS rank counts of the MPI tests with MPICH (default "1;2;3": one, even, odd
-#                       and not a power of two; tests of locality, tra2 and the neighbor calls also
-#                       run at 4, 5 or 7). Oversubscribed, MPICH busy-polls: 4 and 5 took 4.5 and 5 min of
-#                       the CI, so they are left to Open MPI, which runs every count of
-#                       MPIA_TEST_NPROCS, 16 included)
+#   MPIA_MPICH_TEST_NPROCS rank counts of the MPI tests with MPICH (default "1;2;3": one, even,
+#                       odd and not a power of two; tests of locality, tra2 and the neighbor
+#                       calls also run at 4, 5 or 7). Oversubscribed, MPICH busy-polls: 4 and 5
+#                       took 4.5 and 5 min of the CI, so they are left to Open MPI, which runs
+#                       every count of MPIA_TEST_NPROCS, 16 included)
 #   MPIA_ASAN_TEST_NPROCS  rank counts of the MPI tests in the sanitizer build (default "3")
 #   MPIA_LARGE_ALGORITHMS  algorithms of the >2 GiB stage (default below; "" for all of them)
 #   MPIA_SKIP_LARGE=1   skip the >2 GiB stage

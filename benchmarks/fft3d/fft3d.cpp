@@ -729,7 +729,7 @@ struct Fft1d {
     t_tr += dt;
   }
 
-  // in (natural order) -> D (natural order), sign FFTW_FORWARD or FFTW_BACKWARD (unnormalised).
+  // in (natural order) -> D (natural order): the forward or the backward DFT, unnormalised.
   void transform(const std::vector<cplx>& in, bool forward) {
     double t0 = MPI_Wtime();
     for (int t = 0; t < P; ++t)  // to rank t: n1 = t, my M values of n2
