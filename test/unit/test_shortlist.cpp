@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -269,32 +270,78 @@ TEST(Shortlist, ASkippedAlgorithmIsInNoRound) {
   EXPECT_TRUE(refinement) << "no point lists it as a refinement";
 }
 
-// The header, the first document a user reads, states the trial's limits in words: they are
-// these constants, so changing one fails here until the header says so too.
-TEST(Header, StatesTheTrialsLimits) {
-  std::ifstream in(MPIA_SOURCE_DIR "/include/mpi_advance.h");
-  ASSERT_TRUE(in) << "cannot read include/mpi_advance.h";
-  std::string h((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (std::size_t at; (at = h.find("\n * ")) != std::string::npos;) h.replace(at, 4, " ");
+// A document's text with comment leaders (" * ") and line breaks as single spaces.
+std::string flat_text(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << "cannot read " << path;
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), out;
+  for (std::size_t at; (at = raw.find("\n * ")) != std::string::npos;) raw.replace(at, 4, " ");
+  for (char c : raw) {
+    const bool space = c == ' ' || c == '\n' || c == '\t';
+    if (!space || (!out.empty() && out.back() != ' ')) out += space ? ' ' : c;
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// The longest trial: the shortlist's entries of ours and the MPI library's call, then the most
+// refinements a second round takes.
+TrialRule longest_trial() {
   const TrialLimits lim;
   const ShortlistPolicy pol;
-  // The longest trial: the shortlist's entries of ours and the MPI library's call, then the
-  // most refinements a second round takes.
   std::vector<int> refines(pol.max + 1, -1);
   refines.insert(refines.end(), lim.refine_entries, 0);
-  const TrialRule longest(refines, int(pol.max), lim);
+  return TrialRule(refines, int(pol.max), lim);
+}
+
+void expect_says(const std::string& text, const std::string& what,
+                 const std::vector<std::string>& fragments) {
+  for (const std::string& says : fragments)
+    EXPECT_NE(text.find(says), std::string::npos) << what << " no longer says \"" << says << "\"";
+}
+
+// The header, the first document a user reads, and the guide state the trial's limits in words:
+// they are these constants, so changing one fails here until the documents say so too.
+TEST(Header, StatesTheTrialsLimits) {
+  const TrialLimits lim;
+  const ShortlistPolicy pol;
   const std::string ordinal[] = {"0th", "1st", "2nd", "3rd", "4th", "5th"};
   ASSERT_LT(lim.min_samples, 6);
-  for (const std::string& says :
-       {"at most " + std::to_string(pol.max) + " of ours",
-        "From the " + ordinal[lim.min_samples] + " batch on",
-        "at least " + std::to_string(int(lim.min_gain * 100 + 0.5)) + " % faster",
-        "within " + std::to_string(int(lim.min_gain * 100 + 0.5)) + " % of each other",
-        "after " + std::to_string(lim.max_samples) + " batches",
-        "at most " + std::to_string(lim.refine_entries) + ")",
-        "takes at most " + std::to_string(longest.bound()) + " starts",
-        "each block size, at most " + std::to_string(longest.bound())})
-    EXPECT_NE(h.find(says), std::string::npos) << "the header no longer says \"" << says << "\"";
+  const std::string gain = num(lim.min_gain * 100);
+  expect_says(flat_text(MPIA_SOURCE_DIR "/include/mpi_advance.h"), "include/mpi_advance.h",
+              {"at most " + std::to_string(pol.max) + " of ours",
+               "From the " + ordinal[lim.min_samples] + " batch on",
+               "at least " + gain + " % faster", "within " + gain + " % of each other",
+               "after " + std::to_string(lim.max_samples) + " batches",
+               "at most " + std::to_string(lim.refine_entries) + ")",
+               "takes at most " + std::to_string(longest_trial().bound()) + " starts",
+               "each block size, at most " + std::to_string(longest_trial().bound())});
+}
+
+TEST(Guide, StatesTheTrialsLimits) {
+  const TrialLimits lim;
+  const ShortlistPolicy pol;
+  const int first = lim.max_samples * int(pol.max + 1);
+  const std::string max = std::to_string(lim.max_samples);
+  expect_says(
+      flat_text(MPIA_SOURCE_DIR "/docs/guide.md"), "docs/guide.md",
+      {"at most " + std::to_string(pol.max) + " of ours",
+       "After " + std::to_string(lim.min_samples) + " batches",
+       "beyond " + num(lim.z) + " standard errors",
+       "`system` leaves only beyond " + num(lim.z_incumbent) + " (" + num(lim.z_final) +
+           " at the round's last look, the " + max + "th batch",
+       "looking up to " + std::to_string(lim.max_samples - lim.min_samples + 1) + " times",
+       "at least " + num(lim.min_gain * 100) + " % faster", "or after " + max + " batches",
+       "runner-up within " + num(lim.refine_margin * 100) + " %",
+       "At most " + max + " batches a round: with " + std::to_string(pol.max) +
+           " of ours and `system`, at most " + std::to_string(first) + " starts, and " +
+           std::to_string(longest_trial().bound() - first) + " more for a second round of " +
+           std::to_string(lim.refine_entries) + " neighbours"});
 }
 
 }  // namespace
