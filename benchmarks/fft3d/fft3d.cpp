@@ -766,7 +766,11 @@ struct Fft1d {
 double check_tone(Fft1d& f) {
   const long long k = (f.N / 3 + f.P + 1) % f.N;  // neither k1 nor k2 zero where N allows
   const double tp = 2.0 * 3.14159265358979323846;
-  f.fill_x([&](long long n) { return std::polar(1.0, tp * double(k * n % f.N) / double(f.N)); });
+  // k * n mod N in 128 bits: k * n overflows 64 bits from N ~ 3e9 (P = 16384, M = 64: 1.7e10).
+  f.fill_x([&](long long n) {
+    const auto kn = (unsigned __int128)k * (unsigned __int128)n % (unsigned __int128)f.N;
+    return std::polar(1.0, tp * double((long long)kn) / double(f.N));
+  });
   f.forward();
   const long long base = (long long)f.r * (long long)f.size_x;
   double err = 0;
