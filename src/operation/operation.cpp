@@ -48,9 +48,9 @@ ScheduledOperation::~ScheduledOperation() {
 BlockBuffer ScheduledOperation::bind(const BlockSide& side, int n) {
   BlockBuffer b;
   b.base = static_cast<char*>(const_cast<void*>(side.buf));
-  b.displacement.resize(std::size_t(n));
-  b.count.resize(std::size_t(n));
-  b.bytes.resize(std::size_t(n));
+  b.n = std::size_t(std::max(n, 0));
+  b.displacement.resize(b.n);
+  b.count.resize(b.n);
   // Each distinct user type once: its duplicate (in types_), size and extent.
   struct Seen {
     MPI_Datatype user;
@@ -77,7 +77,6 @@ BlockBuffer ScheduledOperation::bind(const BlockSide& side, int n) {
     const std::int64_t displ = side.displs[std::size_t(i)];
     b.displacement[i] = side.w ? MPI_Aint(displ) : MPI_Aint(displ) * t.extent;
     b.count[i] = count;
-    b.bytes[i] = count * t.size;
     int index = t.index;
     if (!b.types[std::size_t(index)].dense && count > INT_MAX) {
       // One element of a type of count elements (the engine passes counts to MPI as ints).
@@ -91,6 +90,17 @@ BlockBuffer ScheduledOperation::bind(const BlockSide& side, int n) {
     if (index != 0 && b.type_of.empty()) b.type_of.assign(std::size_t(n), 0);
     if (!b.type_of.empty()) b.type_of[std::size_t(i)] = index;
   }
+  // Uniform blocks (one type, one count, evenly spaced from the base): no arrays.
+  bool uniform = b.type_of.empty() && b.n > 0 && b.displacement[0] == 0;
+  const MPI_Aint stride = b.n > 1 ? b.displacement[1] : 0;
+  for (std::size_t i = 1; uniform && i < b.n; ++i)
+    uniform = b.count[i] == b.count[0] && b.displacement[i] == MPI_Aint(i) * stride;
+  if (uniform) {
+    b.stride = stride;
+    b.uniform_count = b.count[0];
+    std::vector<MPI_Aint>().swap(b.displacement);
+    std::vector<std::int64_t>().swap(b.count);
+  }
   return b;
 }
 
@@ -98,13 +108,13 @@ BlockBuffer ScheduledOperation::shadow_of(const BlockBuffer& recv) {
   // The bytes the receive blocks span: what MPI_IN_PLACE reads at each Start.
   MPI_Aint lo = 0, hi = 0;
   bool any = false;
-  for (std::size_t b = 0; b < recv.count.size(); ++b) {
-    if (recv.count[b] == 0) continue;
+  for (std::size_t b = 0; b < recv.n; ++b) {
+    if (recv.count_of(b) == 0) continue;
     MPI_Aint lb, extent, tlb, textent;
     MPIA_CHECK(MPI_Type_get_extent(recv.type(b).type, &lb, &extent));
     MPIA_CHECK(MPI_Type_get_true_extent(recv.type(b).type, &tlb, &textent));
-    const MPI_Aint first = recv.displacement[b] + tlb;
-    const MPI_Aint last = first + MPI_Aint(recv.count[b] - 1) * extent;
+    const MPI_Aint first = recv.displacement_of(b) + tlb;
+    const MPI_Aint last = first + MPI_Aint(recv.count_of(b) - 1) * extent;
     const MPI_Aint l = std::min(first, last), h = std::max(first, last) + textent;
     lo = any ? std::min(lo, l) : l;
     hi = any ? std::max(hi, h) : h;
@@ -125,8 +135,8 @@ void ScheduledOperation::lower(const Schedule& schedule, const BlockBuffer& send
   recv_ = recv;
   tag_ = tag;
   Bindings b;
-  b.send = send;
-  b.recv = recv;
+  b.send = &send_;
+  b.recv = &recv_;
   b.comm = comm_->get();
   b.tag = tag;
   b.errors = &errors_;
@@ -148,8 +158,7 @@ Memory ScheduledOperation::memory() const {
   auto vec = [](const auto& v) { return std::int64_t(v.capacity() * sizeof(v[0])); };
   m.bytes += sizeof(*this) + std::int64_t(shadow_bytes_) + vec(types_) + vec(made_);
   for (const BlockBuffer* b : {&send_, &recv_})
-    m.bytes +=
-        vec(b->types) + vec(b->type_of) + vec(b->displacement) + vec(b->count) + vec(b->bytes);
+    m.bytes += vec(b->types) + vec(b->type_of) + vec(b->displacement) + vec(b->count);
   m.datatypes += std::int64_t(types_.size() + made_.size());
   return m;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -146,6 +147,7 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
     if (staging_bytes > 0) staging_.reset(new char[staging_bytes]);
     staging_bytes_ = staging_bytes;
     std::size_t widest = 0;
+    rounds_.reserve(s.rounds.size());
     for (const Round& r : s.rounds) {
       std::int64_t staging_at = 0;
       rounds_.emplace_back();  // owned before any request is created: free_all sees them all
@@ -155,18 +157,7 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
         LocalStep step{resolve(c.from), resolve(c.to)};
         if (!step.from.dense && !step.to.dense)
           bounce_bytes_ = std::max(bounce_bytes_, c.from.bytes);
-        // Coalesce runs of contiguous memcpy copies (rotations of dense blocks).
-        if (!lr.before.empty() && step.from.dense && step.to.dense) {
-          LocalStep& last = lr.before.back();
-          if (last.from.dense && last.to.dense &&
-              last.from.addr + last.from.bytes == step.from.addr &&
-              last.to.addr + last.to.bytes == step.to.addr) {
-            last.from.bytes += step.from.bytes;
-            last.to.bytes += step.to.bytes;
-            continue;
-          }
-        }
-        lr.before.push_back(step);
+        append(lr.before, step);
       }
       for (const Exchange& x : r.exchanges) {
         lr.send.push_back(MPI_REQUEST_NULL);
@@ -177,7 +168,10 @@ LoweredSchedule::LoweredSchedule(const Schedule& s, const Bindings& b)
         if (x.recv.active() && x.recv.bytes() > 0) lower_transfer(x.recv, false, lr, staging_at);
       }
       widest = std::max(widest, r.exchanges.size());
+      lr.before.shrink_to_fit();
+      lr.after.shrink_to_fit();
     }
+    send_ = recv_ = nullptr;  // the caller's, valid while lowering only
     if (bounce_bytes_ > 0) bounce_.reset(new char[bounce_bytes_]);
     std::size_t slots = policy_.window > 0 ? std::min<std::size_t>(policy_.window, widest) : widest;
     window_.assign(2 * slots, MPI_REQUEST_NULL);
@@ -231,14 +225,14 @@ LoweredSchedule::Region LoweredSchedule::resolve(const Piece& p) const {
     r.addr = scratch_.get() + p.offset;
     return r;
   }
-  const BlockBuffer& b = p.slot == Slot::Send ? send_ : recv_;
+  const BlockBuffer& b = p.slot == Slot::Send ? *send_ : *recv_;
   const BlockType& t = b.type(std::size_t(p.block));
-  r.addr = b.base + b.displacement[p.block];
+  r.addr = b.base + b.displacement_of(std::size_t(p.block));
   r.dense = t.dense;
   if (r.dense) {
     r.addr += t.true_lb;
   } else {
-    r.count = int(b.count[p.block]);  // an int for a type that is not dense (BlockBuffer)
+    r.count = int(b.count_of(std::size_t(p.block)));  // an int for a type that is not dense
     r.type = t.type;
   }
   return r;
@@ -288,9 +282,9 @@ void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRou
       s.addr = stage + at;
       s.bytes = r.bytes;
       if (is_send)
-        round.before.push_back({r, s});
+        append(round.before, {r, s});
       else
-        round.after.push_back({s, r});
+        append(round.after, {s, r});
       at += r.bytes;
     }
     staging_at += at;
@@ -342,10 +336,41 @@ void LoweredSchedule::lower_transfer(const Transfer& t, bool is_send, LoweredRou
     MPIA_CHECK(MPI_Recv_init(addr, count, type, t.peer, tag_, comm_, &req));
 }
 
+void LoweredSchedule::append(std::vector<LocalStep>& steps, const LocalStep& s) {
+  if (!steps.empty() && s.from.dense && s.to.dense && steps.back().from.dense &&
+      steps.back().to.dense) {
+    LocalStep& last = steps.back();
+    if (last.repeat == 1 && last.from.addr + last.from.bytes == s.from.addr &&
+        last.to.addr + last.to.bytes == s.to.addr) {
+      last.from.bytes += s.from.bytes;  // contiguous on both ends: one larger copy
+      last.to.bytes += s.to.bytes;
+      return;
+    }
+    if (last.from.bytes == s.from.bytes && last.to.bytes == s.to.bytes) {
+      auto gap = [](const char* a, const char* b) {
+        return std::int64_t(reinterpret_cast<std::uintptr_t>(b) -
+                            reinterpret_cast<std::uintptr_t>(a));
+      };
+      const std::int64_t fs = gap(last.from.addr, s.from.addr), ts = gap(last.to.addr, s.to.addr);
+      if (last.repeat == 1) {
+        last.from_stride = fs, last.to_stride = ts, last.repeat = 2;
+        return;
+      }
+      if (fs == last.repeat * last.from_stride && ts == last.repeat * last.to_stride) {
+        ++last.repeat;
+        return;
+      }
+    }
+  }
+  steps.push_back(s);
+}
+
 void LoweredSchedule::run(const std::vector<LocalStep>& steps) {
   for (const LocalStep& s : steps) {
     if (s.from.dense && s.to.dense) {
-      std::memcpy(s.to.addr, s.from.addr, std::size_t(s.from.bytes));
+      for (std::int64_t i = 0; i < s.repeat; ++i)
+        std::memcpy(s.to.addr + i * s.to_stride, s.from.addr + i * s.from_stride,
+                    std::size_t(s.from.bytes));
       continue;
     }
     if (s.from.bytes > INT_MAX) {

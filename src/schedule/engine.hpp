@@ -42,14 +42,23 @@ struct BlockType {
 // bound as one element of a type made for it: count_type); a dense block moves as bytes.
 struct BlockBuffer {
   char* base = nullptr;
+  std::size_t n = 0;  // blocks
   std::vector<BlockType> types;
   std::vector<int> type_of;  // index into types per block; empty: every block is types[0]
+  // Block b: count[b] x its type at base + displacement[b]; both empty when the blocks are
+  // uniform (an alltoall's): then uniform_count x types[0] at b x stride. An alltoall's plan
+  // at P ranks keeps two of these: 32 bytes a peer that the lab's P = 8192 could not afford.
   std::vector<MPI_Aint> displacement;
   std::vector<std::int64_t> count;
-  std::vector<std::int64_t> bytes;  // packed size of each block
+  MPI_Aint stride = 0;
+  std::int64_t uniform_count = 0;
   const BlockType& type(std::size_t b) const {
     return type_of.empty() ? types[0] : types[std::size_t(type_of[b])];
   }
+  MPI_Aint displacement_of(std::size_t b) const {
+    return displacement.empty() ? MPI_Aint(b) * stride : displacement[b];
+  }
+  std::int64_t count_of(std::size_t b) const { return count.empty() ? uniform_count : count[b]; }
 };
 
 // MPI's counts are ints: count x type as (n, the datatype to send n of). Up to INT_MAX, n =
@@ -74,7 +83,8 @@ struct Memory {
 };
 
 struct Bindings {
-  BlockBuffer send, recv;
+  const BlockBuffer* send = nullptr;  // read while lowering only: the plan keeps no copy
+  const BlockBuffer* recv = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;  // the library's private communicator
   int tag = 0;
   StickyError* errors = nullptr;  // where execution errors go (required)
@@ -110,13 +120,20 @@ class LoweredSchedule {
   struct Region {
     char* addr = nullptr;
     std::int64_t bytes = 0;
-    int count = 0;  // typed regions: count x type
     MPI_Datatype type = MPI_DATATYPE_NULL;
+    int count = 0;  // typed regions: count x type
     bool dense = true;
   };
+  // One copy, or -- dense on both ends -- `repeat` copies of the same size, the i-th from
+  // from.addr + i x from_stride to to.addr + i x to_stride, run in that order (the packing of
+  // every second, fourth... block in Bruck and TRA: one step a round instead of one a block,
+  // which at P = 1024 was most of what a plan held).
   struct LocalStep {
     Region from, to;
+    std::int64_t from_stride = 0, to_stride = 0, repeat = 1;
   };
+  // Appends s to steps, as part of the last step where it continues it (see LocalStep).
+  static void append(std::vector<LocalStep>& steps, const LocalStep& s);
   // How a persistent request was made, to make it again: Open MPI frees a persistent
   // request that completes with an error (and nulls the handle it was completed through).
   struct Recipe {
@@ -156,7 +173,8 @@ class LoweredSchedule {
 
   Policy policy_;
   Lowering lowering_;
-  BlockBuffer send_, recv_;
+  const BlockBuffer* send_;  // while lowering only (nullptr after)
+  const BlockBuffer* recv_;
   MPI_Comm comm_;
   int tag_;
   int me_ = 0;  // rank in comm_
