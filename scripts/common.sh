@@ -4,7 +4,10 @@
 #
 #   mpia_flavours                    flavours to use: $MPIA_TEST_FLAVOURS or "openmpi mpich"
 #   mpia_mpicc / mpia_mpicxx / mpia_mpiexec FLAVOUR
-#                                    the Debian wrapper names (mpicc.openmpi, mpiexec.mpich...)
+#                                    the wrappers: Debian's names (mpicc.openmpi, mpiexec.mpich)
+#                                    or, for openmpi5 and mpich4, paths in the prefix that
+#                                    scripts/newer_mpis.sh built (mpia_newer_prefix)
+#   mpia_family FLAVOUR              openmpi or mpich
 #   mpia_mpi_env                     export a sane Open MPI run environment
 #   mpia_sanitizer_env               export ASan/UBSan/LSan options (+ test/lsan.supp);
 #                                    MPI programs append $MPIA_ASAN_MPI_OPTIONS to ASAN_OPTIONS
@@ -44,11 +47,45 @@ mpia_python() {
   return 1
 }
 
-# Echo a flavour name back if it is valid, fail otherwise.
+# The MPI flavours: Debian's packages (openmpi: Open MPI 4.1, mpich: MPICH 4.0; wrappers
+# mpicc.openmpi, mpiexec.mpich...) and the newer MPIs scripts/newer_mpis.sh builds into its
+# cache (openmpi5: Open MPI 5.0.x, mpich4: MPICH 4.2+; wrappers in the prefix's bin/).
+# Succeed if the flavour name is valid, fail (saying so) otherwise.
 mpia_check_flavour() {
   case "$1" in
-    openmpi|mpich) return 0 ;;
-    *) mpia_log "unknown MPI flavour '$1' (use openmpi or mpich)"; return 1 ;;
+    openmpi|mpich|openmpi5|mpich4) return 0 ;;
+    *) mpia_log "unknown MPI flavour '$1' (use openmpi, mpich, openmpi5 or mpich4)"; return 1 ;;
+  esac
+}
+
+# The implementation a flavour is: openmpi or mpich.
+mpia_family() {
+  case "$1" in
+    openmpi|openmpi5) echo openmpi ;;
+    mpich|mpich4) echo mpich ;;
+    *) mpia_check_flavour "$1" ;;
+  esac
+}
+
+# A newer flavour's installed prefix (scripts/newer_mpis.sh --print-prefix), or fail.
+mpia_newer_prefix() {
+  case "$1" in
+    openmpi5) bash "$MPIA_ROOT/scripts/newer_mpis.sh" --print-prefix openmpi 2>/dev/null ;;
+    mpich4) bash "$MPIA_ROOT/scripts/newer_mpis.sh" --print-prefix mpich 2>/dev/null ;;
+    *) return 1 ;;
+  esac
+}
+
+# mpia_wrapper FLAVOUR TOOL: the command of TOOL (mpicc, mpicxx, mpifort, mpiexec) of a flavour
+# (a path for the newer ones; a path that does not exist when that MPI is not built).
+mpia_wrapper() {
+  local prefix
+  case "$1" in
+    openmpi|mpich) printf '%s.%s\n' "$2" "$1" ;;
+    openmpi5|mpich4)
+      prefix="$(mpia_newer_prefix "$1")" || prefix="/nonexistent/$1"
+      printf '%s/bin/%s\n' "$prefix" "$2" ;;
+    *) mpia_check_flavour "$1" ;;
   esac
 }
 
@@ -61,9 +98,9 @@ mpia_flavours() {
   done
 }
 
-mpia_mpicc()   { mpia_check_flavour "$1" && printf 'mpicc.%s\n' "$1"; }
-mpia_mpicxx()  { mpia_check_flavour "$1" && printf 'mpicxx.%s\n' "$1"; }
-mpia_mpiexec() { mpia_check_flavour "$1" && printf 'mpiexec.%s\n' "$1"; }
+mpia_mpicc()   { mpia_check_flavour "$1" && mpia_wrapper "$1" mpicc; }
+mpia_mpicxx()  { mpia_check_flavour "$1" && mpia_wrapper "$1" mpicxx; }
+mpia_mpiexec() { mpia_check_flavour "$1" && mpia_wrapper "$1" mpiexec; }
 
 # True when the flavour's wrappers and launcher are installed.
 mpia_have_flavour() {
@@ -80,6 +117,9 @@ mpia_mpi_env() {
   export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
   export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
   export OMPI_MCA_rmaps_base_oversubscribe="${OMPI_MCA_rmaps_base_oversubscribe:-1}"
+  # Open MPI 5's launcher (PRRTE) ignores the ORTE variable above: its own (measured on 5.0.10:
+  # without it or --oversubscribe, "not enough slots" beyond the cores).
+  export PRTE_MCA_rmaps_default_mapping_policy="${PRTE_MCA_rmaps_default_mapping_policy:-:oversubscribe}"
   export OMPI_MCA_mpi_yield_when_idle="${OMPI_MCA_mpi_yield_when_idle:-1}"
   export OMPI_MCA_hwloc_base_binding_policy="${OMPI_MCA_hwloc_base_binding_policy:-none}"
   export OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"

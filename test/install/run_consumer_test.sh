@@ -29,7 +29,7 @@ mpia_mpi_env
 MPICC="$(command -v "$(mpia_mpicc "$flavour")")"
 MPICXX="$(command -v "$(mpia_mpicxx "$flavour")")"
 MPIEXEC="$(command -v "$(mpia_mpiexec "$flavour")")"
-case "$flavour" in
+case "$(mpia_family "$flavour")" in
   openmpi) signature="Open MPI" ;;
   mpich)   signature="MPICH" ;;
 esac
@@ -125,7 +125,7 @@ fi
 
 # Open MPI ships <mpi-ext.h> with its own MPIX_Alltoall_init: include it first in one build.
 with_ext=OFF
-if [ "$flavour" = openmpi ] && printf "#include <mpi.h>\n#include <mpi-ext.h>\n" | "$MPICC" -E -x c - >/dev/null 2>&1; then
+if [ "$(mpia_family "$flavour")" = openmpi ] && printf "#include <mpi.h>\n#include <mpi-ext.h>\n" | "$MPICC" -E -x c - >/dev/null 2>&1; then
   with_ext=ON
 fi
 
