@@ -18,6 +18,7 @@
 #endif
 
 #include "operation/datatypes.hpp"
+#include "util/mpi_features.h"
 #include "operation/operation.hpp"
 #include "schedule/engine.hpp"
 #include "util/error.hpp"
@@ -33,7 +34,7 @@ namespace mpia {
 
 namespace {
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 constexpr bool kHaveLargeCount = true;
 #else
 constexpr bool kHaveLargeCount = false;
@@ -111,7 +112,7 @@ class SystemCall {
 
   int blocking(MPI_Comm comm) const {
     const Side &s = send_, &r = recv_;
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
     if (large_) {
       switch (call_) {
         case Call::Alltoall:
@@ -156,7 +157,7 @@ class SystemCall {
 
   int nonblocking(MPI_Comm comm, MPI_Request* q) const {
     const Side &s = send_, &r = recv_;
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
     if (large_) {
       switch (call_) {
         case Call::Alltoall:
@@ -200,13 +201,15 @@ class SystemCall {
     return MPI_ERR_INTERN;
   }
 
-  // The persistent form, when MPI has one (MPI-4, or Open MPI's pcollreq extension for alltoall
+  // The persistent form, when MPI has one (MPI-4's, Open MPI 5's under the same names, or Open
+  // MPI 4.1's pcollreq extension for alltoall
   // and alltoallv -- not its MPIX_Neighbor_alltoall(v)_init, which fails with MPI_ERR_ARG on a
   // rank without neighbors): creates *q and returns true; else false.
   bool persistent(MPI_Comm comm, MPI_Request* q) const {
     const Side &s = send_, &r = recv_;
     const MPI_Info none = MPI_INFO_NULL;
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
+#if MPIA_HAVE_LARGE_COUNT
     if (large_) {
       switch (call_) {
         case Call::Alltoall:
@@ -233,15 +236,20 @@ class SystemCall {
           return true;
       }
     }
+#endif
     switch (call_) {
       case Call::Alltoall:
         MPIA_CHECK(
             PMPI_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
         return true;
       case Call::Alltoallv:
-        // Shape::W only without _c functions: not here.
-        MPIA_CHECK(PMPI_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                       r.counts.data(), r.displs.data(), r.type, comm, none, q));
+        if (shape_ == Shape::W)  // a large-count call without _c functions (Open MPI 5)
+          MPIA_CHECK(PMPI_Alltoallw_init(s.buf, s.counts.data(), s.displs.data(), s.types.data(),
+                                         r.buf, r.counts.data(), r.displs.data(), r.types.data(),
+                                         comm, none, q));
+        else
+          MPIA_CHECK(PMPI_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
+                                         r.counts.data(), r.displs.data(), r.type, comm, none, q));
         return true;
       case Call::Neighbor:
         if (shape_ == Shape::Regular)

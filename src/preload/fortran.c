@@ -80,13 +80,17 @@
  * own (MPICH 4). */
 #if defined(OPEN_MPI) && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define MPIA_FORTRAN_PERSISTENT 1
+#define MPIA_FORTRAN_PERSISTENT_MPIX 1
 #define C_ALLTOALL_INIT MPIX_Alltoall_init
 #define C_ALLTOALLV_INIT MPIX_Alltoallv_init
 #define C_NEIGHBOR_ALLTOALL_INIT MPIX_Neighbor_alltoall_init
 #define C_NEIGHBOR_ALLTOALLV_INIT MPIX_Neighbor_alltoallv_init
 #define C_NEIGHBOR_ALLTOALLW_INIT MPIX_Neighbor_alltoallw_init
-#elif defined(MPICH) && MPI_VERSION >= 4
+#elif (defined(MPICH) && MPI_VERSION >= 4) || \
+    (defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+/* Open MPI 5: MPI-4's names (its mpi.h says MPI 3.1; the extension is gone). */
 #define MPIA_FORTRAN_PERSISTENT 1
+#define MPIA_FORTRAN_PERSISTENT_MPIX 0
 #define C_ALLTOALL_INIT MPI_Alltoall_init
 #define C_ALLTOALLV_INIT MPI_Alltoallv_init
 #define C_NEIGHBOR_ALLTOALL_INIT MPI_Neighbor_alltoall_init
@@ -94,6 +98,7 @@
 #define C_NEIGHBOR_ALLTOALLW_INIT MPI_Neighbor_alltoallw_init
 #else
 #define MPIA_FORTRAN_PERSISTENT 0
+#define MPIA_FORTRAN_PERSISTENT_MPIX 0
 #endif
 
 /* MPICH 4's mpi_f08 request calls (mpi_wait_f08_ & co.) call PMPI_Wait & co.: defined here. */
@@ -913,7 +918,7 @@ MPIA_FORTRAN_MANGLINGS(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, f_ineig
 
 /* The persistent inits: Open MPI's extension spells them mpix_ (mpi_ext / mpi_f08_ext modules),
  * MPI-4 mpi_. */
-#if MPIA_FORTRAN_PERSISTENT && defined(OPEN_MPI)
+#if MPIA_FORTRAN_PERSISTENT_MPIX
 MPIA_FORTRAN_MANGLINGS(mpix_alltoall_init, MPIX_ALLTOALL_INIT, f_alltoall_init,
                        MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
 MPIA_FORTRAN_MANGLINGS(mpix_alltoallv_init, MPIX_ALLTOALLV_INIT, f_alltoallv_init,
@@ -935,6 +940,20 @@ MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT,
                        f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
 MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT,
                        f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
+#if defined(OPEN_MPI)
+/* Open MPI 5's `use mpi_f08` (mpi_alltoall_init_f08_ & co.) calls the mpif.h routine's C body by
+ * its own name, ompi_alltoall_init_f & co. (same arguments), which calls PMPI_Alltoall_init:
+ * measured on 5.0.10, the preload's C MPI_Alltoall_init never saw an f08 persistent call. */
+MPIA_FORTRAN_ENTRY(ompi_alltoall_init_f, f_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(ompi_alltoallv_init_f, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
+                   MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(ompi_neighbor_alltoall_init_f, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
+                   MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(ompi_neighbor_alltoallv_init_f, f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
+                   MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(ompi_neighbor_alltoallw_init_f, f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS,
+                   MPIA_A2AW_INIT_ARGS)
+#endif
 #endif
 
 /* The request calls. */

@@ -8,8 +8,9 @@
 #endif
 
 #include "preload/preload.hpp"
+#include "util/mpi_features.h"
 
-#if MPI_VERSION < 4 && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#if !MPIA_HAVE_PERSISTENT_COLL && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 
 #define MPIA_PRELOAD_EXPORT __attribute__((visibility("default")))
 

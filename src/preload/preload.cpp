@@ -1,5 +1,6 @@
 // The drop-in library's C entry points and dispatchers (see preload.hpp), and MPIX_REPORT.
 #include "preload/preload.hpp"
+#include "util/mpi_features.h"
 #include "util/topo_degrees.h"
 
 #include "mpi_advance.h"
@@ -61,7 +62,7 @@ enum Coll {
   kColls
 };
 // Open MPI 4.1 has the persistent collectives as its extension's MPIX_ functions.
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
 #define MPIA_PRELOAD_INIT(name) "MPI_" name
 #else
 #define MPIA_PRELOAD_INIT(name) "MPIX_" name
@@ -336,7 +337,7 @@ double neighbor_bytes(MPI_Comm comm, double block) { return block * in_degree(co
 int system_init_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                          MPI_Request* request) {
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
   return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
                             request);
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
@@ -352,7 +353,7 @@ int system_init_alltoallv(const void* sendbuf, const int sendcounts[], const int
                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                           MPI_Request* request) {
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
   return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                              recvtype, comm, info, request);
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
@@ -367,7 +368,7 @@ int system_init_alltoallv(const void* sendbuf, const int sendcounts[], const int
 int system_init_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
   return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                      comm, info, request);
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
@@ -383,7 +384,7 @@ int system_init_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], 
                                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                    MPI_Info info, MPI_Request* request) {
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
   return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                       rdispls, recvtype, comm, info, request);
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
@@ -400,7 +401,7 @@ int system_init_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                                    void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                                    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                                    MPI_Request* request) {
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
   return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                                       rdispls, recvtypes, comm, info, request);
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
@@ -520,7 +521,7 @@ int mpia_preload_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
 }
 
 // The large-count forms, where the MPI declares them (MPI-4).
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 static int preload_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm) {
@@ -641,7 +642,7 @@ int mpia_preload_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype 
       [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 static int preload_ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                MPI_Comm comm, MPI_Request* request) {
@@ -709,7 +710,7 @@ int mpia_preload_alltoallv_init(const void* sendbuf, const int sendcounts[], con
       [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 static int preload_ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
                                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
@@ -778,7 +779,7 @@ int mpia_preload_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_
       [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 static int preload_ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
                                         MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
                                         MPI_Datatype recvtype, MPI_Comm comm,
@@ -849,7 +850,7 @@ int mpia_preload_neighbor_alltoallv_init(const void* sendbuf, const int sendcoun
       [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 static int preload_ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
                                          void* recvbuf, const MPI_Count recvcounts[],
@@ -923,7 +924,7 @@ int mpia_preload_neighbor_alltoallw_init(const void* sendbuf, const int sendcoun
       [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 static int preload_ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                          void* recvbuf, const MPI_Count recvcounts[],
@@ -1120,7 +1121,7 @@ MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw(const void* sendbuf, const int se
                                          recvcounts, rdispls, recvtypes, comm);
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 MPIA_PRELOAD_EXPORT int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount,
                                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
                                        MPI_Datatype recvtype, MPI_Comm comm) {
@@ -1172,7 +1173,7 @@ MPIA_PRELOAD_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Da
                            request);
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
 MPIA_PRELOAD_EXPORT int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                           void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                           MPI_Comm comm, MPI_Info info, MPI_Request* request) {
@@ -1181,7 +1182,7 @@ MPIA_PRELOAD_EXPORT int MPI_Alltoall_init(const void* sendbuf, int sendcount, MP
 }
 #endif
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 MPIA_PRELOAD_EXPORT int MPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount,
                                         MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
                                         MPI_Datatype recvtype, MPI_Comm comm,
@@ -1207,7 +1208,7 @@ MPIA_PRELOAD_EXPORT int MPI_Ialltoallv(const void* sendbuf, const int sendcounts
                             recvtype, comm, request);
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
 MPIA_PRELOAD_EXPORT int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
                                            const int sdispls[], MPI_Datatype sendtype,
                                            void* recvbuf, const int recvcounts[],
@@ -1218,7 +1219,7 @@ MPIA_PRELOAD_EXPORT int MPI_Alltoallv_init(const void* sendbuf, const int sendco
 }
 #endif
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 MPIA_PRELOAD_EXPORT int MPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
                                          void* recvbuf, const MPI_Count recvcounts[],
@@ -1246,7 +1247,7 @@ MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcoun
                                     comm, request);
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
 MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
                                                    MPI_Datatype sendtype, void* recvbuf,
                                                    int recvcount, MPI_Datatype recvtype,
@@ -1257,7 +1258,7 @@ MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_init(const void* sendbuf, int send
 }
 #endif
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
                                                  MPI_Datatype sendtype, void* recvbuf,
                                                  MPI_Count recvcount, MPI_Datatype recvtype,
@@ -1285,7 +1286,7 @@ MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallv(const void* sendbuf, const int s
                                      rdispls, recvtype, comm, request);
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
 MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
                                                     const int sdispls[], MPI_Datatype sendtype,
                                                     void* recvbuf, const int recvcounts[],
@@ -1297,7 +1298,7 @@ MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_init(const void* sendbuf, const i
 }
 #endif
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                                                   const MPI_Aint sdispls[], MPI_Datatype sendtype,
                                                   void* recvbuf, const MPI_Count recvcounts[],
@@ -1326,7 +1327,7 @@ MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallw(const void* sendbuf, const int s
                                      rdispls, recvtypes, comm, request);
 }
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_PERSISTENT_COLL
 MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_init(
     const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
     const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
@@ -1336,7 +1337,7 @@ MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_init(
 }
 #endif
 
-#if MPI_VERSION >= 4
+#if MPIA_HAVE_LARGE_COUNT
 MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallw_c(
     const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
     const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],

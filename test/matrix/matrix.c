@@ -67,6 +67,12 @@ typedef MPI_Request Req;
 #define HAVE_PERSISTENT 1
 #define INIT(name) MPI_##name##_init
 #define INIT_NAME(name) "MPI_" #name "_init"
+#elif (defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+/* Open MPI 5: MPI-4's persistent collectives, standard names; no large-count functions. */
+#define HAVE_LARGE 0
+#define HAVE_PERSISTENT 1
+#define INIT(name) MPI_##name##_init
+#define INIT_NAME(name) "MPI_" #name "_init"
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define HAVE_LARGE 0
 #define HAVE_PERSISTENT 1

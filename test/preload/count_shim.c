@@ -63,14 +63,18 @@ SHIM(nonblocking, MPI_Ineighbor_alltoallv, V_PARAMS, V_ARGS)
 SHIM(nonblocking, PMPI_Ineighbor_alltoallv, V_PARAMS, V_ARGS)
 SHIM(nonblocking, MPI_Ineighbor_alltoallw, W_PARAMS, W_ARGS)
 SHIM(nonblocking, PMPI_Ineighbor_alltoallw, W_PARAMS, W_ARGS)
-#if MPI_VERSION >= 4
+/* Open MPI 5: MPI-4's persistent collectives, standard names, under an MPI-3.1 mpi.h. */
+#if MPI_VERSION >= 4 || \
+    (defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define INIT(name) MPI_##name
 #define PINIT(name) PMPI_##name
 #else
 #define INIT(name) MPIX_##name
 #define PINIT(name) PMPIX_##name
 #endif
-#if MPI_VERSION >= 4 || (defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#if MPI_VERSION >= 4 ||                                                              \
+    (defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5) || \
+    (defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ)
 SHIM(persistent, INIT(Alltoall_init), AI_PARAMS, AI_ARGS)
 SHIM(persistent, PINIT(Alltoall_init), AI_PARAMS, AI_ARGS)
 SHIM(persistent, INIT(Alltoallv_init), VI_PARAMS, VI_ARGS)

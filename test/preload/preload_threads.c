@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if MPI_VERSION >= 4
+/* Open MPI 5: MPI-4's persistent collectives, standard names, under an MPI-3.1 mpi.h. */
+#if MPI_VERSION >= 4 || \
+    (defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define ALLTOALL_INIT MPI_Alltoall_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define ALLTOALL_INIT MPIX_Alltoall_init
