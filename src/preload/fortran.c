@@ -940,20 +940,6 @@ MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT,
                        f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
 MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT,
                        f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
-#if defined(OPEN_MPI)
-/* Open MPI 5's `use mpi_f08` (mpi_alltoall_init_f08_ & co.) calls the mpif.h routine's C body by
- * its own name, ompi_alltoall_init_f & co. (same arguments), which calls PMPI_Alltoall_init:
- * measured on 5.0.10, the preload's C MPI_Alltoall_init never saw an f08 persistent call. */
-MPIA_FORTRAN_ENTRY(ompi_alltoall_init_f, f_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(ompi_alltoallv_init_f, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
-                   MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(ompi_neighbor_alltoall_init_f, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
-                   MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(ompi_neighbor_alltoallv_init_f, f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
-                   MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(ompi_neighbor_alltoallw_init_f, f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS,
-                   MPIA_A2AW_INIT_ARGS)
-#endif
 #endif
 
 /* The request calls. */
@@ -1173,7 +1159,7 @@ MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallv_f08_, f_ineighbor_alltoallv, MPIA_IA2
                    MPIA_IA2AV_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallw_f08_, f_ineighbor_alltoallw, MPIA_IA2AW_PARAMS,
                    MPIA_IA2AW_ARGS)
-#if MPIA_FORTRAN_PERSISTENT
+#if MPIA_FORTRAN_PERSISTENT_MPIX
 MPIA_FORTRAN_ENTRY(mpix_alltoall_init_f08_, f_alltoall_init, MPIA_A2A_INIT_PARAMS,
                    MPIA_A2A_INIT_ARGS)
 MPIA_FORTRAN_ENTRY(mpix_alltoallv_init_f08_, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
@@ -1183,6 +1169,20 @@ MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoall_init_f08_, f_neighbor_alltoall_init, M
 MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoallv_init_f08_, f_neighbor_alltoallv_init,
                    MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
 MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoallw_init_f08_, f_neighbor_alltoallw_init,
+                   MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
+#elif MPIA_FORTRAN_PERSISTENT
+/* Open MPI 5: MPI-4's persistent inits in mpi_f08 (libmpi_usempif08's mpi_alltoall_init_f08_ &
+ * co., the mpif.h routine's arguments; they call PMPI_Alltoall_init & co.). Measured on 5.0.10:
+ * without these, an f08 MPI_Alltoall_init reached Open MPI, not the dispatcher. */
+MPIA_FORTRAN_ENTRY(mpi_alltoall_init_f08_, f_alltoall_init, MPIA_A2A_INIT_PARAMS,
+                   MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_alltoallv_init_f08_, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
+                   MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoall_init_f08_, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
+                   MPIA_A2A_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallv_init_f08_, f_neighbor_alltoallv_init,
+                   MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
+MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallw_init_f08_, f_neighbor_alltoallw_init,
                    MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
 #endif
 MPIA_F08_REQUEST_CALLS
