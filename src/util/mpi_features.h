@@ -13,8 +13,8 @@
 
 #include <mpi.h>
 
-#if MPI_VERSION >= 4 || (defined(OPEN_MPI) && OPEN_MPI && defined(OMPI_MAJOR_VERSION) && \
-                         OMPI_MAJOR_VERSION >= 5)
+#if MPI_VERSION >= 4 || \
+    (defined(OPEN_MPI) && OPEN_MPI && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 #define MPIA_HAVE_PERSISTENT_COLL 1
 #else
 #define MPIA_HAVE_PERSISTENT_COLL 0
