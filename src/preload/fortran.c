@@ -1159,31 +1159,26 @@ MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallv_f08_, f_ineighbor_alltoallv, MPIA_IA2
                    MPIA_IA2AV_ARGS)
 MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallw_f08_, f_ineighbor_alltoallw, MPIA_IA2AW_PARAMS,
                    MPIA_IA2AW_ARGS)
+#if MPIA_FORTRAN_PERSISTENT
+/* The persistent inits in mpi_f08: Open MPI 4.1's extension's mpix_alltoall_init_f08_ & co.
+ * (mpi_f08_ext), Open MPI 5's mpi_alltoall_init_f08_ & co. (libmpi_usempif08, which call
+ * PMPI_Alltoall_init: measured on 5.0.10, without these an f08 MPI_Alltoall_init reached Open
+ * MPI, not the dispatcher). The mpif.h routine's arguments in both. */
 #if MPIA_FORTRAN_PERSISTENT_MPIX
-MPIA_FORTRAN_ENTRY(mpix_alltoall_init_f08_, f_alltoall_init, MPIA_A2A_INIT_PARAMS,
-                   MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpix_alltoallv_init_f08_, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
-                   MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoall_init_f08_, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
-                   MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoallv_init_f08_, f_neighbor_alltoallv_init,
-                   MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpix_neighbor_alltoallw_init_f08_, f_neighbor_alltoallw_init,
-                   MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
-#elif MPIA_FORTRAN_PERSISTENT
-/* Open MPI 5: MPI-4's persistent inits in mpi_f08 (libmpi_usempif08's mpi_alltoall_init_f08_ &
- * co., the mpif.h routine's arguments; they call PMPI_Alltoall_init & co.). Measured on 5.0.10:
- * without these, an f08 MPI_Alltoall_init reached Open MPI, not the dispatcher. */
-MPIA_FORTRAN_ENTRY(mpi_alltoall_init_f08_, f_alltoall_init, MPIA_A2A_INIT_PARAMS,
-                   MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_alltoallv_init_f08_, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
-                   MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoall_init_f08_, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
-                   MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallv_init_f08_, f_neighbor_alltoallv_init,
-                   MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallw_init_f08_, f_neighbor_alltoallw_init,
-                   MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
+#define MPIA_F08_INIT(name) mpix_##name##_init_f08_
+#else
+#define MPIA_F08_INIT(name) mpi_##name##_init_f08_
+#endif
+#define MPIA_F08_INIT_ENTRY(name, impl, params, args) \
+  MPIA_FORTRAN_ENTRY(MPIA_F08_INIT(name), impl, params, args)
+MPIA_F08_INIT_ENTRY(alltoall, f_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
+MPIA_F08_INIT_ENTRY(alltoallv, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
+MPIA_F08_INIT_ENTRY(neighbor_alltoall, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
+                    MPIA_A2A_INIT_ARGS)
+MPIA_F08_INIT_ENTRY(neighbor_alltoallv, f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
+                    MPIA_A2AV_INIT_ARGS)
+MPIA_F08_INIT_ENTRY(neighbor_alltoallw, f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS,
+                    MPIA_A2AW_INIT_ARGS)
 #endif
 MPIA_F08_REQUEST_CALLS
 #endif
