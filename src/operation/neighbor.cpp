@@ -93,12 +93,24 @@ std::shared_ptr<PrivateComm> neighbor_system_comm(CommState& st) {
     // MPI wants arrays even for a zero degree.
     const int none = 0;
     MPI_Comm g = MPI_COMM_NULL;
-    run_system(st.comm->get(), [&] {
-      return MPI_Dist_graph_create_adjacent(st.comm->get(), int(t.sources.size()),
-                                            t.sources.empty() ? &none : t.sources.data(),
-                                            MPI_UNWEIGHTED, int(t.destinations.size()),
-                                            t.destinations.empty() ? &none : t.destinations.data(),
-                                            MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+    // The graph is made from a communicator without a topology: Open MPI 5 (5.0.6 to 5.0.10 at
+    // least, open-mpi/ompi#14438) gives a graph made from a Cartesian or graph communicator both
+    // kinds, and its neighborhood collectives then read the old kind's data (a segfault in
+    // MPI_Neighbor_alltoallv_init). MPI_Comm_split keeps no topology, on every MPI.
+    MPI_Comm base = st.comm->get(), plain = MPI_COMM_NULL;
+    int kind = MPI_UNDEFINED;
+    MPIA_CHECK(MPI_Topo_test(base, &kind));
+    run_system(base, [&] {
+      if (kind != MPI_UNDEFINED) {
+        if (int rc = MPI_Comm_split(base, 0, st.rank, &plain)) return rc;
+      }
+      const int rc = MPI_Dist_graph_create_adjacent(
+          plain != MPI_COMM_NULL ? plain : base, int(t.sources.size()),
+          t.sources.empty() ? &none : t.sources.data(), MPI_UNWEIGHTED,
+          int(t.destinations.size()), t.destinations.empty() ? &none : t.destinations.data(),
+          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+      if (plain != MPI_COMM_NULL) MPI_Comm_free(&plain);
+      return rc;
     });
     st.graph = std::make_shared<PrivateComm>(g, "mpi-advance private graph");
   }
