@@ -106,9 +106,9 @@ std::shared_ptr<PrivateComm> neighbor_system_comm(CommState& st) {
       }
       const int rc = MPI_Dist_graph_create_adjacent(
           plain != MPI_COMM_NULL ? plain : base, int(t.sources.size()),
-          t.sources.empty() ? &none : t.sources.data(), MPI_UNWEIGHTED,
-          int(t.destinations.size()), t.destinations.empty() ? &none : t.destinations.data(),
-          MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+          t.sources.empty() ? &none : t.sources.data(), MPI_UNWEIGHTED, int(t.destinations.size()),
+          t.destinations.empty() ? &none : t.destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+          &g);
       if (plain != MPI_COMM_NULL) MPI_Comm_free(&plain);
       return rc;
     });
