@@ -235,7 +235,15 @@ build_one() {  # FLAVOUR SRC
 
   mkdir -p "$cache/logs"
   times="$cache/logs/$label.times"
-  : >"$times"
+  build="$cache/build/$label"
+  # A build directory configured with the same arguments (an interrupted make) is reused: make
+  # goes on where it stopped (MPICH's configure alone takes 15 minutes here).
+  local reuse=0
+  if [ "$force" = 0 ] && [ -f "$build/.mpia-configured" ] \
+     && [ "$(cat "$build/.mpia-configured")" = "$want" ] && [ -x "$build/config.status" ]; then
+    reuse=1
+  fi
+  if [ "$reuse" = 1 ]; then echo "(make resumed)" >>"$times"; else : >"$times"; fi
   t_start=$(date +%s)
   # A git tree: run autogen (again, when an earlier one was interrupted or failed).
   if [ ! -x "$src/configure" ] || [ -e "$src/.mpia-autogen-incomplete" ]; then
@@ -261,11 +269,15 @@ build_one() {  # FLAVOUR SRC
     rm -f "$src/.mpia-autogen-incomplete"
   fi
   rm -rf "$prefix"
-  build="$cache/build/$label"
-  rm -rf "$build"; mkdir -p "$build"
-  # shellcheck disable=SC2016  # $0 and $@ are the inner shell's
-  phase configure "$cache/logs/$label.configure.log" \
-    bash -c 'cd "$0" && exec "$@"' "$build" "$src/configure" "${args[@]}"
+  if [ "$reuse" = 1 ]; then
+    mpia_log "$label: reusing the configured $build (--force configures again)"
+  else
+    rm -rf "$build"; mkdir -p "$build"
+    # shellcheck disable=SC2016  # $0 and $@ are the inner shell's
+    phase configure "$cache/logs/$label.configure.log" \
+      bash -c 'cd "$0" && exec "$@"' "$build" "$src/configure" "${args[@]}"
+    printf '%s\n' "$want" >"$build/.mpia-configured"
+  fi
   phase make "$cache/logs/$label.make.log" make -C "$build" -j "$jobs"
   phase install "$cache/logs/$label.install.log" make -C "$build" install
   printf '%s\n' "$want" >"$stamp"
