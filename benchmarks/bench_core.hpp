@@ -200,6 +200,10 @@ struct Options {
   std::map<std::string, std::vector<long long>> sweeps;  // parameter -> values
   std::string csv;
   double watchdog_s = 120.0;
+  // --time-limit SEC: the whole run aims to end within SEC seconds (like IMB's -time): where the
+  // planned timed iterations (then warm-up starts beyond 1) of a (case, variant, round) would not
+  // fit its share of the time left, fewer run, and the output says which; 0: no limit.
+  double time_limit_s = 0;
   double imbalance_us = 0;
   // --noise US: before every start of every variant (its first run, warm-up, timed iterations),
   // each rank waits a seeded heavy-tailed delay of mean US (arrival noise); 0: none.

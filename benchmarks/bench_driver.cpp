@@ -32,6 +32,10 @@
  * variant, then calls. after_last = completion - last arrival (one MPI_Allreduce(MAX) of the
  * arrival times after the loop); pairwise (when the registry has it) always runs as a second
  * reference.
+ *
+ * Time limit (--time-limit SEC, like IMB's -time): where the rest of the run would not fit in SEC
+ * seconds, fewer timed iterations run (then fewer warm-up starts, then fewer rounds), by costs
+ * measured in this run and agreed by every rank (struct Budget); each cut is noted.
  */
 #include "bench_core.hpp"
 
@@ -140,6 +144,10 @@ const char* const kUsage =
     "                   given\n"
     "  --csv FILE       also write the results as CSV (rank 0)\n"
     "  --watchdog SEC   abort when one step makes no progress for SEC s (default 120; 0: off)\n"
+    "  --time-limit SEC the whole run aims to end within SEC s (default 0: no limit): where a\n"
+    "                   variant's planned iterations (then its warm-up starts beyond 1) would\n"
+    "                   not fit its share of the time left, it runs fewer (at least 1), by the\n"
+    "                   cost of a start measured in this run; every such row is noted\n"
     "  --list           print the variants and exit\n"
     "  --help           this text\n";
 
@@ -233,6 +241,8 @@ Options parse_options(int argc, char** argv, int rank, int nprocs, const Workloa
       o.csv = a.value();
     else if (a.is("--watchdog"))
       o.watchdog_s = a.number(0, 1e9);
+    else if (a.is("--time-limit"))
+      o.time_limit_s = a.number(0, 1e9);
     else if (a.is("--imbalance"))
       o.imbalance_us = a.number(0, 1e9);
     else if (a.is("--noise"))
@@ -447,6 +457,11 @@ struct Samples {
   // the trial had not settled when the timed iterations began, in some round.
   int trial_warmup = 0;
   bool timed_trial = false;
+  // --time-limit: the timed iterations planned (every round's, set by the caller), the warm-up
+  // planned per round and the fewest a round ran (-1: none cut), and whether the budget ended a
+  // trial's warm-up before it settled.
+  int planned_iters = 0, warmup_planned = 0, warmup_fewest = -1;
+  bool trial_cut = false;
   std::vector<double> t;       // own call -> own completion, seconds, per timed iteration
   std::vector<double> arrive;  // imbalance mode: barrier exit -> call
   std::vector<double> done;    // imbalance mode: barrier exit -> completion
@@ -460,6 +475,132 @@ struct Run {
   const Options& o;
   const Workload& w;
   std::string locality_env;
+};
+
+// --time-limit: the run's time budget. A slot is one (case, variant, round). Before a slot's
+// warm-up and before its timed iterations (and before each round after a case's first) the ranks
+// agree (MPI_Allreduce MAX) on the time elapsed and on the measured costs; every count is
+// computed from those agreed figures alone, so that every rank runs the same number of starts
+// (ranks that disagree would deadlock). A slot's share is the time left, less what the slots and
+// cases still to come cost beyond their cuttable starts, divided evenly among the slots left: a
+// slot that needs less leaves the rest to the later ones (the larger sizes, as a rule). Those
+// fixed costs are taken from the latest case (sizes grow: the mean over all would fall short). A
+// round after a case's first costs a slot's fixed part (init, first run, checks) again for every
+// variant: where the budget cannot give every case left as many rounds with at least that much
+// timing per slot, the case runs fewer rounds.
+struct Budget {
+  double limit = 0;  // seconds; 0: none
+  MPI_Comm comm = MPI_COMM_NULL;
+  double t0 = 0;             // this rank's MPI_Wtime at the start of the run
+  long long variants = 0;    // slots per round
+  int rounds = 1;            // --rounds
+  long long cases_left = 0;  // cases not yet built
+  int round = 0;             // the current slot's round and place in it
+  long long slot = 0;
+  // Measured: the fixed cost (build, settle) of the last case built, and that (init, first run,
+  // last check, free: all but the cuttable starts) of the current case's slots run so far and
+  // the mean of the previous case's (-1: none yet).
+  double case_last = 0, slot_sum = 0, prev_slot_mean = -1;
+  long long slots_seen = 0;
+  double mark = 0;  // agreed elapsed time at the end of the last slot or case build
+  // The current slot: the seconds its cuttable starts may take, the agreed elapsed time and this
+  // rank's clock at plan(), the agreed cost of a start then, the time of plan()'s MPI_Allreduce
+  // (a barrier's cost, which every timed iteration adds) and, for slot_done(), how long this
+  // rank spent from plan() to the end of the timed iterations; the agreed time of its trial's
+  // warm-up.
+  double share = 0, at_plan = 0, local_plan = 0, start_s = 0, sync_local = 0, cut_local = 0;
+  double trial_s = 0;
+
+  bool on() const { return limit > 0; }
+  // Collective: the largest elapsed time over ranks; x[0..n) (n <= 3) become their max over ranks.
+  double agree(double* x = nullptr, int n = 0) const {
+    double v[4] = {MPI_Wtime() - t0, 0, 0, 0}, m[4] = {0, 0, 0, 0};
+    for (int i = 0; i < n; ++i) v[1 + i] = x[i];
+    MPI_Allreduce(v, m, 1 + n, MPI_DOUBLE, MPI_MAX, comm);
+    for (int i = 0; i < n; ++i) x[i] = m[1 + i];
+    return m[0];
+  }
+  // A slot's fixed cost: the current case's slots run so far, the previous case's mean standing
+  // in for the rest of a round; partial (the current slot's so far) before any has run.
+  double slot_fixed(double partial) const {
+    const long long missing = prev_slot_mean >= 0 ? std::max(0LL, variants - slots_seen) : 0;
+    if (slots_seen + missing == 0) return partial;
+    return (slot_sum + prev_slot_mean * double(missing)) / double(slots_seen + missing);
+  }
+  // The rounds every case left can run, this one's from round k on (rounds before k are spent),
+  // when each slot times for at least as long as its fixed cost slot_fixed: at least 1.
+  int rounds_fit(double now, double slot_fixed, int k) const {
+    const double per_round = 2 * double(variants) * std::max(slot_fixed, 1e-9);
+    const double left = limit - now - double(cases_left) * case_last;
+    const double r = std::floor((left / per_round + k) / double(cases_left + 1));
+    return static_cast<int>(std::max(1.0, std::min<double>(rounds, r)));
+  }
+  // Collective, once a case is built and settled.
+  void case_built() {
+    const double now = agree();
+    case_last = now - mark;
+    --cases_left;
+    mark = now;
+    if (slots_seen > 0) prev_slot_mean = slot_sum / double(slots_seen);
+    slot_sum = 0;
+    slots_seen = 0;
+  }
+  // Collective, before round k > 0 of a case: whether it runs.
+  bool round_fits(int k) const { return k < rounds_fit(agree(), slot_fixed(0), k); }
+  // Collective, after a slot's first warm-up start (a start took first_s on this rank): its
+  // share, and the warm-up starts it runs. The warm-up is cut only where it and the timed
+  // iterations would not fit, then to half the share (at least 1 start): the timed iterations
+  // keep the rest.
+  int plan(double first_s, int warmup, int iters) {
+    const double t = MPI_Wtime();
+    at_plan = agree(&first_s, 1);
+    local_plan = MPI_Wtime();
+    sync_local = local_plan - t;
+    start_s = std::max(first_s, 1e-9);
+    const double slot_mean = slot_fixed(at_plan - mark);
+    const int r = rounds_fit(at_plan, slot_mean, round);
+    const double slots_left =
+        double(variants - slot) + double(variants) * (std::max(0, r - round - 1) + cases_left * r);
+    const double reserve = (slots_left - 1) * slot_mean + double(cases_left) * case_last;
+    share = std::max(0.0, (limit - at_plan - reserve) / slots_left);
+    if (warmup <= 1 || double(warmup + iters) * start_s <= share) return warmup;
+    return static_cast<int>(std::max(1.0, std::min<double>(warmup, share / (2 * start_s))));
+  }
+  // This rank alone (the trial's warm-up agrees on it): would one more trial start of cost s,
+  // the trial having run since trial_t0, still fit? A trial may take up to kTrialShares shares
+  // on top of the slot's own (the later slots' shares shrink to make up for it): a trial cut
+  // short makes the timed iterations time trial starts, in the row (auto's) the verdict reads.
+  static constexpr double kTrialShares = 4;
+  bool room_for(double s, double trial_t0) const {
+    return MPI_Wtime() - trial_t0 + s <= kTrialShares * share;
+  }
+  // Collective, before the timed iterations (a start costing start_local on this rank, measured
+  // in the warm-up; trial_local: this rank's trial warm-up, not counted against the share): how
+  // many of the planned iters fit what is left of the share (at least 1).
+  int timed(double start_local, double trial_local, int iters) {
+    double x[3] = {start_local, sync_local, trial_local};
+    const double now = agree(x, 3);
+    trial_s = x[2];
+    const double per = std::max(x[0] + x[1], 1e-9), left = share - (now - at_plan - x[2]);
+    if (double(iters) * per <= left) return iters;
+    return static_cast<int>(std::max(1.0, std::floor(left / per)));
+  }
+  // Collective, between timed iterations: whether the share is spent on some rank (the
+  // estimate was short: a loaded machine's iterations cost more than its warm-up's).
+  bool spent() const {
+    int mine = MPI_Wtime() - local_plan - trial_s > share ? 1 : 0, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    return any != 0;
+  }
+  // Collective, after every slot (run or skipped).
+  void slot_done() {
+    double cut = cut_local;
+    const double now = agree(&cut, 1);
+    slot_sum += std::max(0.0, now - mark - cut);
+    ++slots_seen;
+    mark = now;
+    cut_local = 0;
+  }
 };
 
 bool system_like(const Variant& v) {
@@ -577,7 +718,8 @@ struct TimingBuffer {
   TimingBuffer& operator=(const TimingBuffer&) = delete;
 };
 
-void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_iter, Samples& out) {
+void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_iter, Samples& out,
+               Budget& b) {
   const Ctx& c = r.c;
   if (out.skipped) return;
   const std::string where = where_str(r, k, v);
@@ -730,12 +872,15 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
                              ").\n  reproduce: " + repro);
   };
 
-  // 1. Correctness of the first run.
+  // 1. Correctness of the first run (its time, checking included, is --time-limit's first
+  // estimate of a start's).
   if (r.o.check_every) vary(starts);
   MPI_Barrier(c.comm);
+  const double t_first = MPI_Wtime();
   op((1LL << 40) + starts);
   g_watchdog.poke();
   check("first run");
+  const double first_s = MPI_Wtime() - t_first;
   // 2. Warm-up (no imbalance): --warmup starts, then, for a persistent request of ours whose
   // measured trial has not settled, more until it has (--trial-warmup at most). Under
   // --warmup-until-settled a persistent request of ours ends its warm-up once it runs no trial.
@@ -759,18 +904,63 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     if (r.o.check_every) check(what.c_str());
   };
   const bool until = r.o.warmup_until_settled && ours != MPIX_REQUEST_NULL;
-  const int warmup = r.o.warmup_until_settled && !until && r.o.warmup_others >= 0
-                         ? r.o.warmup_others
-                         : warmup_for(r.o, k);
-  for (int i = 0; i < warmup && !(until && settled_everywhere()); ++i)
+  const int planned_warmup = r.o.warmup_until_settled && !until && r.o.warmup_others >= 0
+                                 ? r.o.warmup_others
+                                 : warmup_for(r.o, k);
+  // --time-limit plans the slot after the first warm-up start (which always runs), by the
+  // cheaper of it and the first run (a single start may hit a hiccup); the ranks agree on the
+  // loop's length, so all of them plan at the same point.
+  int warmup = planned_warmup;
+  bool planned = false;
+  auto plan = [&](double start_s) {
+    planned = true;
+    warmup = b.plan(start_s, planned_warmup, iters);
+    out.warmup_planned = planned_warmup;
+    if (warmup < planned_warmup)
+      out.warmup_fewest = out.warmup_fewest < 0 ? warmup : std::min(out.warmup_fewest, warmup);
+  };
+  const double t_warm = MPI_Wtime();
+  int warmed = 0;
+  for (int i = 0; i < warmup && !(until && settled_everywhere()); ++i, ++warmed) {
     warm("warm-up start " + std::to_string(i));
+    if (i == 0 && b.on()) plan(std::min(first_s, MPI_Wtime() - t_warm));
+  }
+  if (b.on() && !planned) plan(first_s);
+  // This rank's cost of a start (the warm-up's mean): --time-limit's estimate of an iteration.
+  const double start_local = warmed > 0 ? (MPI_Wtime() - t_warm) / warmed : first_s;
+  double t_trial = 0, trial_s = 0;  // --time-limit: when the trial's warm-up began, its time
   if (ours != MPIX_REQUEST_NULL && !r.o.warmup_until_settled) {
+    // Under --time-limit the ranks also agree whether one more start fits what the budget
+    // allows a trial (Budget::room_for); a trial it stops is noted.
+    bool stopped = false;
+    t_trial = MPI_Wtime();
+    auto goes_on = [&]() {
+      if (!b.on()) return !settled_everywhere();
+      int mine[2] = {settled_here() ? 1 : 0, b.room_for(start_local, t_trial) ? 1 : 0};
+      int all[2] = {0, 0};
+      MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, c.comm);
+      stopped = all[0] == 0 && all[1] == 0;
+      return all[0] == 0 && all[1] != 0;
+    };
     int more = 0;
-    while (more < r.o.trial_warmup && !settled_everywhere())
+    while (more < r.o.trial_warmup && goes_on())
       warm("trial warm-up start " + std::to_string(more++));
     out.trial_warmup = std::max(out.trial_warmup, more);
+    out.trial_cut |= stopped;
+    trial_s = MPI_Wtime() - t_trial;
   }
-  if (ours != MPIX_REQUEST_NULL && !settled_here()) out.timed_trial = true;
+  if (ours != MPIX_REQUEST_NULL && !settled_here()) {
+    out.timed_trial = true;
+    // --warmup-until-settled: a warm-up the budget cut short of the trial's end.
+    if (until && warmup < planned_warmup) out.trial_cut = true;
+  }
+  // --time-limit: the iterations that fit, and a check every tenth of them whether they still
+  // do, between iterations (untimed).
+  int recheck = 0;
+  if (b.on()) {
+    iters = b.timed(start_local, trial_s, iters);
+    recheck = std::max(1, iters / 10);
+  }
   // 3. Timed iterations; the result must be rewritten in full: poison it first.
   recv = k.poison;
   const bool imb = r.o.imbalance_us > 0;
@@ -792,7 +982,9 @@ void run_round(const Run& r, Case& k, const Variant& v, int iters, int first_ite
     }
     g_watchdog.poke();
     if (r.o.check_every && i + 1 < iters) check(("timed iteration " + std::to_string(i)).c_str());
+    if (recheck > 0 && i + 1 < iters && (i + 1) % recheck == 0 && b.spent()) iters = i + 1;
   }
+  if (b.on()) b.cut_local = MPI_Wtime() - b.local_plan;
   check("after the timed iterations");
   if (r.o.check_every) {
     k.send = base_send;
@@ -833,6 +1025,8 @@ struct Result {
   bool skipped = false, deviates = false;
   int iters = 0, trial_warmup = 0;
   bool timed_trial = false;
+  int planned_iters = 0, warmup_planned = 0, warmup_fewest = -1;  // --time-limit (Samples)
+  bool trial_cut = false;
   double min_us = 0, avg_us = 0, max_us = 0, med_us = 0, init_us = -1;
   double after_mean_us = 0, after_max_us = 0, after_med_us = 0;  // imbalance mode
   long long msgs_sum = -1, bytes_sum = -1, imsg_max = -1, imsg_sum = -1, ibytes_max = -1,
@@ -853,6 +1047,10 @@ Result summarize(const Run& r, const Variant& v, const Samples& s) {
   res.deviates = s.deviates;
   res.trial_warmup = s.trial_warmup;
   res.timed_trial = s.timed_trial;
+  res.planned_iters = s.planned_iters;
+  res.warmup_planned = s.warmup_planned;
+  res.warmup_fewest = s.warmup_fewest;
+  res.trial_cut = s.trial_cut;
   res.iters = static_cast<int>(s.t.size());
   double sum = 0;
   for (double x : s.t) sum += x;
@@ -908,6 +1106,7 @@ struct CaseResults {
   std::string pattern;
   long long size = 0;
   std::vector<Result> rs;
+  int rounds_run = 0;  // fewer than --rounds: cut by --time-limit
 };
 
 const Result* find(const std::vector<Result>& rs, const std::string& name) {
@@ -1005,6 +1204,28 @@ struct Printer {
         std::printf("# %s: its trial settled within %d more warm-up starts (--trial-warmup)\n",
                     x.variant.c_str(), x.trial_warmup);
     }
+    // --time-limit: a line for every row the budget cut (and for the case's rounds).
+    const bool n = std::string(r.w.collective) == "neighbor";  // sizes are n, not bytes
+    const std::string at = std::string(r.w.collective) + " " + k.pattern +
+                           (k.pattern.empty() ? "" : " ") + (n ? "n=" : "") +
+                           std::to_string(k.size) + (n ? "" : " B");
+    if (r.o.time_limit_s > 0 && k.rounds_run < r.o.rounds)
+      std::printf("# time limit: %s: %d of %d rounds\n", at.c_str(), k.rounds_run, r.o.rounds);
+    for (const Result& x : k.rs) {
+      if (r.o.time_limit_s <= 0 || x.skipped) continue;
+      std::string what;
+      if (x.iters < x.planned_iters)
+        what = std::to_string(x.planned_iters) + " -> " + std::to_string(x.iters) + " iterations";
+      if (x.warmup_fewest >= 0)
+        what += (what.empty() ? "" : ", ") + std::string("warm-up ") +
+                std::to_string(x.warmup_planned) + " -> " + std::to_string(x.warmup_fewest) +
+                " starts" + (r.o.rounds > 1 ? " (fewest in a round)" : "");
+      if (x.trial_cut)
+        what += (what.empty() ? "" : ", ") +
+                std::string("its trial had not settled when the budget ended its warm-up");
+      if (what.empty()) continue;
+      std::printf("# time limit: %s %s: %s\n", at.c_str(), x.variant.c_str(), what.c_str());
+    }
     std::string deviating;
     for (const Result& x : k.rs)
       if (x.deviates) deviating += (deviating.empty() ? "" : ", ") + x.variant;
@@ -1095,6 +1316,7 @@ int run_bench(int argc, char** argv) {
   }
 #endif
   MPI_Barrier(MPI_COMM_WORLD);
+  const double t_start = MPI_Wtime();  // --time-limit counts from here
   if (o.jitter > 0 && c.rank == 0) set_jitter(o);
   MPI_Barrier(MPI_COMM_WORLD);
   c.mpi_library = first_line_of_library_version();
@@ -1147,6 +1369,12 @@ int run_bench(int argc, char** argv) {
                 warm.c_str(), o.iters > 0 ? std::to_string(o.iters).c_str() : "1000|100", o.rounds,
                 o.seed, env_name.c_str(), env ? env : "(unset)",
                 w.system_init_name() ? w.system_init_name() : "none");
+    if (o.time_limit_s > 0)
+      std::printf(
+          "# time limit: %g s for the whole run (--time-limit): where a variant's planned "
+          "iterations (then warm-up starts) would not fit its share of the time left, fewer run; "
+          "every such row is noted ('# time limit: ...')\n",
+          o.time_limit_s);
     if (o.timing_only)
       std::printf("# --timing-only: no result is checked%s\n",
 #if defined(SMPI_H)
@@ -1182,6 +1410,16 @@ int run_bench(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  Budget b;
+  if (o.time_limit_s > 0) {
+    b.limit = o.time_limit_s;
+    b.comm = c.comm;
+    b.t0 = t_start;
+    b.cases_left = static_cast<long long>(o.patterns.size() * o.sizes.size());
+    b.variants = static_cast<long long>(variants.size());
+    b.rounds = o.rounds;
+    b.mark = b.agree();
+  }
   std::vector<CaseResults> all;
   for (const std::string& pat : o.patterns)
     for (long long size : o.sizes) {
@@ -1226,21 +1464,54 @@ int run_bench(int argc, char** argv) {
           std::printf("# arrival noise at size %lld: mean %.3g us (%g x MPI_%s's %.3g us)\n", size,
                       k->noise_us, o.noise_rel, w.call, median(ts) * 1e6);
       }
+      if (b.on()) b.case_built();
       const int per_round = (iterations_for(o, *k) + o.rounds - 1) / o.rounds;
       std::vector<Samples> samples(variants.size());
-      for (int round = 0; round < o.rounds; ++round)
+      for (Samples& s : samples) s.planned_iters = per_round * o.rounds;
+      int rounds_run = o.rounds;
+      for (int round = 0; round < o.rounds; ++round) {
+        // --time-limit: a later round runs only where the budget affords it (and so many for
+        // every case left); once one does not, no later one does.
+        if (round > 0 && b.on() && !b.round_fits(round)) {
+          rounds_run = round;
+          break;
+        }
         for (std::size_t j = 0; j < variants.size(); ++j) {
           std::size_t idx = (j + static_cast<std::size_t>(round)) % variants.size();
-          run_round(r, *k, variants[idx], per_round, round * per_round, samples[idx]);
+          b.round = round;
+          b.slot = static_cast<long long>(j);
+          run_round(r, *k, variants[idx], per_round, round * per_round, samples[idx], b);
+          if (b.on()) b.slot_done();
         }
-      CaseResults cr{pat, size, {}};
+      }
+      CaseResults cr{pat, size, {}, rounds_run};
       for (std::size_t idx = 0; idx < variants.size(); ++idx)
         cr.rs.push_back(summarize(r, variants[idx], samples[idx]));
       if (c.rank == 0) pr.rows(cr, csv);
       all.push_back(std::move(cr));
     }
   g_watchdog.finish();
+  const double used = b.on() ? b.agree() : 0;
   if (c.rank == 0) pr.summary(all);
+  if (b.on() && c.rank == 0) {
+    int rows = 0, cut = 0, warm_cut = 0, rounds_cut = 0;
+    for (const CaseResults& k : all) {
+      rounds_cut += k.rounds_run < o.rounds;
+      for (const Result& x : k.rs) {
+        ++rows;
+        cut += !x.skipped && x.iters < x.planned_iters;
+        warm_cut += !x.skipped && x.warmup_fewest >= 0;
+      }
+    }
+    std::string more;
+    if (warm_cut > 0) more += ", " + std::to_string(warm_cut) + " fewer warm-up starts";
+    if (rounds_cut > 0)
+      more += ", " + std::to_string(rounds_cut) + " of " + std::to_string(all.size()) +
+              " configurations fewer rounds";
+    std::printf("# time limit %g s: %d of %d rows ran fewer iterations%s (used %.1f s)\n",
+                o.time_limit_s, cut, rows, more.c_str(), used);
+    std::fflush(stdout);
+  }
   if (csv) std::fclose(csv);
   MPI_Comm_free(&c.comm);
   return 0;

@@ -71,6 +71,10 @@
 #                         mpia_bench_overlap (default "2" each, a few seconds; "" skips)
 #   MPIA_BENCH_OVERLAP_ARGS    its options (default: its own, bruck,tra at 4k,64k,512k)
 #   MPIA_BENCH_TIMEOUT    seconds one mpirun may take before it is killed (default 600)
+#   MPIA_BENCH_TIME_LIMIT seconds every mpia_bench run aims to end within (mpia_bench
+#                         --time-limit: fewer iterations where the rest would not fit, noted in
+#                         its log; default 80 % of MPIA_BENCH_TIMEOUT less 15 s for start-up;
+#                         0: none)
 #   MPIA_BENCH_PLOTS=0    no plots; MPIA_BENCH_PLOTS=all: also results/<name>_all.png, every
 #                         variant's line
 #   MPIA_BENCH_VERBOSE=1  print every run's tables as it runs (they are in its .log anyway)
@@ -95,6 +99,13 @@ mpia_mpi_env
 
 NCORES="$(nproc 2>/dev/null || echo 2)"
 TIMEOUT="${MPIA_BENCH_TIMEOUT:-600}"
+# A budget mpia_bench keeps (a loaded machine's 16-rank runs would otherwise hit the timeout and
+# lose their rows), with room for MPI's start-up and the last case's tables.
+TIME_LIMIT="${MPIA_BENCH_TIME_LIMIT:-}"
+if [ -z "$TIME_LIMIT" ]; then
+  TIME_LIMIT=$((TIMEOUT * 4 / 5 - 15))
+  [ "$TIME_LIMIT" -ge 1 ] || TIME_LIMIT=1
+fi
 
 mkdir -p results
 failures=()
@@ -138,8 +149,8 @@ run_coll() {
   local flavour="$1" coll="$2" nps="$3" sizes="$4" ded="$5" over="$6" over_mpich="$7" extra="$8"
   local ppn_max="${9:-}" np args sargs xargs envs ppn
   read -r -a xargs <<<"$extra"
-  sargs=()
-  [ -n "$sizes" ] && sargs=(--sizes "$sizes")
+  sargs=(--time-limit "$TIME_LIMIT")
+  [ -n "$sizes" ] && sargs+=(--sizes "$sizes")
   for np in $nps; do
     if [ "$np" -gt "$NCORES" ] && [ "$flavour" = mpich ]; then
       read -r -a args <<<"$over_mpich"
@@ -235,7 +246,8 @@ for flavour in ${MPIA_BENCH_FLAVOURS:-openmpi mpich}; do
     if [ "$imb" != 0 ] && [ -n "$inp" ]; then
       read -r -a args <<<"${MPIA_BENCH_IMBALANCE_ARGS:---sizes 8,8192 --rounds 2 --iters 20 --warmup 2}"
       run_bench "$flavour" "$inp" "imbalance_${flavour}_P${inp}" \
-        "${launcher[@]}" -n "$inp" "$bench" --collective alltoallv "${args[@]}" --imbalance "$imb" \
+        "${launcher[@]}" -n "$inp" "$bench" --collective alltoallv --time-limit "$TIME_LIMIT" \
+        "${args[@]}" --imbalance "$imb" \
         --csv "results/imbalance_${flavour}_P${inp}.csv"
     fi
     # The 3-D FFT mini-app, when it was built.
