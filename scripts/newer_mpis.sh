@@ -312,7 +312,10 @@ case "$mode" in
     for f in "${flavours[@]}"; do
       case "$f" in
         openmpi) build_one openmpi "$ompi_src" ;;
-        mpich) apt_install libfabric-dev; build_one mpich "$mpich_src" ;;
+        # MPICH's configure links libfabric with its static dependencies (pkg-config --static):
+        # their -dev packages too, or libmpi.la fails to link at the end of make.
+        mpich) apt_install libfabric-dev libpsm2-dev libpsm-infinipath1-dev librdmacm-dev
+               build_one mpich "$mpich_src" ;;
       esac
     done ;;
 esac

@@ -589,7 +589,9 @@ static int status_ignored(const MPI_Fint* f) {
 #if defined(MPICH)
   fortran_init(); /* MPI_F_STATUS_IGNORE is set by mpirinitf_ */
 #if MPIA_MPICH_F08_REQUESTS
-  if (f == (const MPI_Fint*)&MPIR_F08_MPI_STATUS_IGNORE_OBJ) return 1;
+  /* MPI-4's C names of the mpi_f08 MPI_STATUS_IGNORE (MPICH's MPIR_F08_MPI_STATUS_IGNORE_OBJ,
+   * which MPICH 4.3's mpi.h no longer declares). */
+  if (f == (const MPI_Fint*)MPI_F08_STATUS_IGNORE) return 1;
 #endif
 #endif
   return f == NULL || f == MPI_F_STATUS_IGNORE;
@@ -598,8 +600,7 @@ static int statuses_ignored(const MPI_Fint* f) {
 #if defined(MPICH)
   fortran_init();
 #if MPIA_MPICH_F08_REQUESTS
-  if (f == (const MPI_Fint*)MPIR_F08_MPI_STATUSES_IGNORE_OBJ ||
-      f == (const MPI_Fint*)&MPIR_F08_MPI_STATUS_IGNORE_OBJ)
+  if (f == (const MPI_Fint*)MPI_F08_STATUSES_IGNORE || f == (const MPI_Fint*)MPI_F08_STATUS_IGNORE)
     return 1;
 #endif
 #endif
@@ -995,7 +996,8 @@ MPIA_FORTRAN_MANGLINGS(mpi_cancel, MPI_CANCEL, f_cancel, MPIA_REQUEST_PARAMS, MP
  * MPICH: MPI_F08_status, count_lo, count_hi_and_cancelled, MPI_SOURCE, MPI_TAG, MPI_ERROR, which
  * its wrappers pass to C as an MPI_Status*), so MPI_Status_c2f writes it. MPI_STATUS(ES)_IGNORE:
  * Open MPI's are bind(C) to mpif.h's common blocks (MPI_F_STATUS(ES)_IGNORE); MPICH's are
- * MPIR_F08_MPI_STATUS(ES)_IGNORE_OBJ (status_ignored() knows both). */
+ * MPIR_F08_MPI_STATUS(ES)_IGNORE_OBJ, MPI_F08_STATUS(ES)_IGNORE in C (status_ignored() knows
+ * both). */
 #define MPIA_F08_REQUEST_CALLS                                                                \
   MPIA_FORTRAN_ENTRY(mpi_wait_f08_, f_wait, MPIA_WAIT_PARAMS, MPIA_WAIT_ARGS)                 \
   MPIA_FORTRAN_ENTRY(mpi_test_f08_, f_test, MPIA_TEST_PARAMS, MPIA_TEST_ARGS)                 \
