@@ -327,8 +327,9 @@ void make_grid(const Ctx& c, const Options& o, NeighborCase& t, int ndims, bool 
   const long long n = t.size;
   const int P = c.nprocs;
   int dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0};
-  bool degenerate = false;
-  const std::string shape = grid_shape(o, P, ndims, dims, periods, degenerate);
+  // A rank in several directions is several edges to it, which MPI libraries have paired
+  // differently (MPICH 4.3.2: in reverse): the MPI library's results there are only noted.
+  const std::string shape = grid_shape(o, P, ndims, dims, periods, t.degenerate);
   std::vector<std::array<int, 3>> off;
   if (all26) {
     for (int a = -1; a <= 1; ++a)

@@ -1432,10 +1432,11 @@ bool duplicate_edges(const Topo& t) {
 
 // "system" is the MPI library's MPI_Neighbor_alltoall[v], which gets periodic Cartesian
 // dimensions of size 1 and 2 wrong in some versions (the standard is explicit; see the top),
-// and, in MPICH 4.0.2's MPI_Neighbor_alltoall (and MPI_Ineighbor_alltoall), pairs duplicate
-// graph edges between the same two ranks in reverse order (a distributed graph of four self
-// loops delivers block 3 into block 0): "system" calls the matching MPI function and inherits
-// what it does there.
+// and, in MPICH 4.0.2's MPI_Neighbor_alltoall (and MPI_Ineighbor_alltoall) and in MPICH 4.3.2's
+// alltoallv forms too, pairs duplicate graph edges between the same two ranks in reverse order (a
+// distributed graph of four self loops delivers block 3 into block 0; MPI-4.1 section 8.6 pairs
+// the k-th with the k-th): "system" calls the matching MPI function and inherits what it does
+// there.
 bool runnable(const Topo& t, const std::string& spec) {
   return !(spec == "system" && (t.degenerate || duplicate_edges(t)));
 }
@@ -1730,8 +1731,12 @@ TEST(NeighborEdge, ManyCycles) {
   TopoPtr t = make_topology(Kind::DistCreateWeighted);
   const Config c{&kTypes[kStructToPacked], Pattern::Varied, Displ::ShuffledGaps, Displ::ReverseGaps,
                  false};
-  for (std::size_t a = 0; a < specs.size(); ++a)
+  for (std::size_t a = 0; a < specs.size(); ++a) {
+    // "system" is not checked where a rank has two edges to the same peer (runnable): at 1-3
+    // ranks this random graph has some, and MPICH 4.3.2 pairs them in reverse.
+    if (!runnable(*t, specs[a])) continue;
     run_persistent(*t, specs[a], c, 900 + static_cast<int>(a), slow ? 6 : 12);
+  }
 }
 
 // Several requests on the same and on different topology communicators, all active at once,

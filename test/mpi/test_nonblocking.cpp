@@ -293,6 +293,10 @@ TEST(Ineighbor, RingEveryFormAndAlgorithm) {
   const int left = (me - 1 + P) % P, right = (me + 1) % P;
   const int srcs[2] = {left, right}, dsts[2] = {right, left};
   for (const std::string& alg : algorithms("neighbor_alltoallv")) {
+    // At 1 or 2 ranks left and right are the same peer: two edges to it, which MPI's own
+    // neighbor collectives pair differently from one version to the next (MPICH 4.3.2: in
+    // reverse; test_neighbor.cpp's runnable), so "system" runs on rings of 3 ranks or more.
+    if (alg == "system" && P <= 2) continue;
     MPI_Comm ring;
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, MPI_UNWEIGHTED, 2, dsts, MPI_UNWEIGHTED,
                                    MPI_INFO_NULL, 0, &ring);

@@ -418,6 +418,8 @@ class IntCall {
   virtual MPI_Comm comm() const = 0;
   virtual void fill(int iter) = 0;
   virtual void check(int iter, const std::string& what) const = 0;
+  // The algorithm the calls run now, when the test knows it (expect_blocking_runs), else "".
+  std::string algorithm;
   // Persistent init with info "mpix_algorithm" = spec (no info when spec is null).
   virtual int init(const char* spec, MPIX_Request* req) = 0;
   virtual int blocking() = 0;
@@ -590,6 +592,10 @@ class NeighborCall : public IntCall {
     std::fill(rb_.begin(), rb_.end(), -1);
   }
   void check(int iter, const std::string& what) const override {
+    // On 1 rank both edges lead to self: "system" inherits how the MPI library pairs duplicate
+    // edges, which differs between versions (MPICH 4.3.2: in reverse; test_neighbor.cpp's
+    // runnable), so its data is checked from 2 ranks on; the sends and calls still are.
+    if (P_ == 1 && algorithm == "system") return;
     long bad = 0;
     for (int k = 0; k < 2; ++k)
       for (int j = 0; j < rc_[k]; ++j)
@@ -623,6 +629,7 @@ class NeighborCall : public IntCall {
 // library's collective and starts none of ours, the others never call it. Returns the sends.
 Sends expect_blocking_runs(IntCall& call, const std::string& name, int iter) {
   SCOPED_TRACE(std::string("blocking ") + call.collective() + " must run '" + name + "'");
+  call.algorithm = name;
   bool ok = true;
   const Recorded pers = record([&] { ok = call.run_persistent(name.c_str(), iter); });
   const Recorded blk = record([&] { call.run_blocking(iter + 1); });
@@ -630,6 +637,7 @@ Sends expect_blocking_runs(IntCall& call, const std::string& name, int iter) {
     EXPECT_EQ(show(blk.sends), show(pers.sends))
         << "the blocking call did not start the sends of a persistent '" << name << "' request";
   }
+  call.algorithm.clear();
   Spec spec;
   EXPECT_TRUE(parse_spec(name, &spec));
   if (spec.name == "system") {
