@@ -82,28 +82,7 @@ export(EXPORT MPIAdvanceTargets
 # MPICH side by side) finds the same one, unless the consumer chose an MPI itself.
 set(MPIA_CONFIG_MPI_C_COMPILER "${MPI_C_COMPILER}")
 set(MPIA_CONFIG_MPI_CXX_COMPILER "${MPI_CXX_COMPILER}")
-set(MPIA_CONFIG_MPI_LIBRARY_VERSION "${MPI_C_LIBRARY_VERSION_STRING}")
-if(NOT MPIA_CONFIG_MPI_LIBRARY_VERSION AND EXISTS "${MPI_C_HEADER_DIR}/mpi.h")
-  # FindMPI only runs MPI_Get_library_version with MPI_DETERMINE_LIBRARY_VERSION; read mpi.h.
-  file(STRINGS "${MPI_C_HEADER_DIR}/mpi.h" _mpia_ver
-       REGEX "^#define[ \t]+(OMPI_(MAJOR|MINOR|RELEASE)_VERSION|MPICH_VERSION)[ \t]")
-  set(_mpia_ompi "")
-  foreach(_l IN LISTS _mpia_ver)
-    if(_l MATCHES "MPICH_VERSION[ \t]+\"([^\"]*)\"")
-      set(MPIA_CONFIG_MPI_LIBRARY_VERSION "MPICH ${CMAKE_MATCH_1}")
-    elseif(_l MATCHES "OMPI_[A-Z]+_VERSION[ \t]+([0-9]+)")
-      list(APPEND _mpia_ompi ${CMAKE_MATCH_1})
-    endif()
-  endforeach()
-  if(_mpia_ompi)
-    list(JOIN _mpia_ompi "." _mpia_ompi)
-    set(MPIA_CONFIG_MPI_LIBRARY_VERSION "Open MPI ${_mpia_ompi}")
-  endif()
-  unset(_mpia_ver)
-  unset(_mpia_ompi)
-endif()
-string(REGEX REPLACE "[\r\n\t]+" " " MPIA_CONFIG_MPI_LIBRARY_VERSION "${MPIA_CONFIG_MPI_LIBRARY_VERSION}")
-string(SUBSTRING "${MPIA_CONFIG_MPI_LIBRARY_VERSION}" 0 80 MPIA_CONFIG_MPI_LIBRARY_VERSION)
+set(MPIA_CONFIG_MPI_LIBRARY_VERSION "${MPIA_MPI_LIBRARY_VERSION}") # MPIAdvanceMPIVersion.cmake
 string(REGEX REPLACE "[\"\\\\$@]" "" MPIA_CONFIG_MPI_LIBRARY_VERSION "${MPIA_CONFIG_MPI_LIBRARY_VERSION}")
 string(STRIP "${MPIA_CONFIG_MPI_LIBRARY_VERSION}" MPIA_CONFIG_MPI_LIBRARY_VERSION)
 
