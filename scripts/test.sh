@@ -35,7 +35,7 @@
 #                       "openmpi5 mpich4"; "" for none): stages build-, ctest-, install-<flavour>,
 #                       after all the others
 #   MPIA_NEWER_MPIS_DEADLINE  seconds after which a newer MPI's stages are skipped, saying so
-#                       (default 3900)
+#                       (default 3600)
 #   MPIA_CMAKE_ARGS     extra cmake arguments for every configure (space separated)
 set -uo pipefail
 
@@ -176,11 +176,11 @@ fi
 # already and are not built again), the installed-package test. Where it has not (a fresh CI
 # machine: building both takes about 30 minutes here), the summary says they were skipped and
 # why. They run last, and each starts only before MPIA_NEWER_MPIS_DEADLINE seconds of this
-# script have passed (default 3900: each takes 12-16 minutes here), so that a slow machine
+# script have passed (default 3600: each takes 12-16 minutes here), so that a slow machine
 # skips them, saying so, rather than run the CI past its 90 minutes.
 newer_skipped=()
 newer="${MPIA_NEWER_MPIS-openmpi5 mpich4}"
-deadline="${MPIA_NEWER_MPIS_DEADLINE:-3900}"
+deadline="${MPIA_NEWER_MPIS_DEADLINE:-3600}"
 for f in $newer; do
   mpia_check_flavour "$f" || continue
   if ! prefix="$(mpia_newer_prefix "$f")"; then
