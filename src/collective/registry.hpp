@@ -43,7 +43,7 @@ enum class AlgorithmKind : std::uint8_t {
 };
 
 class Operation;
-struct LibraryCall;  // operation/operation.hpp: a call's arguments as the MPI library takes them
+struct LibraryCall;  // operation/system.hpp: a call's arguments as the MPI library takes them
 struct Resolving;    // collective/resolve.hpp: what auto is resolved from
 struct Shortlist;    // collective/shortlist.hpp
 

@@ -12,6 +12,7 @@
 #include "operation/datatypes.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
+#include "operation/system.hpp"
 #include "operation/trial.hpp"
 
 #include <mpi.h>
@@ -292,21 +293,5 @@ struct CommPlanCache {
   std::int64_t entries = 0, agreed_bytes = 0, bytes = 0;
 };
 CommPlanCache comm_plan_cache(const CommState& st);
-
-// A blocking call handed to the MPI library: a nonblocking barrier, completed while driving
-// what runs, then the library's blocking collective. Once every rank has entered the barrier,
-// the collective cannot wait on anything this rank still owes a peer. Both steps on every rank,
-// always: a blocking collective does not match a nonblocking one, so nothing here may depend on
-// what runs locally. (The blocking form, not MPI_Ialltoall & co.: its errors and results are the
-// MPI library's own -- Open MPI 4.1's nonblocking neighbor collectives swap the directions of
-// periodic dimensions of size 1 and 2, MPICH 4.0.2's MPI_Ialltoall(v) lose a truncation, and
-// Open MPI raises libnbc's errors on MPI_COMM_WORLD.)
-template <class Blocking>
-void run_system(MPI_Comm comm, Blocking&& blocking) {
-  MPI_Request r;
-  MPIA_CHECK(MPI_Ibarrier(comm, &r));
-  complete(r, "MPI_Ibarrier");
-  MPIA_CHECK(blocking());
-}
 
 }  // namespace mpia

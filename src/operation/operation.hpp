@@ -141,26 +141,6 @@ class Operation {
   bool linked_ = false;
 };
 
-// A call as the MPI library's own collective takes it: what the "system" record's builder
-// (library_operation, system.cpp) makes an operation of. Alltoall: regular; alltoallv and the
-// neighbor calls: blocks, nsend and nrecv of them (P, or the out- and in-degree).
-// blocking: each start makes the library's blocking call after a nonblocking barrier (the plans
-// of blocking calls, which every rank runs in the same call); else its persistent form, or the
-// nonblocking call at each start -- made at construction, so collective.
-struct LibraryCall {
-  Collective collective = Collective::Alltoall;
-  const AlltoallArgs* regular = nullptr;
-  const AlltoallvArgs* blocks = nullptr;
-  int nsend = 0, nrecv = 0;
-  std::shared_ptr<PrivateComm> comm;
-  bool blocking = false;
-  // A nonblocking call's: the library's nonblocking call at its one start, never its persistent
-  // form (whose init is collective and may wait for the other ranks).
-  bool once = false;
-};
-// The "system" record's builder (system.cpp).
-std::unique_ptr<Operation> library_operation(const LibraryCall& call);
-
 // --- Progress (progress.cpp) -------------------------------------------------------------
 
 // Drives every running operation once (those another thread is driving are skipped). Returns

@@ -19,7 +19,7 @@
 
 #include "operation/datatypes.hpp"
 #include "util/mpi_features.h"
-#include "operation/operation.hpp"
+#include "operation/system.hpp"
 #include "schedule/engine.hpp"
 #include "util/error.hpp"
 #include "util/platform.hpp"
@@ -391,7 +391,7 @@ class SystemCall {
 class SystemOperation : public Operation {
  public:
   // Named as its record is (collective/all/system.cpp).
-  // blocking: each start is as run_system (common.hpp): a nonblocking barrier, completed while
+  // blocking: each start is as run_system (system.hpp): a nonblocking barrier, completed while
   // the running operations are driven, then the blocking call -- for the plans of blocking calls,
   // which every rank starts in the same call. Otherwise the persistent request is made here:
   // collective, so never where ranks lower plans alone.
