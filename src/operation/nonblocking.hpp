@@ -20,6 +20,7 @@
 // new one send the same messages).
 #pragma once
 
+#include "collective/registry.hpp"
 #include "operation/cache_budget.hpp"
 #include "operation/operation.hpp"
 

@@ -16,7 +16,7 @@
 
 #include "locality/node_map.hpp"
 #include "operation/args.hpp"
-#include "operation/comm_state.hpp"
+#include "operation/private_comm.hpp"
 #include "schedule/engine.hpp"
 #include "util/error.hpp"
 

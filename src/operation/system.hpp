@@ -4,8 +4,8 @@
 
 #include "collective/registry.hpp"
 #include "operation/args.hpp"
-#include "operation/comm_state.hpp"
 #include "operation/operation.hpp"
+#include "operation/private_comm.hpp"
 #include "util/error.hpp"
 
 #include <mpi.h>
