@@ -10,6 +10,7 @@
 #include "operation/alltoallv.hpp"
 #include "operation/comm_state.hpp"
 #include "operation/common.hpp"
+#include "operation/deferred.hpp"
 #include "operation/neighbor.hpp"
 #include "operation/nonblocking.hpp"
 #include "operation/operation.hpp"

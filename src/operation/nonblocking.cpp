@@ -1,6 +1,5 @@
 #include "operation/nonblocking.hpp"
 
-#include "operation/attach.hpp"
 #include "operation/settings.hpp"
 
 #include <algorithm>
@@ -123,48 +122,6 @@ bool NonblockingOperation::do_progress(bool block) {
 void NonblockingOperation::finish() {
   if (key_.empty() || !plan_ || comm_->user_freed.load(std::memory_order_acquire)) return;
   comm_->nonblocking->give(std::move(key_), std::move(plan_), plan_bytes_);
-}
-
-// --- DeferredOperation ----------------------------------------------------------------------
-
-DeferredOperation::DeferredOperation(std::shared_ptr<PendingAttach> attach, std::uint64_t ticket,
-                                     Make make, std::shared_ptr<void> keep)
-    : attach_(std::move(attach)), ticket_(ticket), make_(std::move(make)), keep_(std::move(keep)) {
-  algorithm_ = "(attaching)";
-}
-
-Memory DeferredOperation::memory() const {
-  Memory m = inner_ ? inner_->memory() : Memory{};
-  m.bytes += sizeof(*this);
-  return m;
-}
-
-void DeferredOperation::finish() {
-  if (auto* nb = dynamic_cast<NonblockingOperation*>(inner_.get())) nb->finish();
-}
-
-bool DeferredOperation::do_progress(bool /*block*/) {
-  if (!inner_) {
-    CommState* st = attach_progress(*attach_);
-    if (!st || !take_turn(*attach_, ticket_))
-      return false;  // (block: the waiter drives the others)
-    try {
-      inner_ = make_(*st);
-    } catch (const Error& e) {
-      errors_.note(e);
-      make_ = nullptr;
-      return true;
-    }
-    make_ = nullptr;
-  }
-  // The call's operation was started by make and runs on its own (the running list drives it):
-  // this one completes with it, with its error.
-  try {
-    return inner_->test();
-  } catch (const Error& e) {
-    errors_.note(e);
-    return true;
-  }
 }
 
 }  // namespace mpia
