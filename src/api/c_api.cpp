@@ -12,6 +12,7 @@
 #include "operation/common.hpp"
 #include "operation/deferred.hpp"
 #include "operation/neighbor.hpp"
+#include "operation/neighbor_topology.hpp"
 #include "operation/nonblocking.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"

@@ -2,7 +2,7 @@
 
 #include "locality/locality.hpp"
 #include "operation/datatypes.hpp"
-#include "operation/neighbor.hpp"
+#include "operation/neighbor_topology.hpp"
 #include "operation/nonblocking.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
@@ -219,7 +219,7 @@ void drain(PendingAttach& p) {
   if (p.drained || !p.installed || p.serving != p.tickets) return;
   p.drained = true;
   if (p.comm->user_freed.load(std::memory_order_acquire)) {
-    p.state->user = p.comm->get();  // what is left of it (neighbor.cpp asks its topology)
+    p.state->user = p.comm->get();  // what is left of it (neighbor_topology.cpp asks its topology)
     return;
   }
   p.freed->detaching = true;

@@ -50,7 +50,7 @@ struct CommState {
   std::shared_ptr<const NeighborTopology> topology;
   // A communicator with MPI's own process topology for the "system" neighbor algorithm of an
   // MPIX_Topo (whose private communicator has none): created collectively by the first call
-  // that runs "system" (neighbor.cpp).
+  // that runs "system" (neighbor_topology.cpp).
   std::shared_ptr<PrivateComm> graph;
   // A state over the user's own communicator, for one nonblocking call that may not attach
   // (attach.hpp: borrowed_state): it runs nothing but the MPI library's own call.

@@ -4,7 +4,7 @@
 
 #include "collective/selection.hpp"
 #include "operation/common.hpp"
-#include "operation/neighbor.hpp"
+#include "operation/neighbor_topology.hpp"
 #include "operation/protocol.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
