@@ -1,7 +1,7 @@
 // The means an algorithm's init-time exchange hook (AlgorithmSpec::learn_*) is handed to talk
 // to its peers: point-to-point messages of 64-bit integers on the request's private
 // communicator and tag. collective/ makes no MPI call itself; operation/ implements this with
-// MPI (operation/common.hpp: MpiSizeChannel), the unit tests may implement it in process.
+// MPI (operation/size_channel.hpp: MpiSizeChannel), the unit tests may implement it in process.
 #pragma once
 
 #include <cstdint>

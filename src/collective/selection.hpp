@@ -1,6 +1,6 @@
 // Parsing an algorithm selection: name[:key=value[,key=value...]]. Pure: no MPI call, nothing
 // learnt from a communicator here -- the caller passes the extent the parameters are resolved
-// against (operation/common.hpp: select_algorithm, which reads the per-call info and the
+// against (operation/select.hpp: select_algorithm, which reads the per-call info and the
 // communicator's default, and computes a node map only for an algorithm that needs one).
 #pragma once
 

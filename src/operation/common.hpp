@@ -1,6 +1,6 @@
-// What the pipeline (pipeline.hpp) and its adapters share: argument checks of datatypes,
-// parameter extents and selection, the blocking calls' memo, plan cache and agreed plan cache,
-// and blocking system calls that keep running operations moving.
+// What the pipeline (pipeline.hpp) and its adapters share: the blocking calls' memo, plan cache
+// and agreed plan cache; and, through the headers below, argument checks, selection, info keys,
+// requests and the MPI library's own calls.
 #pragma once
 
 #include "collective/resolve.hpp"
@@ -8,10 +8,15 @@
 #include "collective/shortlist.hpp"
 #include "operation/attach.hpp"
 #include "operation/blocking_cache.hpp"
+#include "operation/checks.hpp"
 #include "operation/comm_state.hpp"
 #include "operation/datatypes.hpp"
+#include "operation/info.hpp"
 #include "operation/operation.hpp"
 #include "operation/protocol.hpp"
+#include "operation/request.hpp"
+#include "operation/select.hpp"
+#include "operation/size_channel.hpp"
 #include "operation/system.hpp"
 #include "operation/trial.hpp"
 
@@ -28,81 +33,6 @@ namespace mpia {
 
 // settings().report (settings.hpp), without including it here.
 bool settings_report();
-
-// MPI_ERR_TYPE for MPI_DATATYPE_NULL and for a derived type that is not committed (which MPI
-// cannot send); which names the argument. comm: one whose error handler returns (the private
-// duplicate): the probe is an MPI_Pack of zero elements, which fails for an uncommitted type.
-void check_type(MPI_Datatype type, MPI_Comm comm, const char* which);
-
-// A null base whose first byte would fall in page zero cannot be valid memory. (A null base
-// with a datatype of absolute addresses -- MPI_BOTTOM -- is legal MPI and passes.)
-void check_buffer(const void* buf, std::int64_t bytes, MPI_Datatype type, const char* which);
-
-// The extent an algorithm's parameters are resolved against: asked only once the algorithm is
-// known, so that locality (a collective the first time) is computed only for algorithms that
-// need it.
-using ExtentOf = std::function<Extent(const AlgorithmSpec&)>;
-
-// Parameters resolved against the communicator: its size, and for the locality-aware
-// algorithms its node map (computed the first time: collective).
-ExtentOf extent_of(CommState& st);
-
-// parse_selection against extent(the algorithm text names), asked only when that algorithm has
-// parameters.
-Selection parse_for(Collective c, std::string_view text, const ExtentOf& extent, bool strict);
-
-// The selection of a call: the per-call info key "mpix_algorithm" (strict: a bad value is
-// MPI_ERR_INFO_VALUE), else fallback, the communicator's default -- set with
-// MPIX_Comm_set_algorithm (checked strictly when set), or the collective's environment variable
-// (lenient: a bad value is reported once on stderr and "auto" runs; an out-of-range parameter
-// is clamped to this communicator's range, with a note) -- else auto (still unresolved: its
-// record resolves it, collective/resolve.hpp).
-Selection select_algorithm(Collective c, MPI_Info info, const std::string& fallback,
-                           const ExtentOf& extent);
-
-// The channel an algorithm's init-time exchange hook talks through (collective/exchange.hpp):
-// point-to-point int64 messages on comm and tag, completed while driving running operations.
-// Collective hooks run on every rank in the same order, so tag 0 (or the request's own tag)
-// never crosses another exchange. (After a failure, what is still posted is left behind, as
-// every failed init exchange does: the communicator is unusable by then.)
-class MpiSizeChannel final : public SizeChannel {
- public:
-  MpiSizeChannel(MPI_Comm comm, int tag, const char* what) : comm_(comm), tag_(tag), what_(what) {}
-  void post_recv(int peer, std::int64_t* data, int n) override;
-  void post_send(int peer, const std::int64_t* data, int n) override;
-  void wait_all() override;
-
- private:
-  MPI_Comm comm_;
-  int tag_;
-  const char* what_;
-  std::vector<MPI_Request> requests_;
-};
-
-// Local checks of a persistent init whose errors go into the agreement instead of being thrown.
-template <class F>
-void checked(Proposal& p, F&& checks) {
-  try {
-    checks();
-  } catch (const Error& e) {
-    p.error = std::make_unique<Error>(e);
-  }
-}
-
-// An info key whose value is one of two words: 1 for yes, 0 for no, -1 when absent (or no info);
-// another value is MPI_ERR_INFO_VALUE.
-int info_switch(MPI_Info info, const char* key, const char* yes, const char* no);
-
-// Whether a new auto request measures its shortlist (trial.hpp): info "mpix_auto" = "measure" or
-// "model", else MPIX_AUTO. Local: the caller agrees on it with its choice.
-bool wants_trial(MPI_Info info);
-
-// Whether a new request is threaded: info "mpix_progress" = "thread" (or "calls"; another value
-// is MPI_ERR_INFO_VALUE), else MPIX_PROGRESS. Local: ranks may differ.
-bool wants_progress_thread(MPI_Info info);
-
-// The request handle for a new operation; a threaded one starts the progress thread.
-mpia_request* make_request(MPI_Comm user, CommState& st, std::unique_ptr<Operation> op);
 
 // --- Blocking calls -----------------------------------------------------------------------
 
@@ -138,11 +68,6 @@ const Selection& blocking_selection(CommState& st, Collective c, std::int64_t ke
   }
   return m.selection;
 }
-
-// MPIX_DEBUG=1: a blocking call agrees like a persistent init (its argument errors, algorithm
-// and block size), on every call.
-void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
-                 std::int64_t same);
 
 // What the last plan of blocking calls (BlockingCache::cached) holds: the plan and its words.
 std::int64_t cached_plan_bytes(const BlockingCache& bc);

@@ -212,16 +212,3 @@ class ScheduledOperation : public Operation {
 };
 
 }  // namespace mpia
-
-// The C handle behind MPIX_Request.
-struct mpia_request {
-  std::unique_ptr<mpia::Operation> op;
-  MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator: errors are raised on it
-  std::shared_ptr<mpia::PrivateComm> library_comm;  // tells whether comm was freed since
-  // Held by the MPIX_Start or MPIX_Startall that is starting the request: taken with an atomic
-  // exchange, so two threads that start arrays sharing a request cannot both own it, and the
-  // same request twice in one array is seen without writing any other shared state.
-  std::atomic<bool> starting{false};
-  // A nonblocking call's (MPIX_Ialltoall...): freed by the Wait or Test that completes it.
-  bool one_shot = false;
-};

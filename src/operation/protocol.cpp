@@ -133,4 +133,13 @@ void free_protocol() {
   if (g_record != MPI_DATATYPE_NULL) MPI_Type_free(&g_record);
 }
 
+void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
+                 std::int64_t same) {
+  Proposal p;
+  p.error = std::move(local);
+  if (sel) p.choice = sel->to_string();
+  p.same = same;
+  agree(st, p);
+}
+
 }  // namespace mpia

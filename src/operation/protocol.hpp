@@ -14,6 +14,7 @@
 // (comm_state.cpp, agree_settings).
 #pragma once
 
+#include "collective/registry.hpp"
 #include "operation/comm_state.hpp"
 #include "util/error.hpp"
 
@@ -56,6 +57,21 @@ void agree_settings(CommState& st);
 // fingerprint posted on st's private communicator, and its result taken.
 void post_settings(const CommState& st, std::int64_t v[2], MPI_Request* r);
 void apply_settings(CommState& st, const std::int64_t v[2]);
+
+// Local checks of a persistent init whose errors go into the agreement instead of being thrown.
+template <class F>
+void checked(Proposal& p, F&& checks) {
+  try {
+    checks();
+  } catch (const Error& e) {
+    p.error = std::make_unique<Error>(e);
+  }
+}
+
+// MPIX_DEBUG=1: a blocking call agrees like a persistent init (its argument errors, algorithm
+// and block size), on every call.
+void debug_agree(CommState& st, std::unique_ptr<Error> local, const Selection* sel,
+                 std::int64_t same);
 
 // Frees the protocol's MPI objects (at MPI_Finalize).
 void free_protocol();
