@@ -1,12 +1,17 @@
 // What blocking calls keep per communicator (CommState::blocking): the memo of the last
 // selection, the last plan and the words it was built for, the agreed plan cache of v- and
-// neighbor calls, and the trials of blocking auto. Made by the first blocking call and used by
-// the pipeline (pipeline.hpp, common.hpp) only.
+// neighbor calls (agreed_cache.hpp), and the trials of blocking auto. Made by the first blocking
+// call and used by the pipeline (pipeline.hpp) only, through the functions below.
 #pragma once
 
 #include "collective/registry.hpp"
+#include "collective/resolve.hpp"
 #include "operation/args.hpp"
 #include "operation/cache_budget.hpp"
+#include "operation/comm_state.hpp"
+#include "operation/operation.hpp"
+#include "operation/select.hpp"
+#include "operation/settings.hpp"
 
 #include <array>
 #include <cstddef>
@@ -17,8 +22,7 @@
 
 namespace mpia {
 
-class Operation;
-struct AgreedPlan;
+struct AgreedPlan;  // agreed_cache.hpp
 
 struct BlockingCache {
   // The selection resolved for the last default and key (block size, or
@@ -51,7 +55,7 @@ struct BlockingCache {
   // The agreed plan cache of blocking alltoallv and neighbor calls whose algorithm needs
   // agreement (auto, bruck, locality): plans built collectively like a persistent init, kept
   // per pattern (this rank's counts, displacements, types), used only when every rank hits the
-  // same entry (run_agreed in common.hpp). Entries and their ids are created, used and evicted
+  // same entry (run_agreed, agreed_cache.hpp). Entries and their ids are created, used and evicted
   // in step on every rank: at most kEntries, and at most MPIX_PLAN_CACHE_BYTES by their agreed
   // sizes (the largest over ranks of an entry's bytes), the least recently agreed-on first.
   struct PlanCache {
@@ -110,5 +114,84 @@ struct BlockingCache {
   BlockingCache();
   ~BlockingCache();
 };
+
+// The communicator's blocking cache, made by its first blocking call.
+inline BlockingCache& blocking_cache(CommState& st) {
+  if (!st.blocking) st.blocking = std::make_shared<BlockingCache>();
+  return *st.blocking;
+}
+
+// Blocking calls whose algorithm is auto need the machine (the node map: collective the first
+// time), so it is taken before any local argument check can make ranks diverge. Every rank has
+// the same default text, so all or none take it.
+void blocking_machine(CommState& st, Collective c);
+
+// The blocking selection for collective c: from the memo when the communicator's default text
+// and the key are unchanged, else selected and resolved afresh (resolve(auto's selection): what
+// it runs; not called for another record).
+template <class Resolve>
+const Selection& blocking_selection(CommState& st, Collective c, std::int64_t key,
+                                    Resolve&& resolve) {
+  const std::string& text = st.default_algorithm(c);
+  BlockingCache& bc = blocking_cache(st);
+  BlockingCache::Memo& m = bc.memo;
+  if (m.collective != int(c) || m.key != key || m.text != text) {
+    m.collective = -1;  // invalid until the new selection is complete
+    ++bc.memo_serial;
+    Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
+    if (resolves(sel)) sel = resolve(sel);
+    m.selection = sel;
+    m.text = text;
+    m.key = key;
+    m.collective = int(c);
+  }
+  return m.selection;
+}
+
+// What the last plan of blocking calls (BlockingCache::cached) holds: the plan and its words.
+std::int64_t cached_plan_bytes(const BlockingCache& bc);
+
+// Runs a blocking call's plan: the cached one when this call's argument words match the words
+// it was built for, else a new one from build(), kept if cacheable. Its error (after the whole
+// schedule ran) is thrown. Returns whether the cached plan ran.
+template <class Build>
+bool run_blocking(CommState& st, bool cacheable, Build&& build) {
+  BlockingCache& bc = blocking_cache(st);
+  if (cacheable && bc.cached && bc.call_words == bc.cached_words) {
+    bc.cached->start();
+    bc.cached->wait();
+    return true;
+  }
+  bc.cached.reset();
+  bc.cached_charge.release();
+  bc.repeat.valid = false;
+  std::unique_ptr<Operation> op = build();
+  op->start();
+  if (cacheable) {
+    bc.cached = std::move(op);
+    bc.cached_words.swap(bc.call_words);
+    bc.cached_charge.set(cached_plan_bytes(bc));
+    bc.cached->wait();
+  } else {
+    op->wait();
+  }
+  return false;
+}
+
+// MPIX_REPORT: what the last blocking call of c ran.
+inline void note_call(CommState& st, Collective c, const Selection& sel, bool hit) {
+  if (!settings().report) return;
+  CommState::PerCollective& per = st.per[std::size_t(c)];
+  per.last_algorithm = sel.to_string();
+  per.last_hit = hit;
+}
+
+// What a communicator's plan caches hold (MPIA_Comm_plan_cache): the agreed cache's entries and
+// the sum of their agreed sizes, and this rank's bytes of every cache (the agreed one, the last
+// plan of blocking calls, the idle plans of nonblocking calls).
+struct CommPlanCache {
+  std::int64_t entries = 0, agreed_bytes = 0, bytes = 0;
+};
+CommPlanCache comm_plan_cache(const CommState& st);
 
 }  // namespace mpia

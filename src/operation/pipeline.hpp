@@ -38,9 +38,19 @@
 
 #include "collective/resolve.hpp"
 #include "locality/locality.hpp"
-#include "operation/common.hpp"
+#include "operation/agreed_cache.hpp"
+#include "operation/attach.hpp"
+#include "operation/blocking_cache.hpp"
+#include "operation/checks.hpp"
+#include "operation/comm_state.hpp"
+#include "operation/datatypes.hpp"
+#include "operation/info.hpp"
 #include "operation/nonblocking.hpp"
+#include "operation/protocol.hpp"
+#include "operation/select.hpp"
 #include "operation/settings.hpp"
+#include "operation/size_channel.hpp"
+#include "operation/system.hpp"
 #include "operation/trial.hpp"
 #include "util/error.hpp"
 
@@ -276,7 +286,7 @@ void blocking(Call&& call) {
     local = std::make_unique<Error>(e);
   }
   if (agreed) {
-    // The agreed plan cache (common.hpp): the key is this rank's pattern, buffers excluded.
+    // The agreed plan cache (agreed_cache.hpp): the key is this rank's pattern, buffers excluded.
     std::vector<std::int64_t>& key = blocking_cache(st).plans.key;
     key.clear();
     if (!local) cache_key(key, call, 0, {}, false);

@@ -43,7 +43,7 @@ struct Settings {
   bool trial_barrier = false;
   // MPIX_PLAN_CACHE_BYTES=N[K|M|G]: the bytes each plan cache of a communicator holds at most
   // (operation/cache_budget.hpp), besides its entry count. Agreed because the agreed plan cache
-  // of blocking v- and neighbor calls evicts by it in step on every rank (common.cpp).
+  // of blocking v- and neighbor calls evicts by it in step on every rank (agreed_cache.cpp).
   static constexpr std::int64_t kDefaultPlanCacheBytes = std::int64_t(64) << 20;
   std::int64_t plan_cache_bytes = kDefaultPlanCacheBytes;
   std::int64_t fingerprint = 0;

@@ -3,9 +3,11 @@
 #include "mpi_advance.h"
 
 #include "collective/selection.hpp"
-#include "operation/common.hpp"
+#include "operation/attach.hpp"
 #include "operation/neighbor_topology.hpp"
+#include "operation/operation.hpp"
 #include "operation/protocol.hpp"
+#include "operation/select.hpp"
 #include "util/error.hpp"
 #include "util/hash.hpp"
 

@@ -1,113 +1,4 @@
-// What the pipeline (pipeline.hpp) and its adapters share: the blocking calls' memo, plan cache
-// and agreed plan cache; and, through the headers below, argument checks, selection, info keys,
-// requests and the MPI library's own calls.
-#pragma once
-
-#include "collective/resolve.hpp"
-#include "collective/selection.hpp"
-#include "collective/shortlist.hpp"
-#include "operation/attach.hpp"
-#include "operation/blocking_cache.hpp"
-#include "operation/checks.hpp"
-#include "operation/comm_state.hpp"
-#include "operation/datatypes.hpp"
-#include "operation/info.hpp"
-#include "operation/operation.hpp"
-#include "operation/protocol.hpp"
-#include "operation/request.hpp"
-#include "operation/select.hpp"
-#include "operation/size_channel.hpp"
-#include "operation/system.hpp"
-#include "operation/trial.hpp"
-
-#include <mpi.h>
-
-#include <cstdint>
-#include <cstring>
-#include <functional>
-#include <memory>
-#include <string>
-#include <string_view>
-
-namespace mpia {
-
-// settings().report (settings.hpp), without including it here.
-bool settings_report();
-
-// --- Blocking calls -----------------------------------------------------------------------
-
-// The communicator's blocking cache (blocking_cache.hpp), made by its first blocking call.
-inline BlockingCache& blocking_cache(CommState& st) {
-  if (!st.blocking) st.blocking = std::make_shared<BlockingCache>();
-  return *st.blocking;
-}
-
-// Blocking calls whose algorithm is auto need the machine (the node map: collective the first
-// time), so it is taken before any local argument check can make ranks diverge. Every rank has
-// the same default text, so all or none take it.
-void blocking_machine(CommState& st, Collective c);
-
-// The blocking selection for collective c: from the memo when the communicator's default text
-// and the key are unchanged, else selected and resolved afresh (resolve(auto's selection): what
-// it runs; not called for another record).
-template <class Resolve>
-const Selection& blocking_selection(CommState& st, Collective c, std::int64_t key,
-                                    Resolve&& resolve) {
-  const std::string& text = st.default_algorithm(c);
-  BlockingCache& bc = blocking_cache(st);
-  BlockingCache::Memo& m = bc.memo;
-  if (m.collective != int(c) || m.key != key || m.text != text) {
-    m.collective = -1;  // invalid until the new selection is complete
-    ++bc.memo_serial;
-    Selection sel = select_algorithm(c, MPI_INFO_NULL, text, extent_of(st));
-    if (resolves(sel)) sel = resolve(sel);
-    m.selection = sel;
-    m.text = text;
-    m.key = key;
-    m.collective = int(c);
-  }
-  return m.selection;
-}
-
-// What the last plan of blocking calls (BlockingCache::cached) holds: the plan and its words.
-std::int64_t cached_plan_bytes(const BlockingCache& bc);
-
-// Runs a blocking call's plan: the cached one when this call's argument words match the words
-// it was built for, else a new one from build(), kept if cacheable. Its error (after the whole
-// schedule ran) is thrown. Returns whether the cached plan ran.
-template <class Build>
-bool run_blocking(CommState& st, bool cacheable, Build&& build) {
-  BlockingCache& bc = blocking_cache(st);
-  if (cacheable && bc.cached && bc.call_words == bc.cached_words) {
-    bc.cached->start();
-    bc.cached->wait();
-    return true;
-  }
-  bc.cached.reset();
-  bc.cached_charge.release();
-  bc.repeat.valid = false;
-  std::unique_ptr<Operation> op = build();
-  op->start();
-  if (cacheable) {
-    bc.cached = std::move(op);
-    bc.cached_words.swap(bc.call_words);
-    bc.cached_charge.set(cached_plan_bytes(bc));
-    bc.cached->wait();
-  } else {
-    op->wait();
-  }
-  return false;
-}
-
-// MPIX_REPORT: what the last blocking call of c ran.
-inline void note_call(CommState& st, Collective c, const Selection& sel, bool hit) {
-  if (!settings_report()) return;
-  CommState::PerCollective& per = st.per[std::size_t(c)];
-  per.last_algorithm = sel.to_string();
-  per.last_hit = hit;
-}
-
-// --- The agreed plan cache of blocking v-collectives ----------------------------------------
+// The agreed plan cache of blocking v-collectives (alltoallv and the neighbor calls).
 //
 // An application that calls MPI_Alltoallv thousands of times with one pattern should get
 // persistent performance, and auto should be free to choose what needs agreement (bruck,
@@ -157,6 +48,22 @@ inline void note_call(CommState& st, Collective c, const Selection& sel, bool hi
 // rank's bytes stay within the bound plus one plan. (A direct-mode call that re-lowers an entry
 // for moved buffers changes its bytes without an agreement; the same schedule over other
 // buffers, its size is what was measured, up to the buffers' datatypes.)
+#pragma once
+
+#include "collective/registry.hpp"
+#include "collective/shortlist.hpp"
+#include "operation/comm_state.hpp"
+#include "operation/operation.hpp"
+#include "operation/private_comm.hpp"
+#include "operation/trial.hpp"
+#include "schedule/schedule.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mpia {
 
 struct AgreedPlan {
   Selection selection;
@@ -210,13 +117,5 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
 // Whether blocking calls of c take the agreed cache: the communicator's default is auto, or an
 // algorithm that needs its peers' sizes (not with MPIX_DEBUG, which agrees on every call).
 bool agreed_blocking(CommState& st, Collective c);
-
-// What a communicator's plan caches hold (MPIA_Comm_plan_cache): the agreed cache's entries and
-// the sum of their agreed sizes, and this rank's bytes of every cache (the agreed one, the last
-// plan of blocking calls, the idle plans of nonblocking calls).
-struct CommPlanCache {
-  std::int64_t entries = 0, agreed_bytes = 0, bytes = 0;
-};
-CommPlanCache comm_plan_cache(const CommState& st);
 
 }  // namespace mpia

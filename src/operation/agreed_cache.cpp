@@ -1,42 +1,15 @@
-#include "operation/common.hpp"
+#include "operation/agreed_cache.hpp"
 
-#include "locality/locality.hpp"
-#include "operation/nonblocking.hpp"
+#include "operation/blocking_cache.hpp"
+#include "operation/cache_budget.hpp"
 #include "operation/settings.hpp"
-#include "schedule/schedule.hpp"
+#include "util/error.hpp"
 #include "util/hash.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <cstddef>
 #include <cstdint>
-#include <mutex>
 
 namespace mpia {
-
-void blocking_machine(CommState& st, Collective c) {
-  if (cached_locality(st)) return;
-  const BlockingCache::Memo& m = blocking_cache(st).memo;
-  if (m.collective == int(c) && m.text == st.default_algorithm(c)) return;  // decided before
-  if (resolves(select_algorithm(c, MPI_INFO_NULL, st.default_algorithm(c), extent_of(st))))
-    comm_locality(st);
-}
-
-bool settings_report() { return settings().report; }
-
-BlockingCache::BlockingCache() = default;
-BlockingCache::~BlockingCache() = default;
-BlockingCache::PlanCache::Entry::Entry() = default;
-BlockingCache::PlanCache::Entry::Entry(Entry&&) noexcept = default;
-BlockingCache::PlanCache::Entry& BlockingCache::PlanCache::Entry::operator=(Entry&&) noexcept =
-    default;
-BlockingCache::PlanCache::Entry::~Entry() = default;
-
-std::int64_t cached_plan_bytes(const BlockingCache& bc) {
-  if (!bc.cached) return 0;
-  return bc.cached->memory().bytes +
-         std::int64_t(bc.cached_words.capacity() * sizeof(std::int64_t));
-}
 
 bool agreed_blocking(CommState& st, Collective c) {
   if (settings().debug) return false;
@@ -153,7 +126,7 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
   MPIA_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, 5, MPI_INT64_T, MPI_MAX, st.comm->get(), &r));
   complete(r, "MPI_Iallreduce (plan cache)");
   // From here on, what changes the cache's ids, sizes and recency follows from v and from what
-  // was agreed before: the same on every rank (common.hpp).
+  // was agreed before: the same on every rank (agreed_cache.hpp).
   const std::uint64_t now = ++pc.clock;
   if (measured) measured->agreed_bytes = v[4];
   pc.measure_id = -1;
@@ -202,20 +175,6 @@ bool run_agreed(CommState& st, Collective c, bool local_ok, const void* sendbuf,
   path.direct = direct_plan(*e->plan);
   run_entry(st, c, *e, sendbuf, recvbuf, e == hit, lower);
   return true;
-}
-
-CommPlanCache comm_plan_cache(const CommState& st) {
-  CommPlanCache out;
-  if (st.blocking) {
-    for (const auto& e : st.blocking->plans.entries) {
-      ++out.entries;
-      out.agreed_bytes += e.agreed_bytes;
-      out.bytes += e.charge.bytes();
-    }
-    out.bytes += st.blocking->cached_charge.bytes();
-  }
-  if (st.comm && st.comm->nonblocking) out.bytes += st.comm->nonblocking->bytes();
-  return out;
 }
 
 }  // namespace mpia
