@@ -1,4 +1,4 @@
-// The process-topology stand-ins of scripts/smpi/smpi_compat.h (SimGrid 3.32's SMPI aborts in
+// The process-topology stand-ins of smpi_compat.h (SimGrid 3.32's SMPI aborts in
 // MPI_Topo_test, MPI_Dist_graph_create_adjacent, MPI_Dist_graph_neighbors(_count) and
 // MPI_(I)neighbor_alltoall(v): "Not yet implemented"). Part of the SMPI component (built into
 // the library only for SimGrid's SMPI, MPIA_SMPI): one definition per rank --

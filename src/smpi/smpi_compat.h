@@ -1,11 +1,11 @@
-/* scripts/smpi/smpi_compat.h -- force-included into every file of the SMPI build
+/* src/smpi/smpi_compat.h -- force-included into every file of the SMPI build
  * (CMakePresets.json, preset "smpi": -include in CMAKE_C_FLAGS / CMAKE_CXX_FLAGS). Stand-ins for
  * the MPI calls the library and mpia_bench use that SimGrid 3.32's SMPI declares but does not
  * implement (they abort the whole simulation with "Not yet implemented"), gets wrong, or makes
  * flat. Nothing else is changed; without SMPI this file is never seen.
  *
  *  - MPI_Comm_idup (the library's private duplicate of a user communicator,
- *    src/operation/comm_state.cpp): a blocking MPI_Comm_dup and a null request, which every
+ *    src/operation/attach.cpp): a blocking MPI_Comm_dup and a null request, which every
  *    MPI_Wait / MPI_Test completes at once. The nonblocking dup only matters when a rank must
  *    drive other requests while it waits; in a simulation every rank reaches its dup anyway.
  *  - MPI_Iallreduce in place (the init protocol's agreement): SMPI reads the MPI_IN_PLACE
