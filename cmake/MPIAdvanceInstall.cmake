@@ -45,12 +45,12 @@ if(TARGET mpi_advance_fortran)
     FILE ${PROJECT_BINARY_DIR}/MPIAdvanceFortranTargets.cmake)
 endif()
 
-install(FILES ${PROJECT_SOURCE_DIR}/include/mpi_advance.h
+install(FILES ${PROJECT_BINARY_DIR}/include/mpi_advance.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT MPIAdvance_Development)
 
 # The generated mpia_config.h is build-internal. Install it only if a public header ever
 # starts including it (so an installed header never refers to a missing file).
-file(GLOB _mpia_public_headers "${PROJECT_SOURCE_DIR}/include/*.h")
+file(GLOB _mpia_public_headers "${PROJECT_BINARY_DIR}/include/mpi_advance.h")
 set(_mpia_needs_config_h FALSE)
 foreach(_h IN LISTS _mpia_public_headers)
   file(STRINGS "${_h}" _mpia_inc REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]mpia_config\\.h[>\"]")

@@ -56,7 +56,7 @@ build_one() { # build_one FLAVOUR -> prints the program path
     { cat "$dir.configure.log" >&2; return 1; }
   cmake --build "$dir" -j "$MPIA_JOBS" --target mpi_advance >"$dir.build.log" 2>&1 ||
     { tail -30 "$dir.build.log" >&2; return 1; }
-  "$(mpia_mpicxx "$f")" -std=c++17 -O2 -g -Iinclude -I"$dir/include" \
+  "$(mpia_mpicxx "$f")" -std=c++17 -O2 -g -I"$dir/include" \
     scripts/perf/persistent_overhead.cpp scripts/perf/system_alltoall.cpp \
     -L"$dir/src" -Wl,-rpath,"$PWD/$dir/src" -lmpi_advance -o "$dir/perf_persistent" ||
     return 1

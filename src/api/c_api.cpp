@@ -166,25 +166,13 @@ using namespace mpia;
 namespace mpia {
 namespace {
 
-// The int forms and the large-count (_c) forms share these: counts and displacements are read
-// as 64-bit (operation/args.hpp).
+// The arguments of the forms (api_forms.inc): the int forms and the large-count (_c) forms share
+// these, counts and displacements read as 64-bit (operation/args.hpp).
 template <class Count>
-int alltoall_init_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                      MPIX_Request* request) {
-  const AlltoallArgs a{
+AlltoallArgs regular_args(const void* sendbuf, Count sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, Count recvcount, MPI_Datatype recvtype) {
+  return AlltoallArgs{
       sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, sizeof(Count) > sizeof(int)};
-  return init_request(comm, request,
-                      [&](CommState& st, bool given) { return alltoall_init(st, a, info, given); });
-}
-
-template <class Count>
-int alltoall_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return guard(comm, [&] {
-    alltoall_blocking(state_of(comm), AlltoallArgs{sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                                   recvtype, sizeof(Count) > sizeof(int)});
-  });
 }
 
 template <class Count, class Displ>
@@ -198,10 +186,10 @@ AlltoallvArgs v_args(const void* sendbuf, const Count sendcounts[], const Displ 
   return a;
 }
 
-template <class Count>
-AlltoallvArgs w_args(const void* sendbuf, const Count sendcounts[], const MPI_Aint sdispls[],
+template <class Count, class Displ>
+AlltoallvArgs w_args(const void* sendbuf, const Count sendcounts[], const Displ sdispls[],
                      const MPI_Datatype sendtypes[], void* recvbuf, const Count recvcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]) {
+                     const Displ rdispls[], const MPI_Datatype recvtypes[]) {
   AlltoallvArgs a;
   a.send = w_side(sendbuf, sendcounts, sdispls, sendtypes);
   a.recv = w_side(recvbuf, recvcounts, rdispls, recvtypes);
@@ -211,71 +199,6 @@ AlltoallvArgs w_args(const void* sendbuf, const Count sendcounts[], const MPI_Ai
 
 }  // namespace
 }  // namespace mpia
-
-MPIA_API int MPIA_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPIX_Request* request) {
-  return alltoall_init_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
-                           request);
-}
-
-MPIA_API int MPIA_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                  void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
-  return alltoall_init_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
-                           request);
-}
-
-MPIA_API int MPIA_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return alltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-MPIA_API int MPIA_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm) {
-  return alltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-MPIA_API int MPIA_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Info info, MPIX_Request* request) {
-  const AlltoallvArgs a =
-      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  return init_request(
-      comm, request, [&](CommState& st, bool given) { return alltoallv_init(st, a, info, given); });
-}
-
-MPIA_API int MPIA_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                   const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                   MPIX_Request* request) {
-  const AlltoallvArgs a =
-      v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  return init_request(
-      comm, request, [&](CommState& st, bool given) { return alltoallv_init(st, a, info, given); });
-}
-
-MPIA_API int MPIA_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return guard(comm, [&] {
-    alltoallv_blocking(state_of(comm), v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype));
-  });
-}
-
-MPIA_API int MPIA_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm) {
-  return guard(comm, [&] {
-    alltoallv_blocking(state_of(comm), v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype));
-  });
-}
 
 namespace mpia {
 namespace {
@@ -474,14 +397,15 @@ MPIA_API int MPIA_Request_running(MPIX_Request request) {
   return request && request->op && request->op->running() ? 1 : 0;
 }
 
-MPIA_API int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
+MPIA_API int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
                                  int* cache_hit) {
   return guard(comm, [&] {
-    if (collective < 0 || collective > 2 || !algorithm || !cache_hit)
+    Collective c;
+    if (!collective || !collective_from_name(collective, c) || !algorithm || !cache_hit)
       fail(MPI_ERR_ARG, "mpi-advance: MPIA_Comm_last_call: bad argument");
     const CommState& st = state_of(comm);
-    *algorithm = st.per[std::size_t(collective)].last_algorithm.c_str();
-    *cache_hit = st.per[std::size_t(collective)].last_hit;
+    *algorithm = st.per[std::size_t(c)].last_algorithm.c_str();
+    *cache_hit = st.per[std::size_t(c)].last_hit;
   });
 }
 
@@ -618,163 +542,27 @@ MPIA_API int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm
 namespace mpia {
 namespace {
 
-int neighbor_any(MPI_Comm comm, const AlltoallvArgs& a) {
-  return guard(comm, [&] { neighbor_blocking(state_of(comm), a); });
-}
-
-int neighbor_init_any(MPI_Comm comm, const AlltoallvArgs& a, MPI_Info info, MPIX_Request* request) {
-  return init_request(comm, request,
-                      [&](CommState& st, bool given) { return neighbor_init(st, a, info, given); });
-}
-
 // MPIX_Neighbor_alltoall as the v form: block k at k * count elements.
 struct RegularBlocks {
   std::vector<std::int64_t> scounts, sdispls, rcounts, rdispls;
   AlltoallvArgs args;
-  RegularBlocks(CommState& st, const void* sendbuf, std::int64_t scount, MPI_Datatype sendtype,
-                void* recvbuf, std::int64_t rcount, MPI_Datatype recvtype, bool large) {
+  RegularBlocks(CommState& st, const AlltoallArgs& a) {
     const NeighborTopology& topo = comm_topology(st);
     const int indeg = int(topo.sources.size()), outdeg = int(topo.destinations.size());
-    for (int k = 0; k < outdeg; ++k) scounts.push_back(scount), sdispls.push_back(k * scount);
-    for (int j = 0; j < indeg; ++j) rcounts.push_back(rcount), rdispls.push_back(j * rcount);
-    args.send = v_side(sendbuf, scounts.data(), sdispls.data(), sendtype);
-    args.recv = v_side(recvbuf, rcounts.data(), rdispls.data(), recvtype);
+    const std::int64_t sc = a.sendcount, rc = a.recvcount;
+    for (int k = 0; k < outdeg; ++k) scounts.push_back(sc), sdispls.push_back(k * sc);
+    for (int j = 0; j < indeg; ++j) rcounts.push_back(rc), rdispls.push_back(j * rc);
+    args.send = v_side(a.sendbuf, scounts.data(), sdispls.data(), a.sendtype);
+    args.recv = v_side(a.recvbuf, rcounts.data(), rdispls.data(), a.recvtype);
     args.regular = true;
-    args.sendcount = scount;
-    args.recvcount = rcount;
-    args.large = large;
+    args.sendcount = sc;
+    args.recvcount = rc;
+    args.large = a.large;
   }
 };
 
-template <class Count>
-int neighbor_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                     Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return guard(comm, [&] {
-    CommState& st = state_of(comm);
-    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          sizeof(Count) > sizeof(int));
-    neighbor_blocking(st, b.args);
-  });
-}
-
-template <class Count>
-int neighbor_regular_init(const void* sendbuf, Count sendcount, MPI_Datatype sendtype,
-                          void* recvbuf, Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          MPI_Info info, MPIX_Request* request) {
-  return init_request(comm, request, [&](CommState& st, bool given) {
-    const RegularBlocks b(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          sizeof(Count) > sizeof(int));
-    return neighbor_init(st, b.args, info, given);
-  });
-}
-
 }  // namespace
 }  // namespace mpia
-
-MPIA_API int MPIA_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
-                                     const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                     const int recvcounts[], const int rdispls[],
-                                     MPI_Datatype recvtype, MPI_Comm comm) {
-  return neighbor_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
-}
-
-MPIA_API int MPIA_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                       const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                       void* recvbuf, const MPI_Count recvcounts[],
-                                       const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                       MPI_Comm comm) {
-  return neighbor_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
-}
-
-MPIA_API int MPIA_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                          const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                          const int recvcounts[], const int rdispls[],
-                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                          MPIX_Request* request) {
-  return neighbor_init_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
-      info, request);
-}
-
-MPIA_API int MPIA_Neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                            const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                            void* recvbuf, const MPI_Count recvcounts[],
-                                            const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                            MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
-  return neighbor_init_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
-      info, request);
-}
-
-MPIA_API int MPIA_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
-                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                     void* recvbuf, const int recvcounts[],
-                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                     MPI_Comm comm) {
-  return neighbor_any(comm, w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                   rdispls, recvtypes));
-}
-
-MPIA_API int MPIA_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                       const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                       void* recvbuf, const MPI_Count recvcounts[],
-                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                       MPI_Comm comm) {
-  return neighbor_any(comm, w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                   rdispls, recvtypes));
-}
-
-MPIA_API int MPIA_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
-                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                          void* recvbuf, const int recvcounts[],
-                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                          MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
-  return neighbor_init_any(
-      comm,
-      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
-      info, request);
-}
-
-MPIA_API int MPIA_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                            const MPI_Aint sdispls[],
-                                            const MPI_Datatype sendtypes[], void* recvbuf,
-                                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                            const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                            MPI_Info info, MPIX_Request* request) {
-  return neighbor_init_any(
-      comm,
-      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
-      info, request);
-}
-
-MPIA_API int MPIA_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm) {
-  return neighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-MPIA_API int MPIA_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                      MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                                      MPI_Datatype recvtype, MPI_Comm comm) {
-  return neighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-MPIA_API int MPIA_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                         void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                         MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
-  return neighbor_regular_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                               info, request);
-}
-
-MPIA_API int MPIA_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
-                                           MPI_Datatype sendtype, void* recvbuf,
-                                           MPI_Count recvcount, MPI_Datatype recvtype,
-                                           MPI_Comm comm, MPI_Info info, MPIX_Request* request) {
-  return neighbor_regular_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                               info, request);
-}
 
 // --- Topology objects (operation/topo.hpp) ---------------------------------------------------
 
@@ -879,7 +667,8 @@ struct KeptTypes {
 // library has not attached yet, the attach begins without waiting and the operation is made
 // once it is done (DeferredOperation), from a copy of args whose derived datatypes are kept.
 template <class Args, class Make>
-int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Make make) {
+int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Collective c,
+                      Make make) {
   return guard(comm, [&] {
     if (!request) fail(MPI_ERR_ARG, "mpi-advance: request is NULL");
     *request = MPIX_REQUEST_NULL;
@@ -908,9 +697,15 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Ma
       auto kept = std::make_shared<KeptTypes>();
       auto copy = std::make_shared<Args>(args);
       if constexpr (std::is_same<Args, AlltoallvArgs>::value) {
-        // A w call (the neighbor ones only) has a type per block: its degrees, asked only here.
+        // A w call has a type per block: the communicator's size, or its degrees (asked only
+        // here).
         int blocks[2] = {0, 0};
-        if (copy->send.w) mpia_topo_degrees(comm, &blocks[1], &blocks[0]);
+        if (copy->recv.w && c == Collective::NeighborAlltoallv) {
+          mpia_topo_degrees(comm, &blocks[1], &blocks[0]);
+        } else if (copy->recv.w) {
+          MPIA_CHECK(MPI_Comm_size(comm, &blocks[0]));
+          blocks[1] = blocks[0];
+        }
         kept->keep(*copy, blocks);
       } else
         kept->keep(*copy);
@@ -932,127 +727,64 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Ma
   });
 }
 
-template <class Count>
-int ialltoall_any(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
-  const AlltoallArgs a{
-      sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, sizeof(Count) > sizeof(int)};
-  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallArgs& args) {
-    return alltoall_nonblocking(st, args);
+// --- The forms' cores: every C entry point of a collective (api_forms.inc, generated from
+// src/bindings/calls.txt) builds its arguments and calls one of these with its collective. A
+// regular neighbor call is carried as an alltoall's arguments until the communicator's state
+// (its topology) is known, then as the v form (RegularBlocks).
+
+int api_blocking(Collective c, MPI_Comm comm, const AlltoallArgs& a) {
+  return guard(comm, [&] {
+    CommState& st = state_of(comm);
+    if (c == Collective::Alltoall) return alltoall_blocking(st, a);
+    neighbor_blocking(st, RegularBlocks(st, a).args);
   });
 }
 
-int ineighbor_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
-  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallvArgs& args) {
-    return neighbor_nonblocking(st, args);
+int api_blocking(Collective c, MPI_Comm comm, const AlltoallvArgs& a) {
+  return guard(comm, [&] {
+    CommState& st = state_of(comm);
+    if (c == Collective::Alltoallv) return alltoallv_blocking(st, a);
+    neighbor_blocking(st, a);
   });
 }
 
-int ialltoallv_any(MPI_Comm comm, const AlltoallvArgs& a, MPIX_Request* request) {
-  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallvArgs& args) {
-    return alltoallv_nonblocking(st, args);
+int api_persistent(Collective c, MPI_Comm comm, MPI_Info info, MPIX_Request* request,
+                   const AlltoallArgs& a) {
+  return init_request(comm, request, [&](CommState& st, bool given) {
+    if (c == Collective::Alltoall) return alltoall_init(st, a, info, given);
+    return neighbor_init(st, RegularBlocks(st, a).args, info, given);
   });
 }
 
-template <class Count>
-int ineighbor_regular(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                      MPIX_Request* request) {
-  // Carried as an alltoall's arguments until the state exists (RegularBlocks needs it).
-  const AlltoallArgs a{
-      sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, sizeof(Count) > sizeof(int)};
-  return start_nonblocking(comm, request, a, [](CommState& st, const AlltoallArgs& x) {
-    const RegularBlocks b(st, x.sendbuf, x.sendcount, x.sendtype, x.recvbuf, x.recvcount,
-                          x.recvtype, x.large);
-    return neighbor_nonblocking(st, b.args);
+int api_persistent(Collective c, MPI_Comm comm, MPI_Info info, MPIX_Request* request,
+                   const AlltoallvArgs& a) {
+  return init_request(comm, request, [&](CommState& st, bool given) {
+    if (c == Collective::Alltoallv) return alltoallv_init(st, a, info, given);
+    return neighbor_init(st, a, info, given);
+  });
+}
+
+int api_nonblocking(Collective c, MPI_Comm comm, MPIX_Request* request, const AlltoallArgs& a) {
+  if (c == Collective::Alltoall)
+    return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallArgs& x) {
+      return alltoall_nonblocking(st, x);
+    });
+  return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallArgs& x) {
+    return neighbor_nonblocking(st, RegularBlocks(st, x).args);
+  });
+}
+
+int api_nonblocking(Collective c, MPI_Comm comm, MPIX_Request* request, const AlltoallvArgs& a) {
+  if (c == Collective::Alltoallv)
+    return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallvArgs& x) {
+      return alltoallv_nonblocking(st, x);
+    });
+  return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallvArgs& x) {
+    return neighbor_nonblocking(st, x);
   });
 }
 
 }  // namespace
 }  // namespace mpia
 
-MPIA_API int MPIA_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPIX_Request* request) {
-  return ialltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-MPIA_API int MPIA_Ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm, MPIX_Request* request) {
-  return ialltoall_any(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-}
-
-MPIA_API int MPIA_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPIX_Request* request) {
-  return ialltoallv_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
-      request);
-}
-
-MPIA_API int MPIA_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
-  return ialltoallv_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
-      request);
-}
-
-MPIA_API int MPIA_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                     void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                     MPI_Comm comm, MPIX_Request* request) {
-  return ineighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                           request);
-}
-
-MPIA_API int MPIA_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                       MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                                       MPI_Datatype recvtype, MPI_Comm comm,
-                                       MPIX_Request* request) {
-  return ineighbor_regular(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                           request);
-}
-
-MPIA_API int MPIA_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
-                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                      const int recvcounts[], const int rdispls[],
-                                      MPI_Datatype recvtype, MPI_Comm comm, MPIX_Request* request) {
-  return ineighbor_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
-      request);
-}
-
-MPIA_API int MPIA_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                        void* recvbuf, const MPI_Count recvcounts[],
-                                        const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                        MPI_Comm comm, MPIX_Request* request) {
-  return ineighbor_any(
-      comm, v_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype),
-      request);
-}
-
-MPIA_API int MPIA_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
-                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                      void* recvbuf, const int recvcounts[],
-                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                      MPI_Comm comm, MPIX_Request* request) {
-  return ineighbor_any(
-      comm,
-      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
-      request);
-}
-
-MPIA_API int MPIA_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                        void* recvbuf, const MPI_Count recvcounts[],
-                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                        MPI_Comm comm, MPIX_Request* request) {
-  return ineighbor_any(
-      comm,
-      w_args(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes),
-      request);
-}
+#include "api_forms.inc"

@@ -18,15 +18,9 @@ module mpi_advance
 
   public :: MPIX_Request, MPIX_REQUEST_NULL, MPIX_MAX_ALGORITHM_STRING, MPIX_INFO_KEY_ALGORITHM
   public :: MPIX_LOCALITY_UNBOUND, MPIX_LOCALITY_NODE, MPIX_LOCALITY_CROSS
-  public :: MPIX_Alltoall_init, MPIX_Alltoall, MPIX_Alltoallv_init, MPIX_Alltoallv
-  public :: MPIX_Neighbor_alltoall_init, MPIX_Neighbor_alltoall
-  public :: MPIX_Neighbor_alltoallv_init, MPIX_Neighbor_alltoallv
-  public :: MPIX_Neighbor_alltoallw_init, MPIX_Neighbor_alltoallw
   public :: MPIX_Start, MPIX_Startall, MPIX_Wait, MPIX_Waitall, MPIX_Test, MPIX_Request_free
   public :: MPIX_Request_get_algorithm, MPIX_Algorithm_get, MPIX_Request_get_traffic
   public :: MPIX_Request_get_memory
-  public :: MPIX_Ialltoall, MPIX_Ialltoallv, MPIX_Ineighbor_alltoall, MPIX_Ineighbor_alltoallv
-  public :: MPIX_Ineighbor_alltoallw
   public :: MPIX_Request_get_trial
   public :: MPIX_Comm_locality, MPIX_Comm_rank_locality, MPIX_Comm_locality_split
   public :: MPIX_Comm_set_algorithm
@@ -34,6 +28,8 @@ module mpi_advance
   ! Topology objects (MPIX_Topo_create: see mpi_advance.h).
   public :: MPIX_Topo, MPIX_TOPO_NULL, MPIX_Topo_create, MPIX_Topo_free
   public :: MPIX_Neighbor_alltoallv_topo_init, MPIX_Neighbor_alltoallv_topo
+  ! The collectives' forms (int counts), generated from src/bindings/calls.txt.
+#include "module_public.inc"
 
   ! The C MPIX_Request (a pointer), by value.
   type, bind(C) :: MPIX_Request
@@ -108,123 +104,9 @@ module mpi_advance
       import :: c_ptr
       type(*), dimension(..) :: x
     end function
-    integer(c_int) function c_alltoall_init(sb, sc, st, rb, rc, rt, comm, info, req) &
-        bind(C, name="mpia_f_alltoall_init")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int), value :: sc, st, rc, rt, comm, info
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_ialltoall(sb, sc, st, rb, rc, rt, comm, req) &
-        bind(C, name="mpia_f_ialltoall")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int), value :: sc, st, rc, rt, comm
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req) &
-        bind(C, name="mpia_f_ialltoallv")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
-      integer(c_int), value :: st, rt, comm
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_ineighbor_alltoall(sb, sc, st, rb, rc, rt, comm, req) &
-        bind(C, name="mpia_f_ineighbor_alltoall")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int), value :: sc, st, rc, rt, comm
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_ineighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req) &
-        bind(C, name="mpia_f_ineighbor_alltoallv")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
-      integer(c_int), value :: st, rt, comm
-      type(MPIX_Request) :: req
-    end function
-    ! mpi_f08's type(MPI_Datatype) arrays are arrays of MPI_Fint (see c_neighbor_alltoallw).
-    integer(c_int) function c_ineighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req) &
-        bind(C, name="mpia_f_ineighbor_alltoallw")
-      import :: c_int, MPIX_Request, MPI_ADDRESS_KIND, MPI_Datatype
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), rcs(*)
-      integer(MPI_ADDRESS_KIND) :: sds(*), rds(*)
-      type(MPI_Datatype) :: sts(*), rts(*)
-      integer(c_int), value :: comm
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_alltoall(sb, sc, st, rb, rc, rt, comm) bind(C, name="mpia_f_alltoall")
-      import :: c_int
-      type(*), dimension(..) :: sb, rb
-      integer(c_int), value :: sc, st, rc, rt, comm
-    end function
-    integer(c_int) function c_alltoallv_init(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, req) &
-        bind(C, name="mpia_f_alltoallv_init")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
-      integer(c_int), value :: st, rt, comm, info
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm) &
-        bind(C, name="mpia_f_alltoallv")
-      import :: c_int
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
-      integer(c_int), value :: st, rt, comm
-    end function
-    integer(c_int) function c_neighbor_alltoall_init(sb, sc, st, rb, rc, rt, comm, info, req) &
-        bind(C, name="mpia_f_neighbor_alltoall_init")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int), value :: sc, st, rc, rt, comm, info
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_neighbor_alltoall(sb, sc, st, rb, rc, rt, comm) &
-        bind(C, name="mpia_f_neighbor_alltoall")
-      import :: c_int
-      type(*), dimension(..) :: sb, rb
-      integer(c_int), value :: sc, st, rc, rt, comm
-    end function
-    integer(c_int) function c_neighbor_alltoallv_init(sb, scs, sds, st, rb, rcs, rds, rt, comm, &
-        info, req) bind(C, name="mpia_f_neighbor_alltoallv_init")
-      import :: c_int, MPIX_Request
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
-      integer(c_int), value :: st, rt, comm, info
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm) &
-        bind(C, name="mpia_f_neighbor_alltoallv")
-      import :: c_int
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), sds(*), rcs(*), rds(*)
-      integer(c_int), value :: st, rt, comm
-    end function
-    ! mpi_f08's handle types are bind(C) types of one INTEGER: an array of them is an array of
-    ! MPI_Fint.
-    integer(c_int) function c_neighbor_alltoallw_init(sb, scs, sds, sts, rb, rcs, rds, rts, comm, &
-        info, req) bind(C, name="mpia_f_neighbor_alltoallw_init")
-      import :: c_int, MPIX_Request, MPI_ADDRESS_KIND, MPI_Datatype
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), rcs(*)
-      integer(MPI_ADDRESS_KIND) :: sds(*), rds(*)
-      type(MPI_Datatype) :: sts(*), rts(*)
-      integer(c_int), value :: comm, info
-      type(MPIX_Request) :: req
-    end function
-    integer(c_int) function c_neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm) &
-        bind(C, name="mpia_f_neighbor_alltoallw")
-      import :: c_int, MPI_ADDRESS_KIND, MPI_Datatype
-      type(*), dimension(..) :: sb, rb
-      integer(c_int) :: scs(*), rcs(*)
-      integer(MPI_ADDRESS_KIND) :: sds(*), rds(*)
-      type(MPI_Datatype) :: sts(*), rts(*)
-      integer(c_int), value :: comm
-    end function
+    ! The C side of the collectives' forms (mpia_fortran_glue.c). mpi_f08's type(MPI_Datatype)
+    ! is a bind(C) type of one INTEGER: an array of them is an array of MPI_Fint.
+#include "module_interfaces.inc"
     integer(c_int) function c_start(req) bind(C, name="mpia_f_start")
       import :: c_int, MPIX_Request
       type(MPIX_Request) :: req
@@ -372,227 +254,10 @@ contains
     c(len_trim(s) + 1) = c_null_char
   end function
 
-  subroutine MPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
-                                info, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in) :: sendcount, recvcount
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPI_Info), intent(in) :: info
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_alltoall_init(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
-                                     recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request))
-  end subroutine
-
-  ! Nonblocking calls (see MPIX_Ialltoall in mpi_advance.h): MPIX_Wait or MPIX_Test completes
-  ! and frees the request.
-  subroutine MPIX_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
-                            request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in) :: sendcount, recvcount
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_ialltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
-                                 recvtype%MPI_VAL, comm%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-                             rdispls, recvtype, comm, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in), asynchronous :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_ialltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
-                                  recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-                                     comm, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in) :: sendcount, recvcount
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_ineighbor_alltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, &
-                                          recvcount, recvtype%MPI_VAL, comm%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-                                      recvcounts, rdispls, recvtype, comm, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in), asynchronous :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, &
-                                           recvbuf, recvcounts, rdispls, recvtype%MPI_VAL, &
-                                           comm%MPI_VAL, request))
-  end subroutine
-
-  ! A datatype per block, byte displacements (see MPIX_Neighbor_alltoallw); the arrays are read
-  ! during the call.
-  subroutine MPIX_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-                                      recvcounts, rdispls, recvtypes, comm, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in), asynchronous :: sendcounts(*), recvcounts(*)
-    integer(MPI_ADDRESS_KIND), intent(in), asynchronous :: sdispls(*), rdispls(*)
-    type(MPI_Datatype), intent(in), asynchronous :: sendtypes(*), recvtypes(*)
-    type(MPI_Comm), intent(in) :: comm
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-                                           recvcounts, rdispls, recvtypes, comm%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
-    type(*), dimension(..), intent(in) :: sendbuf
-    type(*), dimension(..) :: recvbuf
-    integer, intent(in) :: sendcount, recvcount
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_alltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
-                                recvtype%MPI_VAL, comm%MPI_VAL))
-  end subroutine
-
-  subroutine MPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-                                 rdispls, recvtype, comm, info, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPI_Info), intent(in) :: info
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
-                                      recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, &
-                                      info%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
-                            recvtype, comm, ierror)
-    type(*), dimension(..), intent(in) :: sendbuf
-    type(*), dimension(..) :: recvbuf
-    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
-                                 recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL))
-  end subroutine
-
-  subroutine MPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-                                         recvtype, comm, info, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in) :: sendcount, recvcount
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPI_Info), intent(in) :: info
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_neighbor_alltoall_init(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, &
-                                              recvcount, recvtype%MPI_VAL, comm%MPI_VAL, &
-                                              info%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-                                    comm, ierror)
-    type(*), dimension(..), intent(in) :: sendbuf
-    type(*), dimension(..) :: recvbuf
-    integer, intent(in) :: sendcount, recvcount
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_neighbor_alltoall(sendbuf, sendcount, sendtype%MPI_VAL, recvbuf, recvcount, &
-                                         recvtype%MPI_VAL, comm%MPI_VAL))
-  end subroutine
-
-  subroutine MPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-                                          recvcounts, rdispls, recvtype, comm, info, request, ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    type(MPI_Info), intent(in) :: info
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, &
-                                               recvbuf, recvcounts, rdispls, recvtype%MPI_VAL, &
-                                               comm%MPI_VAL, info%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-                                     rdispls, recvtype, comm, ierror)
-    type(*), dimension(..), intent(in) :: sendbuf
-    type(*), dimension(..) :: recvbuf
-    integer, intent(in) :: sendcounts(*), sdispls(*), recvcounts(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtype, recvtype
-    type(MPI_Comm), intent(in) :: comm
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype%MPI_VAL, recvbuf, &
-                                          recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL))
-  end subroutine
-
-  subroutine MPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-                                          recvcounts, rdispls, recvtypes, comm, info, request, &
-                                          ierror)
-    type(*), dimension(..), intent(in), asynchronous :: sendbuf
-    type(*), dimension(..), asynchronous :: recvbuf
-    integer, intent(in) :: sendcounts(*), recvcounts(*)
-    integer(MPI_ADDRESS_KIND), intent(in) :: sdispls(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtypes(*), recvtypes(*)
-    type(MPI_Comm), intent(in) :: comm
-    type(MPI_Info), intent(in) :: info
-    type(MPIX_Request), intent(out) :: request
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-                                               recvcounts, rdispls, recvtypes, comm%MPI_VAL, &
-                                               info%MPI_VAL, request))
-  end subroutine
-
-  subroutine MPIX_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
-                                     rdispls, recvtypes, comm, ierror)
-    type(*), dimension(..), intent(in) :: sendbuf
-    type(*), dimension(..) :: recvbuf
-    integer, intent(in) :: sendcounts(*), recvcounts(*)
-    integer(MPI_ADDRESS_KIND), intent(in) :: sdispls(*), rdispls(*)
-    type(MPI_Datatype), intent(in) :: sendtypes(*), recvtypes(*)
-    type(MPI_Comm), intent(in) :: comm
-    integer, optional, intent(out) :: ierror
-    call register()
-    call set(ierror, c_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-                                          recvcounts, rdispls, recvtypes, comm%MPI_VAL))
-  end subroutine
+  ! The collectives' forms: MPIX_Alltoall, MPIX_Ialltoall, MPIX_Alltoall_init, ... with
+  ! mpi_f08's argument types. A nonblocking call's MPIX_Wait or MPIX_Test completes and frees its
+  ! request; a w call's arrays are read during the call.
+#include "module_procedures.inc"
 
   subroutine MPIX_Start(request, ierror)
     type(MPIX_Request), intent(inout) :: request

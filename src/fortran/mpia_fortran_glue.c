@@ -40,100 +40,6 @@ static int address(const CFI_cdesc_t* d, MPI_Comm comm, void** out) {
   if (rc_ == MPI_SUCCESS) rc_ = address(rb, comm, &r_); \
   if (rc_ != MPI_SUCCESS) return rc_;
 
-int mpia_f_alltoall_init(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc, MPI_Fint rt,
-                         MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Alltoall_init(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c,
-                            MPI_Info_f2c(info), req);
-}
-
-int mpia_f_alltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc, MPI_Fint rt,
-                    MPI_Fint comm) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Alltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c);
-}
-
-int mpia_f_ialltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc, MPI_Fint rt,
-                     MPI_Fint comm, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Ialltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c, req);
-}
-
-int mpia_f_ialltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st, CFI_cdesc_t* rb,
-                      const int* rcs, const int* rds, MPI_Fint rt, MPI_Fint comm,
-                      MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Ialltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c, req);
-}
-
-int mpia_f_ineighbor_alltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
-                              MPI_Fint rt, MPI_Fint comm, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Ineighbor_alltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c, req);
-}
-
-int mpia_f_ineighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
-                               CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
-                               MPI_Fint comm, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Ineighbor_alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c,
-                                  req);
-}
-
-int mpia_f_alltoallv_init(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
-                          CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
-                          MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Alltoallv_init(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c,
-                             MPI_Info_f2c(info), req);
-}
-
-int mpia_f_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st, CFI_cdesc_t* rb,
-                     const int* rcs, const int* rds, MPI_Fint rt, MPI_Fint comm) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c);
-}
-
-int mpia_f_neighbor_alltoall_init(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
-                                  MPI_Fint rt, MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Neighbor_alltoall_init(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c,
-                                     MPI_Info_f2c(info), req);
-}
-
-int mpia_f_neighbor_alltoall(CFI_cdesc_t* sb, int sc, MPI_Fint st, CFI_cdesc_t* rb, int rc,
-                             MPI_Fint rt, MPI_Fint comm) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Neighbor_alltoall(s_, sc, MPI_Type_f2c(st), r_, rc, MPI_Type_f2c(rt), c);
-}
-
-int mpia_f_neighbor_alltoallv_init(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
-                                   CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
-                                   MPI_Fint comm, MPI_Fint info, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Neighbor_alltoallv_init(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds,
-                                      MPI_Type_f2c(rt), c, MPI_Info_f2c(info), req);
-}
-
-int mpia_f_neighbor_alltoallv(CFI_cdesc_t* sb, const int* scs, const int* sds, MPI_Fint st,
-                              CFI_cdesc_t* rb, const int* rcs, const int* rds, MPI_Fint rt,
-                              MPI_Fint comm) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  return MPIX_Neighbor_alltoallv(s_, scs, sds, MPI_Type_f2c(st), r_, rcs, rds, MPI_Type_f2c(rt), c);
-}
-
 /* n Fortran datatype handles as C ones (the caller frees the array); NULL when out of memory. */
 static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
   MPI_Datatype* t = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1));
@@ -141,11 +47,15 @@ static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
   return t;
 }
 
-/* Converts both type arrays (of the topology's degrees; without a topology, none: the call
- * reports MPI_ERR_TOPOLOGY), runs call (an expression using st and rt), frees them. */
-#define WITH_TYPES(comm, sts, rts, call)                                                    \
-  int in_, out_;                                                                            \
-  mpia_topo_degrees(comm, &in_, &out_);                                                     \
+/* Converts both type arrays (one type per rank of comm, or, neighbor: per edge of its topology;
+ * without one, none: the call reports MPI_ERR_TOPOLOGY), runs call (an expression using st and
+ * rt), frees them. */
+#define WITH_TYPES(comm, neighbor, sts, rts, call)                                          \
+  int in_ = 0, out_ = 0;                                                                    \
+  if (neighbor)                                                                             \
+    mpia_topo_degrees(comm, &in_, &out_);                                                   \
+  else if (comm != MPI_COMM_NULL && MPI_Comm_size(comm, &in_) == MPI_SUCCESS)               \
+    out_ = in_;                                                                             \
   MPI_Datatype *st = c_types(sts, out_), *rt = c_types(rts, in_);                           \
   int code_;                                                                                \
   if (!st || !rt) {                                                                         \
@@ -158,34 +68,9 @@ static MPI_Datatype* c_types(const MPI_Fint* f, int n) {
   free(rt);                                                                                 \
   return code_;
 
-int mpia_f_neighbor_alltoallw_init(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
-                                   const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
-                                   const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm,
-                                   MPI_Fint info, MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  WITH_TYPES(
-      c, sts, rts,
-      MPIX_Neighbor_alltoallw_init(s_, scs, sds, st, r_, rcs, rds, rt, c, MPI_Info_f2c(info), req))
-}
-
-int mpia_f_neighbor_alltoallw(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
-                              const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
-                              const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  WITH_TYPES(c, sts, rts, MPIX_Neighbor_alltoallw(s_, scs, sds, st, r_, rcs, rds, rt, c))
-}
-
-int mpia_f_ineighbor_alltoallw(CFI_cdesc_t* sb, const int* scs, const MPI_Aint* sds,
-                               const MPI_Fint* sts, CFI_cdesc_t* rb, const int* rcs,
-                               const MPI_Aint* rds, const MPI_Fint* rts, MPI_Fint comm,
-                               MPIX_Request* req) {
-  const MPI_Comm c = MPI_Comm_f2c(comm);
-  BUFFERS(sb, rb, c)
-  /* The plan is made during the call (the datatypes duplicated): the converted arrays can go. */
-  WITH_TYPES(c, sts, rts, MPIX_Ineighbor_alltoallw(s_, scs, sds, st, r_, rcs, rds, rt, c, req))
-}
+/* The module's procedures of the collectives' forms (int counts), generated from
+ * src/bindings/calls.txt: each converts its handles and buffers and calls the C API. */
+#include "glue_forms.inc"
 
 int mpia_f_start(MPIX_Request* r) { return MPIX_Start(r); }
 int mpia_f_startall(int n, MPIX_Request* rs) { return MPIX_Startall(n, rs); }

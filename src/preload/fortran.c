@@ -81,21 +81,11 @@
 #if defined(OPEN_MPI) && defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define MPIA_FORTRAN_PERSISTENT 1
 #define MPIA_FORTRAN_PERSISTENT_MPIX 1
-#define C_ALLTOALL_INIT MPIX_Alltoall_init
-#define C_ALLTOALLV_INIT MPIX_Alltoallv_init
-#define C_NEIGHBOR_ALLTOALL_INIT MPIX_Neighbor_alltoall_init
-#define C_NEIGHBOR_ALLTOALLV_INIT MPIX_Neighbor_alltoallv_init
-#define C_NEIGHBOR_ALLTOALLW_INIT MPIX_Neighbor_alltoallw_init
 #elif (defined(MPICH) && MPI_VERSION >= 4) || \
     (defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
 /* Open MPI 5: MPI-4's names (its mpi.h says MPI 3.1; the extension is gone). */
 #define MPIA_FORTRAN_PERSISTENT 1
 #define MPIA_FORTRAN_PERSISTENT_MPIX 0
-#define C_ALLTOALL_INIT MPI_Alltoall_init
-#define C_ALLTOALLV_INIT MPI_Alltoallv_init
-#define C_NEIGHBOR_ALLTOALL_INIT MPI_Neighbor_alltoall_init
-#define C_NEIGHBOR_ALLTOALLV_INIT MPI_Neighbor_alltoallv_init
-#define C_NEIGHBOR_ALLTOALLW_INIT MPI_Neighbor_alltoallw_init
 #else
 #define MPIA_FORTRAN_PERSISTENT 0
 #define MPIA_FORTRAN_PERSISTENT_MPIX 0
@@ -207,87 +197,6 @@ static int group_size(MPI_Comm comm) {
   return n;
 }
 
-/* --- the collectives ------------------------------------------------------------------ */
-
-static void f_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
-                       MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr) {
-  set_ierr(ierr,
-           mpia_preload_alltoall(send_buffer(sendbuf), (int)*sendcount, MPI_Type_f2c(*sendtype),
-                                 recv_buffer(recvbuf), (int)*recvcount, MPI_Type_f2c(*recvtype),
-                                 MPI_Comm_f2c(*comm)));
-}
-
-static void f_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype,
-                        void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype,
-                        MPI_Fint* comm, MPI_Fint* ierr) {
-  const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
-  const void* c_sendbuf = send_buffer(sendbuf);
-  Arrays a = {{NULL}, 0};
-  const int n = sizeof(MPI_Fint) == sizeof(int) ? 0 : group_size(c_comm);
-  const int in_place = c_sendbuf == MPI_IN_PLACE; /* the send arrays are ignored */
-  const int* sc = in_place ? (const int*)sendcounts : c_ints(&a, sendcounts, n);
-  const int* sd = in_place ? (const int*)sdispls : c_ints(&a, sdispls, n);
-  const int* rc = c_ints(&a, recvcounts, n);
-  const int* rd = c_ints(&a, rdispls, n);
-  set_ierr(ierr,
-           mpia_preload_alltoallv(c_sendbuf, sc, sd, MPI_Type_f2c(*sendtype), recv_buffer(recvbuf),
-                                  rc, rd, MPI_Type_f2c(*recvtype), c_comm));
-  free_arrays(&a);
-}
-
-static void f_neighbor_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
-                                void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
-                                MPI_Fint* comm, MPI_Fint* ierr) {
-  set_ierr(ierr, mpia_preload_neighbor_alltoall(send_buffer(sendbuf), (int)*sendcount,
-                                                MPI_Type_f2c(*sendtype), recv_buffer(recvbuf),
-                                                (int)*recvcount, MPI_Type_f2c(*recvtype),
-                                                MPI_Comm_f2c(*comm)));
-}
-
-static void f_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                                 MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
-                                 MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
-                                 MPI_Fint* ierr) {
-  const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
-  Arrays a = {{NULL}, 0};
-  int in = 0, out = 0;
-  if (sizeof(MPI_Fint) != sizeof(int)) mpia_topo_degrees(c_comm, &in, &out);
-  const int* sc = c_ints(&a, sendcounts, out);
-  const int* sd = c_ints(&a, sdispls, out);
-  const int* rc = c_ints(&a, recvcounts, in);
-  const int* rd = c_ints(&a, rdispls, in);
-  set_ierr(ierr, mpia_preload_neighbor_alltoallv(send_buffer(sendbuf), sc, sd,
-                                                 MPI_Type_f2c(*sendtype), recv_buffer(recvbuf), rc,
-                                                 rd, MPI_Type_f2c(*recvtype), c_comm));
-  free_arrays(&a);
-}
-
-static void f_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
-                                 MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
-                                 MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
-                                 MPI_Fint* ierr) {
-  const MPI_Comm c_comm = MPI_Comm_f2c(*comm);
-  Arrays a = {{NULL}, 0};
-  int in = 0, out = 0;
-  mpia_topo_degrees(c_comm, &in, &out);
-  const int* sc = c_ints(&a, sendcounts, out);
-  const int* rc = c_ints(&a, recvcounts, in);
-  /* The datatype handles, always converted (n < 0: no topology, the library reports it). */
-  MPI_Datatype* st = malloc(sizeof(MPI_Datatype) * (size_t)(out > 0 ? out : 1));
-  MPI_Datatype* rt = malloc(sizeof(MPI_Datatype) * (size_t)(in > 0 ? in : 1));
-  int rc_ = MPI_ERR_NO_MEM;
-  if (st && rt) {
-    for (int i = 0; i < out; ++i) st[i] = MPI_Type_f2c(sendtypes[i]);
-    for (int i = 0; i < in; ++i) rt[i] = MPI_Type_f2c(recvtypes[i]);
-    rc_ = mpia_preload_neighbor_alltoallw(send_buffer(sendbuf), sc, sdispls, st,
-                                          recv_buffer(recvbuf), rc, rdispls, rt, c_comm);
-  }
-  set_ierr(ierr, rc_);
-  free(st);
-  free(rt);
-  free_arrays(&a);
-}
-
 /* --- requests kept alive ------------------------------------------------------------------
  * What a nonblocking or persistent call's C arguments point to must outlive the call: the
  * converted datatype arrays of alltoallw (MPI_Datatype is a pointer in Open MPI) and the int
@@ -352,229 +261,97 @@ static void release_done(const MPI_Request* before, const MPI_Request* after, in
   pthread_mutex_unlock(&kept_lock);
 }
 
-/* --- the nonblocking and persistent collectives ---------------------------------------------
- * The same conversions as the blocking ones; the request comes back as a Fortran handle
- * (MPI_REQUEST_NULL when the call failed). info: NULL for the nonblocking calls, the Fortran
- * MPI_Info of a persistent init. */
-static MPI_Info c_info(const MPI_Fint* info) { return MPI_Info_f2c(*info); }
-
 static void set_request(MPI_Fint* request, MPI_Request r) { *request = MPI_Request_c2f(r); }
 
-/* The int arrays of a v call that are copies, to keep with the request. */
-static void keep_arrays(MPI_Request r, Arrays* a) { keep(r, (void* const*)a->owned, a->n); }
-
-static void f_start_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
-                             MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm,
-                             const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
-  MPI_Request r = MPI_REQUEST_NULL;
-  const void* sb = send_buffer(sendbuf);
-  void* rb = recv_buffer(recvbuf);
-  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
-  const MPI_Comm c = MPI_Comm_f2c(*comm);
-  int rc;
-  if (info == NULL) {
-    rc = MPI_Ialltoall(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, &r);
-  } else {
-#if MPIA_FORTRAN_PERSISTENT
-    rc = C_ALLTOALL_INIT(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, c_info(info), &r);
-#else
-    rc = MPI_ERR_INTERN;
-#endif
-  }
-  set_request(request, r);
-  set_ierr(ierr, rc);
-}
-
-static void f_start_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                              MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
-                              MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
-                              const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
-  const MPI_Comm c = MPI_Comm_f2c(*comm);
-  const void* sb = send_buffer(sendbuf);
-  Arrays a = {{NULL}, 0};
-  const int n = sizeof(MPI_Fint) == sizeof(int) ? 0 : group_size(c);
-  const int in_place = sb == MPI_IN_PLACE;
-  const int* sc = in_place ? (const int*)sendcounts : c_ints(&a, sendcounts, n);
-  const int* sd = in_place ? (const int*)sdispls : c_ints(&a, sdispls, n);
-  const int* rc = c_ints(&a, recvcounts, n);
-  const int* rd = c_ints(&a, rdispls, n);
-  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
-  MPI_Request r = MPI_REQUEST_NULL;
+/* --- the collectives' arguments ------------------------------------------------------------
+ * Every entry point of a collective (fortran_forms.inc, generated from src/bindings/calls.txt:
+ * the int forms, blocking, nonblocking and persistent) converts its arguments into an FCall,
+ * runs preload.cpp's dispatcher of its form, and stores the code in ierror; a nonblocking or
+ * persistent one keeps what its C arguments point to with its request (keep, above). */
+typedef struct {
+  MPI_Comm comm;
+  const void* sendbuf;
+  void* recvbuf;
+  MPI_Datatype sendtype, recvtype;                        /* regular and v */
+  const int *sendcounts, *sdispls, *recvcounts, *rdispls; /* v and w (int displacements) */
+  MPI_Datatype *sendtypes, *recvtypes;                    /* w: converted, owned */
+  Arrays arrays;                                          /* int copies, owned */
   int code;
-  if (info == NULL) {
-    code = MPI_Ialltoallv(sb, sc, sd, st, recv_buffer(recvbuf), rc, rd, rt, c, &r);
-  } else {
-#if MPIA_FORTRAN_PERSISTENT
-    code = C_ALLTOALLV_INIT(sb, sc, sd, st, recv_buffer(recvbuf), rc, rd, rt, c, c_info(info), &r);
-#else
-    code = MPI_ERR_INTERN;
-#endif
-  }
-  keep_arrays(r, &a);
-  set_request(request, r);
-  set_ierr(ierr, code);
+} FCall;
+
+static void f_regular(FCall* a, void* sendbuf, MPI_Fint* sendtype, void* recvbuf,
+                      MPI_Fint* recvtype, MPI_Fint* comm) {
+  const FCall none = {0};
+  *a = none;
+  a->comm = MPI_Comm_f2c(*comm);
+  a->sendbuf = send_buffer(sendbuf);
+  a->recvbuf = recv_buffer(recvbuf);
+  a->sendtype = MPI_Type_f2c(*sendtype);
+  a->recvtype = MPI_Type_f2c(*recvtype);
 }
 
-static void f_start_neighbor_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
-                                      void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
-                                      MPI_Fint* comm, const MPI_Fint* info, MPI_Fint* request,
-                                      MPI_Fint* ierr) {
-  MPI_Request r = MPI_REQUEST_NULL;
-  const void* sb = send_buffer(sendbuf);
-  void* rb = recv_buffer(recvbuf);
-  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
-  const MPI_Comm c = MPI_Comm_f2c(*comm);
-  int rc;
-  if (info == NULL) {
-    rc = MPI_Ineighbor_alltoall(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, &r);
-  } else {
-#if MPIA_FORTRAN_PERSISTENT
-    rc = C_NEIGHBOR_ALLTOALL_INIT(sb, (int)*sendcount, st, rb, (int)*recvcount, rt, c, c_info(info),
-                                  &r);
-#else
-    rc = MPI_ERR_INTERN;
-#endif
+/* n Fortran datatype handles as C ones (n < 0: none, the library reports the communicator). */
+static MPI_Datatype* c_types(const MPI_Fint* f, int n, int* code) {
+  MPI_Datatype* t = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1));
+  if (t == NULL) {
+    *code = MPI_ERR_NO_MEM;
+    return NULL;
   }
-  set_request(request, r);
-  set_ierr(ierr, rc);
+  for (int i = 0; i < n; ++i) t[i] = MPI_Type_f2c(f[i]);
+  return t;
 }
 
-static void f_start_neighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                                       MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
-                                       MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
-                                       const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
-  const MPI_Comm c = MPI_Comm_f2c(*comm);
-  Arrays a = {{NULL}, 0};
-  int in = 0, out = 0;
-  if (sizeof(MPI_Fint) != sizeof(int)) mpia_topo_degrees(c, &in, &out);
-  const int* sc = c_ints(&a, sendcounts, out);
-  const int* sd = c_ints(&a, sdispls, out);
-  const int* rc = c_ints(&a, recvcounts, in);
-  const int* rd = c_ints(&a, rdispls, in);
-  const MPI_Datatype st = MPI_Type_f2c(*sendtype), rt = MPI_Type_f2c(*recvtype);
-  MPI_Request r = MPI_REQUEST_NULL;
-  int code;
-  if (info == NULL) {
-    code = MPI_Ineighbor_alltoallv(send_buffer(sendbuf), sc, sd, st, recv_buffer(recvbuf), rc, rd,
-                                   rt, c, &r);
-  } else {
-#if MPIA_FORTRAN_PERSISTENT
-    code = C_NEIGHBOR_ALLTOALLV_INIT(send_buffer(sendbuf), sc, sd, st, recv_buffer(recvbuf), rc, rd,
-                                     rt, c, c_info(info), &r);
-#else
-    code = MPI_ERR_INTERN;
-#endif
+/* A v or w call. Its arrays have one entry per rank of the (remote) group, or, for a neighbor
+ * call, per out-edge (send) and in-edge (receive) of its topology. Passed as they are where
+ * MPI_Fint is int, else copied into ints; sdispls / rdispls NULL: MPI_Aint displacements, which
+ * the entry point passes itself. A w call's datatypes are converted. Under MPI_IN_PLACE the send
+ * arrays and types of a (non-neighbor) call are ignored, as MPI says. */
+static void f_blocks(FCall* a, int neighbor, int w, void* sendbuf, MPI_Fint* sendcounts,
+                     MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
+                     MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm) {
+  const FCall none = {0};
+  *a = none;
+  a->comm = MPI_Comm_f2c(*comm);
+  a->sendbuf = send_buffer(sendbuf);
+  a->recvbuf = recv_buffer(recvbuf);
+  int nsend = 0, nrecv = 0;
+  if (w || sizeof(MPI_Fint) != sizeof(int)) {
+    if (neighbor)
+      mpia_topo_degrees(a->comm, &nrecv, &nsend);
+    else
+      nsend = nrecv = group_size(a->comm);
   }
-  keep_arrays(r, &a);
-  set_request(request, r);
-  set_ierr(ierr, code);
+  const int in_place = !neighbor && a->sendbuf == MPI_IN_PLACE;
+  a->sendcounts = in_place ? (const int*)sendcounts : c_ints(&a->arrays, sendcounts, nsend);
+  if (sdispls) a->sdispls = in_place ? (const int*)sdispls : c_ints(&a->arrays, sdispls, nsend);
+  a->recvcounts = c_ints(&a->arrays, recvcounts, nrecv);
+  if (rdispls) a->rdispls = c_ints(&a->arrays, rdispls, nrecv);
+  if (!w) {
+    a->sendtype = MPI_Type_f2c(*sendtype);
+    a->recvtype = MPI_Type_f2c(*recvtype);
+    return;
+  }
+  if (!in_place) a->sendtypes = c_types(sendtype, nsend, &a->code);
+  a->recvtypes = c_types(recvtype, nrecv, &a->code);
 }
 
-static void f_start_neighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
-                                       MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
-                                       MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
-                                       const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
-  const MPI_Comm c = MPI_Comm_f2c(*comm);
-  Arrays a = {{NULL}, 0};
-  int in = 0, out = 0;
-  mpia_topo_degrees(c, &in, &out);
-  const int* sc = c_ints(&a, sendcounts, out);
-  const int* rc = c_ints(&a, recvcounts, in);
-  MPI_Datatype* st = malloc(sizeof(MPI_Datatype) * (size_t)(out > 0 ? out : 1));
-  MPI_Datatype* rt = malloc(sizeof(MPI_Datatype) * (size_t)(in > 0 ? in : 1));
-  MPI_Request r = MPI_REQUEST_NULL;
-  int code = MPI_ERR_NO_MEM;
-  if (st && rt) {
-    for (int i = 0; i < out; ++i) st[i] = MPI_Type_f2c(sendtypes[i]);
-    for (int i = 0; i < in; ++i) rt[i] = MPI_Type_f2c(recvtypes[i]);
-    if (info == NULL) {
-      code = MPI_Ineighbor_alltoallw(send_buffer(sendbuf), sc, sdispls, st, recv_buffer(recvbuf),
-                                     rc, rdispls, rt, c, &r);
-    } else {
-#if MPIA_FORTRAN_PERSISTENT
-      code = C_NEIGHBOR_ALLTOALLW_INIT(send_buffer(sendbuf), sc, sdispls, st, recv_buffer(recvbuf),
-                                       rc, rdispls, rt, c, c_info(info), &r);
-#else
-      code = MPI_ERR_INTERN;
-#endif
-    }
-  }
-  void* memory[6] = {st, rt, a.owned[0], a.owned[1], NULL, NULL};
+/* A blocking call's end: ierror, and what the conversions owned freed. */
+static void f_end(FCall* a, MPI_Fint* ierr) {
+  set_ierr(ierr, a->code);
+  free(a->sendtypes);
+  free(a->recvtypes);
+  free_arrays(&a->arrays);
+}
+
+/* A nonblocking or persistent call's end: the request as a Fortran handle (MPI_REQUEST_NULL when
+ * the call failed), ierror, and what the conversions owned kept with the request. */
+static void f_end_request(FCall* a, MPI_Request r, MPI_Fint* request, MPI_Fint* ierr) {
+  void* memory[6] = {a->sendtypes, a->recvtypes, NULL, NULL, NULL, NULL};
+  for (int i = 0; i < a->arrays.n; ++i) memory[2 + i] = a->arrays.owned[i];
   keep(r, memory, 6);
   set_request(request, r);
-  set_ierr(ierr, code);
+  set_ierr(ierr, a->code);
 }
-
-/* The entry points' bodies: the nonblocking calls pass no info. */
-static void f_ialltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
-                        MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request,
-                        MPI_Fint* ierr) {
-  f_start_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, request,
-                   ierr);
-}
-static void f_ialltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype,
-                         void* recvbuf, MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype,
-                         MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                    comm, NULL, request, ierr);
-}
-static void f_ineighbor_alltoall(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
-                                 void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
-                                 MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL,
-                            request, ierr);
-}
-static void f_ineighbor_alltoallv(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                                  MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
-                                  MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
-                                  MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                             recvtype, comm, NULL, request, ierr);
-}
-static void f_ineighbor_alltoallw(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
-                                  MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
-                                  MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
-                                  MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                             recvtypes, comm, NULL, request, ierr);
-}
-
-#if MPIA_FORTRAN_PERSISTENT
-static void f_alltoall_init(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf,
-                            MPI_Fint* recvcount, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info,
-                            MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request,
-                   ierr);
-}
-static void f_alltoallv_init(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                             MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
-                             MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info,
-                             MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                    comm, info, request, ierr);
-}
-static void f_neighbor_alltoall_init(void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype,
-                                     void* recvbuf, MPI_Fint* recvcount, MPI_Fint* recvtype,
-                                     MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request,
-                                     MPI_Fint* ierr) {
-  f_start_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
-                            request, ierr);
-}
-static void f_neighbor_alltoallv_init(void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls,
-                                      MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcounts,
-                                      MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm,
-                                      MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                             recvtype, comm, info, request, ierr);
-}
-static void f_neighbor_alltoallw_init(void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls,
-                                      MPI_Fint* sendtypes, void* recvbuf, MPI_Fint* recvcounts,
-                                      MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,
-                                      MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr) {
-  f_start_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                             recvtypes, comm, info, request, ierr);
-}
-#endif
 
 /* --- the request calls ----------------------------------------------------------------------
  * Statuses: the Fortran MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE (MPI_F_STATUS_IGNORE /
@@ -832,21 +609,6 @@ static void f_cancel(MPI_Fint* request, MPI_Fint* ierr) {
  * Plain (not weak) definitions with default visibility: loaded first, they are what the
  * program's calls bind to. Both MPIs export these four manglings of the mpif.h / `use mpi`
  * routine (gfortran uses the single underscore). */
-#define MPIA_A2A_PARAMS                                                                        \
-  (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
-   MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr)
-#define MPIA_A2A_ARGS (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
-#define MPIA_A2AV_PARAMS                                                                      \
-  (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf, \
-   MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* ierr)
-#define MPIA_A2AV_ARGS \
-  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
-#define MPIA_A2AW_PARAMS                                                                       \
-  (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
-   MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* ierr)
-#define MPIA_A2AW_ARGS \
-  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr)
-
 /* params and args come parenthesized. */
 #define MPIA_FORTRAN_ENTRY(name, impl, params, args) \
   MPIA_FORTRAN_EXPORT void name params;              \
@@ -858,90 +620,15 @@ static void f_cancel(MPI_Fint* request, MPI_Fint* ierr) {
   MPIA_FORTRAN_ENTRY(lower##__, impl, params, args)              \
   MPIA_FORTRAN_ENTRY(upper, impl, params, args)
 
-MPIA_FORTRAN_MANGLINGS(mpi_alltoall, MPI_ALLTOALL, f_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_alltoallv, MPI_ALLTOALLV, f_alltoallv, MPIA_A2AV_PARAMS, MPIA_A2AV_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, f_neighbor_alltoall,
-                       MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, f_neighbor_alltoallv,
-                       MPIA_A2AV_PARAMS, MPIA_A2AV_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, f_neighbor_alltoallw,
-                       MPIA_A2AW_PARAMS, MPIA_A2AW_ARGS)
-
-/* The nonblocking and persistent collectives: the blocking call's arguments, [info,] request. */
-#define MPIA_IA2A_PARAMS                                                                       \
-  (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
-   MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierr)
-#define MPIA_IA2A_ARGS \
-  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
-#define MPIA_IA2AV_PARAMS                                                                          \
-  (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf,      \
-   MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* request, \
-   MPI_Fint* ierr)
-#define MPIA_IA2AV_ARGS                                                                           \
-  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, \
-   ierr)
-#define MPIA_IA2AW_PARAMS                                                                      \
-  (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf, \
-   MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm,               \
-   MPI_Fint* request, MPI_Fint* ierr)
-#define MPIA_IA2AW_ARGS                                                                    \
-  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, \
-   request, ierr)
-#define MPIA_A2A_INIT_PARAMS                                                                   \
-  (void* sendbuf, MPI_Fint* sendcount, MPI_Fint* sendtype, void* recvbuf, MPI_Fint* recvcount, \
-   MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierr)
-#define MPIA_A2A_INIT_ARGS \
-  (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr)
-#define MPIA_A2AV_INIT_PARAMS                                                                   \
-  (void* sendbuf, MPI_Fint* sendcounts, MPI_Fint* sdispls, MPI_Fint* sendtype, void* recvbuf,   \
-   MPI_Fint* recvcounts, MPI_Fint* rdispls, MPI_Fint* recvtype, MPI_Fint* comm, MPI_Fint* info, \
-   MPI_Fint* request, MPI_Fint* ierr)
-#define MPIA_A2AV_INIT_ARGS                                                                    \
-  (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, \
-   request, ierr)
-#define MPIA_A2AW_INIT_PARAMS                                                                    \
-  (void* sendbuf, MPI_Fint* sendcounts, MPI_Aint* sdispls, MPI_Fint* sendtypes, void* recvbuf,   \
-   MPI_Fint* recvcounts, MPI_Aint* rdispls, MPI_Fint* recvtypes, MPI_Fint* comm, MPI_Fint* info, \
-   MPI_Fint* request, MPI_Fint* ierr)
-#define MPIA_A2AW_INIT_ARGS                                                                      \
-  (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, \
-   request, ierr)
-
-MPIA_FORTRAN_MANGLINGS(mpi_ialltoall, MPI_IALLTOALL, f_ialltoall, MPIA_IA2A_PARAMS, MPIA_IA2A_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_ialltoallv, MPI_IALLTOALLV, f_ialltoallv, MPIA_IA2AV_PARAMS,
-                       MPIA_IA2AV_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, f_ineighbor_alltoall,
-                       MPIA_IA2A_PARAMS, MPIA_IA2A_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, f_ineighbor_alltoallv,
-                       MPIA_IA2AV_PARAMS, MPIA_IA2AV_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, f_ineighbor_alltoallw,
-                       MPIA_IA2AW_PARAMS, MPIA_IA2AW_ARGS)
-
-/* The persistent inits: Open MPI's extension spells them mpix_ (mpi_ext / mpi_f08_ext modules),
- * MPI-4 mpi_. */
-#if MPIA_FORTRAN_PERSISTENT_MPIX
-MPIA_FORTRAN_MANGLINGS(mpix_alltoall_init, MPIX_ALLTOALL_INIT, f_alltoall_init,
-                       MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpix_alltoallv_init, MPIX_ALLTOALLV_INIT, f_alltoallv_init,
-                       MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpix_neighbor_alltoall_init, MPIX_NEIGHBOR_ALLTOALL_INIT,
-                       f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpix_neighbor_alltoallv_init, MPIX_NEIGHBOR_ALLTOALLV_INIT,
-                       f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpix_neighbor_alltoallw_init, MPIX_NEIGHBOR_ALLTOALLW_INIT,
-                       f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
-#elif MPIA_FORTRAN_PERSISTENT
-MPIA_FORTRAN_MANGLINGS(mpi_alltoall_init, MPI_ALLTOALL_INIT, f_alltoall_init, MPIA_A2A_INIT_PARAMS,
-                       MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_alltoallv_init, MPI_ALLTOALLV_INIT, f_alltoallv_init,
-                       MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoall_init, MPI_NEIGHBOR_ALLTOALL_INIT,
-                       f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallv_init, MPI_NEIGHBOR_ALLTOALLV_INIT,
-                       f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_neighbor_alltoallw_init, MPI_NEIGHBOR_ALLTOALLW_INIT,
-                       f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS, MPIA_A2AW_INIT_ARGS)
+/* `use mpi_f08` (Open MPI): mpi_alltoall_f08_ & co., the mpif.h routine's arguments (see the top
+ * of the file), ierror may be NULL. MPICH's f08 routines reach the C interposers themselves. */
+#if defined(OPEN_MPI)
+#define MPIA_F08_ENTRY(name, impl, params, args) MPIA_FORTRAN_ENTRY(name, impl, params, args)
+#else
+#define MPIA_F08_ENTRY(name, impl, params, args)
 #endif
+
+#include "fortran_forms.inc"
 
 /* The request calls. */
 #define MPIA_WAIT_PARAMS (MPI_Fint * request, MPI_Fint * status, MPI_Fint * ierr)
@@ -1145,43 +832,6 @@ MPIA_CREATES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT,
               reorder, newcomm, ierr),
              newcomm)
 
-/* `use mpi_f08`: the same arguments (see the top of the file); ierror may be NULL. */
-MPIA_FORTRAN_ENTRY(mpi_alltoall_f08_, f_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_alltoallv_f08_, f_alltoallv, MPIA_A2AV_PARAMS, MPIA_A2AV_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoall_f08_, f_neighbor_alltoall, MPIA_A2A_PARAMS, MPIA_A2A_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallv_f08_, f_neighbor_alltoallv, MPIA_A2AV_PARAMS,
-                   MPIA_A2AV_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_neighbor_alltoallw_f08_, f_neighbor_alltoallw, MPIA_A2AW_PARAMS,
-                   MPIA_A2AW_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_ialltoall_f08_, f_ialltoall, MPIA_IA2A_PARAMS, MPIA_IA2A_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_ialltoallv_f08_, f_ialltoallv, MPIA_IA2AV_PARAMS, MPIA_IA2AV_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoall_f08_, f_ineighbor_alltoall, MPIA_IA2A_PARAMS,
-                   MPIA_IA2A_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallv_f08_, f_ineighbor_alltoallv, MPIA_IA2AV_PARAMS,
-                   MPIA_IA2AV_ARGS)
-MPIA_FORTRAN_ENTRY(mpi_ineighbor_alltoallw_f08_, f_ineighbor_alltoallw, MPIA_IA2AW_PARAMS,
-                   MPIA_IA2AW_ARGS)
-#if MPIA_FORTRAN_PERSISTENT
-/* The persistent inits in mpi_f08: Open MPI 4.1's extension's mpix_alltoall_init_f08_ & co.
- * (mpi_f08_ext), Open MPI 5's mpi_alltoall_init_f08_ & co. (libmpi_usempif08, which call
- * PMPI_Alltoall_init: measured on 5.0.10, without these an f08 MPI_Alltoall_init reached Open
- * MPI, not the dispatcher). The mpif.h routine's arguments in both. */
-#if MPIA_FORTRAN_PERSISTENT_MPIX
-#define MPIA_F08_INIT(name) mpix_##name##_init_f08_
-#else
-#define MPIA_F08_INIT(name) mpi_##name##_init_f08_
-#endif
-#define MPIA_F08_INIT_ENTRY(name, impl, params, args) \
-  MPIA_FORTRAN_ENTRY(MPIA_F08_INIT(name), impl, params, args)
-MPIA_F08_INIT_ENTRY(alltoall, f_alltoall_init, MPIA_A2A_INIT_PARAMS, MPIA_A2A_INIT_ARGS)
-MPIA_F08_INIT_ENTRY(alltoallv, f_alltoallv_init, MPIA_A2AV_INIT_PARAMS, MPIA_A2AV_INIT_ARGS)
-MPIA_F08_INIT_ENTRY(neighbor_alltoall, f_neighbor_alltoall_init, MPIA_A2A_INIT_PARAMS,
-                    MPIA_A2A_INIT_ARGS)
-MPIA_F08_INIT_ENTRY(neighbor_alltoallv, f_neighbor_alltoallv_init, MPIA_A2AV_INIT_PARAMS,
-                    MPIA_A2AV_INIT_ARGS)
-MPIA_F08_INIT_ENTRY(neighbor_alltoallw, f_neighbor_alltoallw_init, MPIA_A2AW_INIT_PARAMS,
-                    MPIA_A2AW_INIT_ARGS)
-#endif
 MPIA_F08_REQUEST_CALLS
 #endif
 

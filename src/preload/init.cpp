@@ -15,51 +15,7 @@
 #define MPIA_PRELOAD_EXPORT __attribute__((visibility("default")))
 
 extern "C" {
-
-MPIA_PRELOAD_EXPORT int MPIX_Alltoall_init(const void* sendbuf, int sendcount,
-                                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                           MPI_Request* request) {
-  return mpia_preload_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, info, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                            const int sdispls[], MPI_Datatype sendtype,
-                                            void* recvbuf, const int recvcounts[],
-                                            const int rdispls[], MPI_Datatype recvtype,
-                                            MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return mpia_preload_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, info, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPIX_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
-                                                    MPI_Datatype sendtype, void* recvbuf,
-                                                    int recvcount, MPI_Datatype recvtype,
-                                                    MPI_Comm comm, MPI_Info info,
-                                                    MPI_Request* request) {
-  return mpia_preload_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, info, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPIX_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                                     const int sdispls[], MPI_Datatype sendtype,
-                                                     void* recvbuf, const int recvcounts[],
-                                                     const int rdispls[], MPI_Datatype recvtype,
-                                                     MPI_Comm comm, MPI_Info info,
-                                                     MPI_Request* request) {
-  return mpia_preload_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype, comm, info, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPIX_Neighbor_alltoallw_init(
-    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return mpia_preload_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                              recvcounts, rdispls, recvtypes, comm, info, request);
-}
-
+#include "preload_ompi_ext.inc"
 }  // extern "C"
 
 #endif

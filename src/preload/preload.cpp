@@ -17,8 +17,9 @@
 #include <tuple>
 
 // Exported by libmpi_advance (not in the public header): what the last blocking call of a
-// collective (0 alltoall, 1 alltoallv, 2 neighbor) on comm ran, and whether it reused a plan.
-extern "C" int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
+// collective ("alltoall", "alltoallv", "neighbor_alltoallv") on comm ran, and whether it reused a
+// plan.
+extern "C" int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
                                    int* cache_hit);
 
 using mpia_preload::depth;
@@ -26,94 +27,39 @@ using mpia_preload::Inside;
 
 namespace {
 
-// The calls intercepted, blocking, nonblocking and persistent; the _c forms (MPI-4's large
-// counts) are reported on lines of their own. A persistent call's line counts its starts.
-enum Coll {
-  kAlltoall,
-  kAlltoallv,
-  kNeighbor,
-  kNeighborV,
-  kNeighborW,
-  kAlltoallC,
-  kAlltoallvC,
-  kNeighborC,
-  kNeighborVC,
-  kNeighborWC,
-  kIalltoall,
-  kIalltoallv,
-  kIneighbor,
-  kIneighborV,
-  kIneighborW,
-  kIalltoallC,
-  kIalltoallvC,
-  kIneighborC,
-  kIneighborVC,
-  kIneighborWC,
-  kAlltoallInit,
-  kAlltoallvInit,
-  kNeighborInit,
-  kNeighborVInit,
-  kNeighborWInit,
-  kAlltoallInitC,
-  kAlltoallvInitC,
-  kNeighborInitC,
-  kNeighborVInitC,
-  kNeighborWInitC,
-  kColls
+// The calls intercepted: every form of every collective of src/bindings/calls.txt, blocking,
+// nonblocking and persistent, int and large-count (enum Form, generated). A form's MPIX_REPORT
+// lines are its own; a persistent form's count its starts.
+#include "preload_enum.inc"
+
+// The library's collective that runs a form: its MPIX_ variable and its MPIA_Comm_last_call
+// name.
+enum class Coll { alltoall, alltoallv, neighbor };
+const char* const kCollName[] = {"alltoall", "alltoallv", "neighbor_alltoallv"};
+const char* const kCollEnv[] = {"MPIX_ALLTOALL", "MPIX_ALLTOALLV", "MPIX_NEIGHBOR_ALLTOALLV"};
+struct FormInfo {
+  const char* mpi;  // its MPI name, for the report
+  Coll coll;
+  bool persistent;  // an _init form: its report lines count starts
 };
 // Open MPI 4.1 has the persistent collectives as its extension's MPIX_ functions.
 #if MPIA_HAVE_PERSISTENT_COLL
-#define MPIA_PRELOAD_INIT(name) "MPI_" name
+#define MPIA_PRELOAD_INIT_PREFIX "MPI_"
 #else
-#define MPIA_PRELOAD_INIT(name) "MPIX_" name
+#define MPIA_PRELOAD_INIT_PREFIX "MPIX_"
 #endif
-const char* const kNames[kColls] = {"MPI_Alltoall",
-                                    "MPI_Alltoallv",
-                                    "MPI_Neighbor_alltoall",
-                                    "MPI_Neighbor_alltoallv",
-                                    "MPI_Neighbor_alltoallw",
-                                    "MPI_Alltoall_c",
-                                    "MPI_Alltoallv_c",
-                                    "MPI_Neighbor_alltoall_c",
-                                    "MPI_Neighbor_alltoallv_c",
-                                    "MPI_Neighbor_alltoallw_c",
-                                    "MPI_Ialltoall",
-                                    "MPI_Ialltoallv",
-                                    "MPI_Ineighbor_alltoall",
-                                    "MPI_Ineighbor_alltoallv",
-                                    "MPI_Ineighbor_alltoallw",
-                                    "MPI_Ialltoall_c",
-                                    "MPI_Ialltoallv_c",
-                                    "MPI_Ineighbor_alltoall_c",
-                                    "MPI_Ineighbor_alltoallv_c",
-                                    "MPI_Ineighbor_alltoallw_c",
-                                    MPIA_PRELOAD_INIT("Alltoall_init"),
-                                    MPIA_PRELOAD_INIT("Alltoallv_init"),
-                                    MPIA_PRELOAD_INIT("Neighbor_alltoall_init"),
-                                    MPIA_PRELOAD_INIT("Neighbor_alltoallv_init"),
-                                    MPIA_PRELOAD_INIT("Neighbor_alltoallw_init"),
-                                    "MPI_Alltoall_init_c",
-                                    "MPI_Alltoallv_init_c",
-                                    "MPI_Neighbor_alltoall_init_c",
-                                    "MPI_Neighbor_alltoallv_init_c",
-                                    "MPI_Neighbor_alltoallw_init_c"};
-#undef MPIA_PRELOAD_INIT
-// The library's collective index of each (0 alltoall, 1 alltoallv, 2 the neighbor calls).
-int library_index(int c) {
-  static const int per[10] = {0, 1, 2, 2, 2, 0, 1, 2, 2, 2};
-  return per[c % 10];
-}
+extern const FormInfo kForms[kFormCount];  // preload_forms.inc
+Coll coll_of(int form) { return kForms[form].coll; }
 
 // Read once. A setting that must be the same everywhere (the selection) is agreed by the
 // library itself; "system" is decided here, before the library sees the call, so it must be
 // set alike on every rank (as every MPIX_ setting).
 struct Env {
-  bool system[kColls] = {};
+  bool system[kFormCount] = {};
   int report = 0;  // 0 off, 1 rank 0 of MPI_COMM_WORLD, 2 every rank
   Env() {
-    const char* vars[3] = {"MPIX_ALLTOALL", "MPIX_ALLTOALLV", "MPIX_NEIGHBOR_ALLTOALLV"};
-    for (int c = 0; c < kColls; ++c) {
-      const char* v = std::getenv(vars[library_index(c)]);
+    for (int c = 0; c < kFormCount; ++c) {
+      const char* v = std::getenv(kCollEnv[int(coll_of(c))]);
       system[c] = v && std::strcmp(v, "system") == 0;
     }
     const char* r = std::getenv("MPIX_REPORT");
@@ -158,7 +104,7 @@ int print_report(MPI_Comm, int, void*, void*) {
     std::snprintf(line, sizeof line,
                   "mpi-advance: %s ranks=%d calls=%lld bytes=%.0f algorithm=%s time=%.6fs "
                   "cache_hits=%lld\n",
-                  kNames[std::get<0>(key)], std::get<1>(key), row.calls, row.bytes,
+                  kForms[std::get<0>(key)].mpi, std::get<1>(key), row.calls, row.bytes,
                   std::get<2>(key).c_str(), row.seconds, row.hits);
     out += line;
   }
@@ -193,10 +139,11 @@ void record_line(int c, int size, const char* algorithm, int hit, double bytes, 
 }
 
 // A blocking call: what the library ran (MPIA_Comm_last_call), or the MPI library's.
-void record(Coll c, MPI_Comm comm, bool library, double bytes, double seconds) {
+void record(Form c, MPI_Comm comm, bool library, double bytes, double seconds) {
   const char* algorithm = "system (MPI library)";
   int hit = 0;
-  if (library && MPIA_Comm_last_call(comm, library_index(c), &algorithm, &hit) != MPI_SUCCESS)
+  if (library &&
+      MPIA_Comm_last_call(comm, kCollName[int(coll_of(c))], &algorithm, &hit) != MPI_SUCCESS)
     algorithm = "?";
   record_line(c, comm_size(comm), algorithm, hit, bytes, seconds);
 }
@@ -216,7 +163,7 @@ double type_bytes(MPI_Datatype t) {
 }
 
 // Whether the library runs this call (else PMPI_).
-bool ours(Coll c, MPI_Comm comm) {
+bool ours(Form c, MPI_Comm comm) {
   if (depth > 0 || env().system[c] || comm == MPI_COMM_NULL) return false;
   // Once true, stays true (a call after MPI_Finalize is erroneous).
   static std::atomic<bool> initialized{false};
@@ -231,7 +178,7 @@ bool ours(Coll c, MPI_Comm comm) {
   }
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
-  if (library_index(c) == 2) {
+  if (coll_of(c) == Coll::neighbor) {
     int topo = MPI_UNDEFINED;
     if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS || topo == MPI_UNDEFINED) return false;
   }
@@ -240,7 +187,7 @@ bool ours(Coll c, MPI_Comm comm) {
 
 // Runs call (ours or PMPI_), timed and recorded under MPIX_REPORT.
 template <class Ours, class System, class Bytes>
-int dispatch(Coll c, MPI_Comm comm, Ours&& run_ours, System&& run_system, Bytes&& bytes) {
+int dispatch(Form c, MPI_Comm comm, Ours&& run_ours, System&& run_system, Bytes&& bytes) {
   const bool library = ours(c, comm);
   if (!env().report || depth > 0) {
     if (!library) return run_system();
@@ -268,8 +215,9 @@ int dispatch(Coll c, MPI_Comm comm, Ours&& run_ours, System&& run_system, Bytes&
 // call's MPIX_REPORT line counts its calls (time: the call's own); a persistent call's counts its
 // starts (report_start), and its init is not timed.
 template <class Ours, class System, class Bytes>
-int dispatch_request(Coll c, MPI_Comm comm, bool persistent, MPI_Request* request, Ours&& run_ours,
+int dispatch_request(Form c, MPI_Comm comm, MPI_Request* request, Ours&& run_ours,
                      System&& run_system, Bytes&& bytes) {
+  const bool persistent = kForms[c].persistent;
   if (!request || !ours(c, comm)) {
     const int rc = run_system();
     if (rc == MPI_SUCCESS && env().report && depth == 0) {
@@ -317,100 +265,16 @@ double w_bytes(const Count counts[], const MPI_Datatype types[], int n) {
   return total;
 }
 
-// The degrees of a topology communicator (0 without one).
-void degrees(MPI_Comm comm, int* in, int* out) {
-  mpia_topo_degrees(comm, in, out);
-  *in = std::max(*in, 0);
-  *out = std::max(*out, 0);
-}
-
-// The in-degree of a topology communicator (0 without one), and the bytes of in blocks of bytes.
-int in_degree(MPI_Comm comm) {
+// The blocks a form's call receives: one per rank of comm, or per in-edge of its topology (0
+// without one).
+int blocks(const FormInfo& f, MPI_Comm comm) {
+  if (f.coll != Coll::neighbor) return comm_size(comm);
   int in = 0, out = 0;
-  degrees(comm, &in, &out);
-  return in;
+  mpia_topo_degrees(comm, &in, &out);
+  return std::max(in, 0);
 }
-double neighbor_bytes(MPI_Comm comm, double block) { return block * in_degree(comm); }
-
-// The MPI library's persistent inits: MPI-4's, or Open MPI 4.1's extension (init.cpp defines the
-// entry points only where one of them exists, so the last branch is never called).
-int system_init_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request* request) {
-#if MPIA_HAVE_PERSISTENT_COLL
-  return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
-                            request);
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-  return PMPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
-                             request);
-#else
-  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
-  return MPI_ERR_INTERN;
-#endif
-}
-
-int system_init_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                          MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                          MPI_Request* request) {
-#if MPIA_HAVE_PERSISTENT_COLL
-  return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                             recvtype, comm, info, request);
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-  return PMPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm, info, request);
-#else
-  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
-  return MPI_ERR_INTERN;
-#endif
-}
-
-int system_init_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-#if MPIA_HAVE_PERSISTENT_COLL
-  return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm, info, request);
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-  return PMPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      comm, info, request);
-#else
-  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
-  return MPI_ERR_INTERN;
-#endif
-}
-
-int system_init_neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                   MPI_Info info, MPI_Request* request) {
-#if MPIA_HAVE_PERSISTENT_COLL
-  return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                      rdispls, recvtype, comm, info, request);
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-  return PMPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                       rdispls, recvtype, comm, info, request);
-#else
-  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
-  return MPI_ERR_INTERN;
-#endif
-}
-
-int system_init_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
-                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                   void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                   const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                   MPI_Request* request) {
-#if MPIA_HAVE_PERSISTENT_COLL
-  return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                      rdispls, recvtypes, comm, info, request);
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-  return PMPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                       rdispls, recvtypes, comm, info, request);
-#else
-  (void)sendbuf, (void)recvbuf, (void)comm, (void)info, (void)request;
-  return MPI_ERR_INTERN;
-#endif
+double regular_bytes(MPI_Count count, MPI_Datatype type, int blocks) {
+  return double(count) * type_bytes(type) * blocks;
 }
 
 }  // namespace
@@ -437,533 +301,6 @@ void report_start(int coll, int ranks, MPIX_Request op, double bytes) {
 
 extern "C" {
 
-int mpia_preload_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return dispatch(
-      kAlltoall, comm,
-      [&] {
-        return MPIX_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      },
-      [&] {
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      },
-      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
-}
-
-int mpia_preload_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return dispatch(
-      kAlltoallv, comm,
-      [&] {
-        return MPIX_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm);
-      },
-      [&] {
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
-}
-
-int mpia_preload_neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm) {
-  return dispatch(
-      kNeighbor, comm,
-      [&] {
-        return MPIX_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      comm);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      comm);
-      },
-      [&] {
-        int in = 0, out = 0;
-        degrees(comm, &in, &out);
-        return double(recvcount) * type_bytes(recvtype) * in;
-      });
-}
-
-int mpia_preload_neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
-                                    const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                    const int recvcounts[], const int rdispls[],
-                                    MPI_Datatype recvtype, MPI_Comm comm) {
-  return dispatch(
-      kNeighborV, comm,
-      [&] {
-        return MPIX_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                       rdispls, recvtype, comm);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                       rdispls, recvtype, comm);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
-}
-
-int mpia_preload_neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
-                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                    void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                    const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return dispatch(
-      kNeighborW, comm,
-      [&] {
-        return MPIX_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                       rdispls, recvtypes, comm);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                       rdispls, recvtypes, comm);
-      },
-      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
-}
-
-// The large-count forms, where the MPI declares them (MPI-4).
-#if MPIA_HAVE_LARGE_COUNT
-static int preload_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm) {
-  return dispatch(
-      kAlltoallC, comm,
-      [&] {
-        return MPIX_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      },
-      [&] {
-        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-      },
-      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
-}
-
-static int preload_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                               MPI_Datatype recvtype, MPI_Comm comm) {
-  return dispatch(
-      kAlltoallvC, comm,
-      [&] {
-        return MPIX_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
-      },
-      [&] {
-        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
-}
-
-static int preload_neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                       MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                                       MPI_Datatype recvtype, MPI_Comm comm) {
-  return dispatch(
-      kNeighborC, comm,
-      [&] {
-        return MPIX_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                        comm);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                        comm);
-      },
-      [&] {
-        int in = 0, out = 0;
-        degrees(comm, &in, &out);
-        return double(recvcount) * type_bytes(recvtype) * in;
-      });
-}
-
-static int preload_neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                        void* recvbuf, const MPI_Count recvcounts[],
-                                        const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                        MPI_Comm comm) {
-  return dispatch(
-      kNeighborVC, comm,
-      [&] {
-        return MPIX_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, comm);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, comm);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
-}
-
-static int preload_neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                        void* recvbuf, const MPI_Count recvcounts[],
-                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                        MPI_Comm comm) {
-  return dispatch(
-      kNeighborWC, comm,
-      [&] {
-        return MPIX_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                         recvcounts, rdispls, recvtypes, comm);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                         recvcounts, rdispls, recvtypes, comm);
-      },
-      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
-}
-#endif
-
-// The nonblocking and persistent calls: the library's request behind a shell, or the MPI's.
-static int preload_ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request* request) {
-  return dispatch_request(
-      kIalltoall, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, q);
-      },
-      [&] {
-        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              request);
-      },
-      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
-}
-
-int mpia_preload_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                               MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kAlltoallInit, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                  info, q);
-      },
-      [&] {
-        return system_init_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, info, request);
-      },
-      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
-}
-
-#if MPIA_HAVE_LARGE_COUNT
-static int preload_ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                               MPI_Comm comm, MPI_Request* request) {
-  return dispatch_request(
-      kIalltoallC, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                q);
-      },
-      [&] {
-        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                request);
-      },
-      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
-}
-
-static int preload_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                   void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kAlltoallInitC, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, info, q);
-      },
-      [&] {
-        return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, info, request);
-      },
-      [&] { return double(recvcount) * type_bytes(recvtype) * comm_size(comm); });
-}
-#endif
-
-static int preload_ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                              MPI_Request* request) {
-  return dispatch_request(
-      kIalltoallv, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                               recvtype, comm, q);
-      },
-      [&] {
-        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                               recvtype, comm, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
-}
-
-int mpia_preload_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kAlltoallvInit, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                   rdispls, recvtype, comm, info, q);
-      },
-      [&] {
-        return system_init_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, info, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
-}
-
-#if MPIA_HAVE_LARGE_COUNT
-static int preload_ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return dispatch_request(
-      kIalltoallvC, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, q);
-      },
-      [&] {
-        return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
-}
-
-static int preload_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                    const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                    const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                    MPI_Request* request) {
-  return dispatch_request(
-      kAlltoallvInitC, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, info, q);
-      },
-      [&] {
-        return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, info, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, comm_size(comm)); });
-}
-#endif
-
-static int preload_ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                      MPI_Comm comm, MPI_Request* request) {
-  return dispatch_request(
-      kIneighbor, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                       comm, q);
-      },
-      [&] {
-        return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                       comm, request);
-      },
-      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
-}
-
-int mpia_preload_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                        void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kNeighborInit, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                           recvtype, comm, info, q);
-      },
-      [&] {
-        return system_init_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, info, request);
-      },
-      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
-}
-
-#if MPIA_HAVE_LARGE_COUNT
-static int preload_ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                                        MPI_Datatype recvtype, MPI_Comm comm,
-                                        MPI_Request* request) {
-  return dispatch_request(
-      kIneighborC, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                         comm, q);
-      },
-      [&] {
-        return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                         comm, request);
-      },
-      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
-}
-
-static int preload_neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
-                                            MPI_Datatype sendtype, void* recvbuf,
-                                            MPI_Count recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kNeighborInitC, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, info, q);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, info, request);
-      },
-      [&] { return neighbor_bytes(comm, double(recvcount) * type_bytes(recvtype)); });
-}
-#endif
-
-static int preload_ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
-                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                       const int recvcounts[], const int rdispls[],
-                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return dispatch_request(
-      kIneighborV, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                        rdispls, recvtype, comm, q);
-      },
-      [&] {
-        return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                        rdispls, recvtype, comm, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
-}
-
-int mpia_preload_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                         const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                         const int recvcounts[], const int rdispls[],
-                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                         MPI_Request* request) {
-  return dispatch_request(
-      kNeighborVInit, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                            recvcounts, rdispls, recvtype, comm, info, q);
-      },
-      [&] {
-        return system_init_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype, comm, info, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
-}
-
-#if MPIA_HAVE_LARGE_COUNT
-static int preload_ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                         const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                         void* recvbuf, const MPI_Count recvcounts[],
-                                         const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                         MPI_Comm comm, MPI_Request* request) {
-  return dispatch_request(
-      kIneighborVC, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                          recvcounts, rdispls, recvtype, comm, q);
-      },
-      [&] {
-        return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                          recvcounts, rdispls, recvtype, comm, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
-}
-
-static int preload_neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                             void* recvbuf, const MPI_Count recvcounts[],
-                                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                             MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kNeighborVInitC, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype, comm, info, q);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype, comm, info, request);
-      },
-      [&] { return v_bytes(recvcounts, recvtype, in_degree(comm)); });
-}
-#endif
-
-static int preload_ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
-                                       const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                       void* recvbuf, const int recvcounts[],
-                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                       MPI_Comm comm, MPI_Request* request) {
-  return dispatch_request(
-      kIneighborW, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                        recvcounts, rdispls, recvtypes, comm, q);
-      },
-      [&] {
-        return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                        recvcounts, rdispls, recvtypes, comm, request);
-      },
-      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
-}
-
-int mpia_preload_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
-                                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                         void* recvbuf, const int recvcounts[],
-                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                         MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kNeighborWInit, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                            recvcounts, rdispls, recvtypes, comm, info, q);
-      },
-      [&] {
-        return system_init_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                              recvcounts, rdispls, recvtypes, comm, info, request);
-      },
-      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
-}
-
-#if MPIA_HAVE_LARGE_COUNT
-static int preload_ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                         void* recvbuf, const MPI_Count recvcounts[],
-                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                         MPI_Comm comm, MPI_Request* request) {
-  return dispatch_request(
-      kIneighborWC, comm, false, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                          recvcounts, rdispls, recvtypes, comm, q);
-      },
-      [&] {
-        return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                          recvcounts, rdispls, recvtypes, comm, request);
-      },
-      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
-}
-
-static int preload_neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                             const MPI_Aint sdispls[],
-                                             const MPI_Datatype sendtypes[], void* recvbuf,
-                                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                                             const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                             MPI_Info info, MPI_Request* request) {
-  return dispatch_request(
-      kNeighborWInitC, comm, true, request,
-      [&](MPIX_Request* q) {
-        return MPIX_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                              recvcounts, rdispls, recvtypes, comm, info, q);
-      },
-      [&] {
-        return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                              recvcounts, rdispls, recvtypes, comm, info, request);
-      },
-      [&] { return w_bytes(recvcounts, recvtypes, in_degree(comm)); });
-}
-#endif
-
-// The C bindings (the _c forms where the MPI declares them).
 #define MPIA_PRELOAD_EXPORT __attribute__((visibility("default")))
 
 // Open MPI: a nonblocking call may not attach its communicator (src/operation/attach.hpp: its
@@ -1082,278 +419,6 @@ MPIA_PRELOAD_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegr
       newcomm);
 }
 
-MPIA_PRELOAD_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                     void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                     MPI_Comm comm) {
-  return mpia_preload_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
-                                      const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                      const int recvcounts[], const int rdispls[],
-                                      MPI_Datatype recvtype, MPI_Comm comm) {
-  return mpia_preload_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
-                                              MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                                              MPI_Datatype recvtype, MPI_Comm comm) {
-  return mpia_preload_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                        comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
-                                               const int sdispls[], MPI_Datatype sendtype,
-                                               void* recvbuf, const int recvcounts[],
-                                               const int rdispls[], MPI_Datatype recvtype,
-                                               MPI_Comm comm) {
-  return mpia_preload_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
-                                               const MPI_Aint sdispls[],
-                                               const MPI_Datatype sendtypes[], void* recvbuf,
-                                               const int recvcounts[], const MPI_Aint rdispls[],
-                                               const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return mpia_preload_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                         recvcounts, rdispls, recvtypes, comm);
-}
-
-#if MPIA_HAVE_LARGE_COUNT
-MPIA_PRELOAD_EXPORT int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                       MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                                       MPI_Datatype recvtype, MPI_Comm comm) {
-  return preload_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                        const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                        void* recvbuf, const MPI_Count recvcounts[],
-                                        const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                        MPI_Comm comm) {
-  return preload_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                             recvtype, comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                                MPI_Datatype sendtype, void* recvbuf,
-                                                MPI_Count recvcount, MPI_Datatype recvtype,
-                                                MPI_Comm comm) {
-  return preload_neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                                 const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                                 void* recvbuf, const MPI_Count recvcounts[],
-                                                 const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                                 MPI_Comm comm) {
-  return preload_neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                      rdispls, recvtype, comm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                                 const MPI_Aint sdispls[],
-                                                 const MPI_Datatype sendtypes[], void* recvbuf,
-                                                 const MPI_Count recvcounts[],
-                                                 const MPI_Aint rdispls[],
-                                                 const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return preload_neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                      rdispls, recvtypes, comm);
-}
-#endif
-
-// The nonblocking calls, and MPI-4's persistent ones (Open MPI 4.1's: init.cpp).
-MPIA_PRELOAD_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                      MPI_Comm comm, MPI_Request* request) {
-  return preload_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                           request);
-}
-
-#if MPIA_HAVE_PERSISTENT_COLL
-MPIA_PRELOAD_EXPORT int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                          void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                                          MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return mpia_preload_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, info, request);
-}
-#endif
-
-#if MPIA_HAVE_LARGE_COUNT
-MPIA_PRELOAD_EXPORT int MPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                        MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
-                                        MPI_Datatype recvtype, MPI_Comm comm,
-                                        MPI_Request* request) {
-  return preload_ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                             request);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
-                                            MPI_Datatype sendtype, void* recvbuf,
-                                            MPI_Count recvcount, MPI_Datatype recvtype,
-                                            MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return preload_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                 info, request);
-}
-#endif
-
-MPIA_PRELOAD_EXPORT int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
-                                       const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-                                       const int recvcounts[], const int rdispls[],
-                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return preload_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm, request);
-}
-
-#if MPIA_HAVE_PERSISTENT_COLL
-MPIA_PRELOAD_EXPORT int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                           const int sdispls[], MPI_Datatype sendtype,
-                                           void* recvbuf, const int recvcounts[],
-                                           const int rdispls[], MPI_Datatype recvtype,
-                                           MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return mpia_preload_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, info, request);
-}
-#endif
-
-#if MPIA_HAVE_LARGE_COUNT
-MPIA_PRELOAD_EXPORT int MPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                         const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                         void* recvbuf, const MPI_Count recvcounts[],
-                                         const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                         MPI_Comm comm, MPI_Request* request) {
-  return preload_ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                             const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                             void* recvbuf, const MPI_Count recvcounts[],
-                                             const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                             MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return preload_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                  rdispls, recvtype, comm, info, request);
-}
-#endif
-
-MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
-                                               MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                                               MPI_Datatype recvtype, MPI_Comm comm,
-                                               MPI_Request* request) {
-  return preload_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, request);
-}
-
-#if MPIA_HAVE_PERSISTENT_COLL
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
-                                                   MPI_Datatype sendtype, void* recvbuf,
-                                                   int recvcount, MPI_Datatype recvtype,
-                                                   MPI_Comm comm, MPI_Info info,
-                                                   MPI_Request* request) {
-  return mpia_preload_neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                             recvtype, comm, info, request);
-}
-#endif
-
-#if MPIA_HAVE_LARGE_COUNT
-MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
-                                                 MPI_Datatype sendtype, void* recvbuf,
-                                                 MPI_Count recvcount, MPI_Datatype recvtype,
-                                                 MPI_Comm comm, MPI_Request* request) {
-  return preload_ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      comm, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
-                                                     MPI_Datatype sendtype, void* recvbuf,
-                                                     MPI_Count recvcount, MPI_Datatype recvtype,
-                                                     MPI_Comm comm, MPI_Info info,
-                                                     MPI_Request* request) {
-  return preload_neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                          recvtype, comm, info, request);
-}
-#endif
-
-MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
-                                                const int sdispls[], MPI_Datatype sendtype,
-                                                void* recvbuf, const int recvcounts[],
-                                                const int rdispls[], MPI_Datatype recvtype,
-                                                MPI_Comm comm, MPI_Request* request) {
-  return preload_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, request);
-}
-
-#if MPIA_HAVE_PERSISTENT_COLL
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                                    const int sdispls[], MPI_Datatype sendtype,
-                                                    void* recvbuf, const int recvcounts[],
-                                                    const int rdispls[], MPI_Datatype recvtype,
-                                                    MPI_Comm comm, MPI_Info info,
-                                                    MPI_Request* request) {
-  return mpia_preload_neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype, comm, info, request);
-}
-#endif
-
-#if MPIA_HAVE_LARGE_COUNT
-MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
-                                                  const MPI_Aint sdispls[], MPI_Datatype sendtype,
-                                                  void* recvbuf, const MPI_Count recvcounts[],
-                                                  const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                                                  MPI_Comm comm, MPI_Request* request) {
-  return preload_ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                       rdispls, recvtype, comm, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallv_init_c(
-    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return preload_neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                           recvcounts, rdispls, recvtype, comm, info, request);
-}
-#endif
-
-MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
-                                                const MPI_Aint sdispls[],
-                                                const MPI_Datatype sendtypes[], void* recvbuf,
-                                                const int recvcounts[], const MPI_Aint rdispls[],
-                                                const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                                MPI_Request* request) {
-  return preload_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                     rdispls, recvtypes, comm, request);
-}
-
-#if MPIA_HAVE_PERSISTENT_COLL
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_init(
-    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  return mpia_preload_neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                              recvcounts, rdispls, recvtypes, comm, info, request);
-}
-#endif
-
-#if MPIA_HAVE_LARGE_COUNT
-MPIA_PRELOAD_EXPORT int MPI_Ineighbor_alltoallw_c(
-    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
-    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request) {
-  return preload_ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                       rdispls, recvtypes, comm, request);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Neighbor_alltoallw_init_c(
-    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
-    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-    MPI_Request* request) {
-  return preload_neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                           recvcounts, rdispls, recvtypes, comm, info, request);
-}
-#endif
-
 }  // extern "C"
+
+#include "preload_forms.inc"

@@ -32,55 +32,10 @@ extern "C" {
 
 #define MPIA_PRELOAD_HIDDEN __attribute__((visibility("hidden")))
 
-MPIA_PRELOAD_HIDDEN int mpia_preload_alltoall(const void* sendbuf, int sendcount,
-                                              MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                                              MPI_Datatype recvtype, MPI_Comm comm);
-MPIA_PRELOAD_HIDDEN int mpia_preload_alltoallv(const void* sendbuf, const int sendcounts[],
-                                               const int sdispls[], MPI_Datatype sendtype,
-                                               void* recvbuf, const int recvcounts[],
-                                               const int rdispls[], MPI_Datatype recvtype,
-                                               MPI_Comm comm);
-MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoall(const void* sendbuf, int sendcount,
-                                                       MPI_Datatype sendtype, void* recvbuf,
-                                                       int recvcount, MPI_Datatype recvtype,
-                                                       MPI_Comm comm);
-MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
-                                                        const int sdispls[], MPI_Datatype sendtype,
-                                                        void* recvbuf, const int recvcounts[],
-                                                        const int rdispls[], MPI_Datatype recvtype,
-                                                        MPI_Comm comm);
-MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallw(
-    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-    const MPI_Datatype recvtypes[], MPI_Comm comm);
-
-/* The persistent inits (init.cpp defines the MPI's names for them: MPI-4's MPI_Alltoall_init &
- * co., or Open MPI 4.1's MPIX_Alltoall_init & co. from <mpi-ext.h>, which this file cannot name
- * beside mpi_advance.h's MPIX_ macros). */
-MPIA_PRELOAD_HIDDEN int mpia_preload_alltoall_init(const void* sendbuf, int sendcount,
-                                                   MPI_Datatype sendtype, void* recvbuf,
-                                                   int recvcount, MPI_Datatype recvtype,
-                                                   MPI_Comm comm, MPI_Info info,
-                                                   MPI_Request* request);
-MPIA_PRELOAD_HIDDEN int mpia_preload_alltoallv_init(const void* sendbuf, const int sendcounts[],
-                                                    const int sdispls[], MPI_Datatype sendtype,
-                                                    void* recvbuf, const int recvcounts[],
-                                                    const int rdispls[], MPI_Datatype recvtype,
-                                                    MPI_Comm comm, MPI_Info info,
-                                                    MPI_Request* request);
-MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoall_init(const void* sendbuf, int sendcount,
-                                                            MPI_Datatype sendtype, void* recvbuf,
-                                                            int recvcount, MPI_Datatype recvtype,
-                                                            MPI_Comm comm, MPI_Info info,
-                                                            MPI_Request* request);
-MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallv_init(
-    const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-    MPI_Comm comm, MPI_Info info, MPI_Request* request);
-MPIA_PRELOAD_HIDDEN int mpia_preload_neighbor_alltoallw_init(
-    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request);
+/* The dispatchers of the forms of src/bindings/calls.txt: mpia_preload_<form> (e.g.
+ * mpia_preload_alltoallv_init_c), with the MPI form's arguments. preload.cpp defines them (and
+ * MPI_<form>, each calling its own); fortran.c and init.cpp call them too. */
+#include "preload_forms.h"
 
 /* After the MPI library's MPI_Init or MPI_Init_thread (rc), or a call that made the
  * intracommunicator *made (MPI_Comm_dup & co.; made may be NULL): on Open MPI, attaches

@@ -51,7 +51,7 @@ typedef MPIX_Request Req;
 #define INIT(name) MPIX_##name##_init
 #define INIT_NAME(name) "MPIX_" #name "_init"
 /* Exported by libmpi_advance for its drop-in library (not in the public header). */
-extern int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
+extern int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
                                int* cache_hit);
 extern int MPIA_Progress(void);
 #else
@@ -129,7 +129,7 @@ static void request_algorithm(MPIX_Request r, char* name) {
     MPIA_Progress();
   }
 }
-static void say_blocking(const char* call, MPI_Comm comm, int collective) {
+static void say_blocking(const char* call, MPI_Comm comm, const char* collective) {
   const char* name = "?";
   int hit = 0;
   MPIA_Comm_last_call(comm, collective, &name, &hit);
@@ -386,7 +386,8 @@ static void run(enum Coll c, enum Form f, int large, MPI_Comm comm, int n, int r
   Args a;
   args_for(&a, c, n);
   Req q = REQ_NULL;
-  const int library = c >= NEIGHBOR ? 2 : (int)c; /* the collective, as the library counts */
+  /* the library's collective that runs it */
+  const char* library = c >= NEIGHBOR ? "neighbor_alltoallv" : c == 0 ? "alltoall" : "alltoallv";
   (void)library;
   if (f == PERSISTENT) {
 #if HAVE_PERSISTENT

@@ -31,7 +31,7 @@ extern "C" int MPIA_Plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now
                                      MPI_Count* entries_now, MPI_Count* largest_plan);
 extern "C" int MPIA_Comm_plan_cache(MPI_Comm comm, MPI_Count* entries, MPI_Count* agreed_bytes,
                                     MPI_Count* bytes);
-extern "C" int MPIA_Comm_last_call(MPI_Comm comm, int collective, const char** algorithm,
+extern "C" int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
                                    int* cache_hit);
 
 namespace {
@@ -277,7 +277,9 @@ void blocking_case(bool neighbor, const char* selection) {
     bad += wrong(p, sh, 401, n, recv);
     const char* algorithm = nullptr;
     int hit = 0;
-    ASSERT_EQ(MPIA_Comm_last_call(comm, neighbor ? 2 : 1, &algorithm, &hit), MPI_SUCCESS);
+    ASSERT_EQ(
+        MPIA_Comm_last_call(comm, neighbor ? "neighbor_alltoallv" : "alltoallv", &algorithm, &hit),
+        MPI_SUCCESS);
     if (n >= 2) misses += !hit;
   }
   EXPECT_EQ(sum(comm, bad), 0);

@@ -313,7 +313,7 @@ TEST(Header, StatesTheTrialsLimits) {
   const std::string ordinal[] = {"0th", "1st", "2nd", "3rd", "4th", "5th"};
   ASSERT_LT(lim.min_samples, 6);
   const std::string gain = num(lim.min_gain * 100);
-  expect_says(flat_text(MPIA_SOURCE_DIR "/include/mpi_advance.h"), "include/mpi_advance.h",
+  expect_says(flat_text(MPIA_SOURCE_DIR "/include/mpi_advance.h.in"), "include/mpi_advance.h.in",
               {"at most " + std::to_string(pol.max) + " of ours",
                "From the " + ordinal[lim.min_samples] + " batch on",
                "at least " + gain + " % faster", "within " + gain + " % of each other",
