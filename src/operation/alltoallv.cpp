@@ -142,16 +142,24 @@ struct AlltoallvCall : CallBase {
     return l;
   }
 
+  // MPIX_Alltoallw's sides have a type per block (BlockSide::w).
   bool predefined_types() const {
-    return predefined(a.recv.type) && (a.in_place() || predefined(a.send.type));
+    for (const BlockSide* side : {&a.recv, &a.send}) {
+      if (side == &a.send && a.in_place()) continue;
+      if (!side->w && !predefined(side->type)) return false;
+      for (int i = 0; i < st.size && side->w; ++i)
+        if (!predefined(side->types[i])) return false;
+    }
+    return true;
   }
   void words(std::vector<std::int64_t>& key, bool buffers) const {
-    key.push_back(a.in_place() + 2 * a.large);
+    key.push_back(a.in_place() + 2 * a.large + 4 * a.recv.w);
     if (buffers) key.push_back(word(a.send.buf)), key.push_back(word(a.recv.buf));
-    push_type_identity(key, a.recv.type);
-    if (!a.in_place()) push_type_identity(key, a.send.type);
-    push_side_words(key, a.recv, st.size, [](MPI_Datatype) {});
-    if (!a.in_place()) push_side_words(key, a.send, st.size, [](MPI_Datatype) {});
+    auto identity = [&key](MPI_Datatype t) { push_type_identity(key, t); };
+    if (!a.recv.w) identity(a.recv.type);
+    if (!a.recv.w && !a.in_place()) identity(a.send.type);
+    push_side_words(key, a.recv, st.size, identity);
+    if (!a.in_place()) push_side_words(key, a.send, st.size, identity);
   }
   std::pair<const void*, const void*> buffers() const { return {a.send.buf, a.recv.buf}; }
 };

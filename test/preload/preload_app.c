@@ -1,8 +1,8 @@
 /* An unmodified MPI program (it knows nothing of mpi-advance): MPI_Alltoall, MPI_Alltoallv,
- * MPI_Neighbor_alltoall(v,w), with MPI-4 MPI_Alltoallv_c and MPI_Neighbor_alltoallw_c, run under
- * libmpi_advance_preload.so by run_preload.sh, which also checks the preload's MPIX_REPORT lines.
- * Every received element and every gap is checked on every rank against a formula; all ranks fail
- * if one does.
+ * MPI_Alltoallw, MPI_Neighbor_alltoall(v,w), with MPI-4 MPI_Alltoallv_c and
+ * MPI_Neighbor_alltoallw_c, run under libmpi_advance_preload.so by run_preload.sh, which also
+ * checks the preload's MPIX_REPORT lines. Every received element and every gap is checked on every
+ * rank against a formula; all ranks fail if one does.
  *
  * The alltoallv part is the plan cache's test: 50 identical calls (alternating between two
  * buffer pairs, so a cached plan is re-bound), then from call 50 one rank only (the last)
@@ -149,6 +149,57 @@ static void test_alltoallv(void) {
 }
 
 /* A periodic ring: neighbors left (P-1 mod), right. */
+/* MPI_Alltoallw: a datatype per block (ints, or ints each followed by a hole: a resized int of
+ * extent 2), byte displacements in reverse rank order, zero counts, and MPI_IN_PLACE (send
+ * arguments ignored: NULL). Every int of the receive buffer is checked, holes included. */
+static void test_alltoallw(void) {
+  MPI_Datatype holed;
+  MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &holed);
+  MPI_Type_commit(&holed);
+  int *sc = malloc(sizeof(int) * P), *sd = malloc(sizeof(int) * P);
+  int *rc = malloc(sizeof(int) * P), *rd = malloc(sizeof(int) * P);
+  MPI_Datatype* st = malloc(sizeof(MPI_Datatype) * P);
+  MPI_Datatype* rt = malloc(sizeof(MPI_Datatype) * P);
+  const int cap = P * 10 + 4;
+  int* s = malloc(sizeof(int) * cap);
+  int* r = malloc(sizeof(int) * cap);
+  int* want = malloc(sizeof(int) * cap);
+  for (int iter = 0; iter < 6; ++iter) {
+    const int in_place = iter >= 4;
+    int sat = 0, rat = 0;
+    for (int x = 0; x < P; ++x) {
+      const int j = P - 1 - x;
+      sc[j] = in_place ? (rank + j + iter) % 4 : (rank + 2 * j + iter) % 4;
+      rc[j] = in_place ? (j + rank + iter) % 4 : (j + 2 * rank + iter) % 4;
+      st[j] = (rank + j + iter) % 2 ? holed : MPI_INT;
+      rt[j] = (j + iter) % 2 ? MPI_INT : holed;
+      sd[j] = sat * (int)sizeof(int);
+      rd[j] = rat * (int)sizeof(int);
+      sat += sc[j] * (st[j] == holed ? 2 : 1) + 1;
+      rat += rc[j] * (rt[j] == holed ? 2 : 1) + 1;
+    }
+    for (int x = 0; x < cap; ++x) s[x] = r[x] = want[x] = SENTINEL;
+    for (int j = 0; j < P; ++j) {
+      const int rstride = rt[j] == holed ? 2 : 1, sstride = st[j] == holed ? 2 : 1;
+      for (int k = 0; k < rc[j]; ++k)
+        want[rd[j] / (int)sizeof(int) + k * rstride] = value(j, rank, k, iter);
+      for (int k = 0; k < sc[j] && !in_place; ++k)
+        s[sd[j] / (int)sizeof(int) + k * sstride] = value(rank, j, k, iter);
+      for (int k = 0; k < rc[j] && in_place; ++k)
+        r[rd[j] / (int)sizeof(int) + k * rstride] = value(rank, j, k, iter);
+    }
+    if (in_place)
+      MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, r, rc, rd, rt, MPI_COMM_WORLD);
+    else
+      MPI_Alltoallw(s, sc, sd, st, r, rc, rd, rt, MPI_COMM_WORLD);
+    for (int x = 0; x < cap; ++x)
+      expect(r[x], want[x], in_place ? "alltoallw in place" : "alltoallw", iter, x);
+  }
+  free(s), free(r), free(want), free(st), free(rt);
+  free(sc), free(sd), free(rc), free(rd);
+  MPI_Type_free(&holed);
+}
+
 static void test_neighbor(void) {
   MPI_Comm ring;
   int dims[1] = {P}, periods[1] = {1};
@@ -270,6 +321,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   test_alltoall();
   test_alltoallv();
+  test_alltoallw();
   test_neighbor();
 #if MPI_VERSION >= 4
   test_large_count_forms();
