@@ -13,6 +13,14 @@
 #
 # Every list of rank counts is cut down to MPIA_TEST_NPROCS (e.g. the sanitizer build's).
 
+# The neighborhood tests' fixture library (topologies with their reference model, guarded
+# buffers, configurations, runners: neighbor_fixtures.hpp), compiled once for the programs built
+# from test_neighbor.cpp and for any other test that links it, as mpia_mpi_test_support is.
+add_library(mpia_mpi_neighbor_fixtures STATIC neighbor_fixtures.cpp)
+target_link_libraries(mpia_mpi_neighbor_fixtures PUBLIC mpia_mpi_test_support)
+target_compile_options(mpia_mpi_neighbor_fixtures PRIVATE
+  $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
+
 set(MPIA_NEIGHBOR_TEST_PROGRAMS neighbor neighbor_errors)
 foreach(prog IN LISTS MPIA_NEIGHBOR_TEST_PROGRAMS)
   add_executable(mpia_test_${prog} test_${prog}.cpp)
@@ -20,6 +28,7 @@ foreach(prog IN LISTS MPIA_NEIGHBOR_TEST_PROGRAMS)
   target_compile_options(mpia_test_${prog} PRIVATE
     $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
 endforeach()
+target_link_libraries(mpia_test_neighbor PRIVATE mpia_mpi_neighbor_fixtures)
 
 # Oversubscribed MPICH busy-polls (tens of milliseconds per collective at 8+ ranks on 2 cores):
 # the tests sample their matrices there (sample_stride), and the extra rank counts (6, 12 and
@@ -64,7 +73,7 @@ endif()
 # oversubscribed by default); under emulated nodes of 3 ranks for the node-aware algorithms.
 add_executable(mpia_test_neighbor_topo test_neighbor.cpp)
 target_compile_definitions(mpia_test_neighbor_topo PRIVATE MPIA_NEIGHBOR_VIA_TOPO=1)
-target_link_libraries(mpia_test_neighbor_topo PRIVATE mpia_mpi_test_support)
+target_link_libraries(mpia_test_neighbor_topo PRIVATE mpia_mpi_neighbor_fixtures)
 target_compile_options(mpia_test_neighbor_topo PRIVATE
   $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-unused-parameter>)
 mpia_add_mpi_test(NAME mpi.neighbor_topo TARGET mpia_test_neighbor_topo

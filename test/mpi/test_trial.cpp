@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -30,6 +31,10 @@ namespace {
 // ours and the MPI library's call, 20 batches; 6 refinements and their incumbent, 20 batches),
 // and the start that learns the winner.
 constexpr int kTrialBound = 20 * 5 + 20 * 7 + 1;
+
+// A settled trial's text (MPIX_Request_get_trial in include/mpi_advance.h); m[1]: its starts.
+const std::regex kChoseText(
+    R"(^chose \S+ after \S+=[0-9.e+-]+us(?:, \S+=[0-9.e+-]+us)*; ([0-9]+) starts, )");
 
 std::string trial_text(MPIX_Request r) {
   char buf[MPIX_MAX_TRIAL_STRING];
@@ -175,6 +180,10 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
       if (++after_settled == 4) break;
       continue;
     }
+    // MPIX_Request_get_algorithm reports the entry the last start ran: the first batch runs
+    // the first round's entries in the text's order, one start each.
+    if (it < int(entries.size()))
+      EXPECT_EQ(ran, entries[std::size_t(it)]) << "start " << it << " of the first batch";
     // The entry that ran was in the round when the start began (its agreement, at the end of
     // the start, may have dropped it since).
     EXPECT_NE(std::find(before.begin(), before.end(), ran), before.end())
@@ -182,6 +191,14 @@ TEST(TrialAgreement, SettlesOnOneEntryEverywhere) {
     if (text.rfind("chose ", 0) == 0) {
       EXPECT_LE(it + 1, kTrialBound) << text;
       EXPECT_EQ(text.compare(6, ran.size() + 1, ran + " "), 0) << text << " vs " << ran;
+      // The header's "chose <entry> after <entry>=<us>us, ...; <n> starts, ...": n counts the
+      // trial's starts, at least 3 batches of the first round's entries (nothing is decided
+      // before), and every start so far was one.
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(text, m, kChoseText)) << text;
+      const int n = std::stoi(m[1].str());
+      EXPECT_GE(n, 3 * int(entries.size())) << text;
+      EXPECT_EQ(n, it + 1) << text << ": every start of a request's trial is one of its starts";
       EXPECT_NE(std::find(tried.begin(), tried.end(), ran), tried.end()) << ran;
       const std::string want = expected_winner(tried);
       if (!want.empty()) EXPECT_EQ(ran, want) << text;

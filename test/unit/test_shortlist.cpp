@@ -320,6 +320,7 @@ TEST(Header, StatesTheTrialsLimits) {
                "after " + std::to_string(lim.max_samples) + " batches",
                "at most " + std::to_string(lim.refine_entries) + ")",
                "takes at most " + std::to_string(longest_trial().bound()) + " starts",
+               "(" + std::to_string(lim.min_samples) + " batches a round when nothing is noisy)",
                "each block size, at most " + std::to_string(longest_trial().bound())});
 }
 
@@ -338,6 +339,7 @@ TEST(Guide, StatesTheTrialsLimits) {
        "looking up to " + std::to_string(lim.max_samples - lim.min_samples + 1) + " times",
        "at least " + num(lim.min_gain * 100) + " % faster", "or after " + max + " batches",
        "runner-up within " + num(lim.refine_margin * 100) + " %",
+       "(noiseless simulation) " + std::to_string(lim.min_samples) + " batches a round",
        "At most " + max + " batches a round: with " + std::to_string(pol.max) +
            " of ours and `system`, at most " + std::to_string(first) + " starts, and " +
            std::to_string(longest_trial().bound() - first) + " more for a second round of " +

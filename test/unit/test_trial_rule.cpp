@@ -289,3 +289,110 @@ TEST(TrialRule, TwoRanksATieKeepsTheModelsPick) {
         simulate(refines, 2, {1.0, 1.0, 1.0}, 2, NoiseKind::Exponential, 0.03, seed).winner == 2;
   EXPECT_GE(incumbent, 160) << "ties kept the MPI library's call in " << incumbent << " of 200";
 }
+
+// ------------------------------------------------------------------------------------------
+// The numbers include/mpi_advance.h (MPIX_Request_get_trial) and docs/guide.md state, as the
+// rule's behaviour (test_shortlist.cpp's Header/Guide tests hold the documents to the constants;
+// these hold the rule to the documents' numbers).
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+// Runs a rule to its end, noiseless: every start of entry i takes t[i]. Returns the starts
+// recorded when the second round began (-1: none) and, through `second`, its entries.
+int run_noiseless(TrialRule& rule, const std::vector<double>& t, std::vector<int>* second) {
+  int began = -1;
+  for (int guard = 0; rule.next() >= 0 && guard < 10000; ++guard) {
+    rule.record(t[std::size_t(rule.next())]);
+    if (began < 0 && rule.round() == 1) {
+      began = rule.starts();
+      if (second) *second = rule.entries();
+    }
+  }
+  return began;
+}
+
+}  // namespace
+
+// "at most 240 starts in total": a round where nothing is decided -- every entry takes the same
+// times, too noisy for a tie -- ends after 20 batches, then a second round of the winner and 6
+// of its 8 refinements (at most 6) runs 20 batches too: 20 x 5 + 20 x 7 = 240 starts, the bound.
+// The first round is 4 of ours and the MPI library's call (entry 4); on two ranks
+// (pick_incumbent) the model's pick is the incumbent, so a round nothing decides keeps it and
+// its refinements get their round.
+TEST(TrialRuleDocumented, AtMost240StartsTwentyBatchesARoundSixRefinements) {
+  mpia::TrialLimits two;
+  two.pick_incumbent = true;
+  std::vector<int> refines{-1, -1, -1, -1, -1};
+  refines.insert(refines.end(), 8, 0);
+  TrialRule rule(refines, 4, two);
+  EXPECT_EQ(rule.bound(), 240);
+  int began = -1, batches = 0;
+  std::vector<int> second;
+  while (rule.next() >= 0 && batches < 1000) {
+    const double t = batches % 2 == 0 ? 1.0 : 2.0;  // the same for every entry of the batch
+    for (int k = rule.batch_size(); k > 0; --k) rule.record(t);
+    ++batches;
+    if (began < 0 && rule.round() == 1) began = rule.starts(), second = rule.entries();
+  }
+  EXPECT_EQ(began, 20 * 5) << "the first round: 20 batches of 5";
+  ASSERT_EQ(second.size(), 7u) << "the second round: the winner and at most 6 refinements";
+  EXPECT_EQ(second[0], 0);
+  EXPECT_EQ(rule.winner(), 0);
+  EXPECT_EQ(rule.starts(), 240);
+  EXPECT_EQ(rule.starts(), rule.bound());
+}
+
+// "3 batches a round when nothing is noisy": the first round (4 of ours and the MPI library's
+// call) and the second (the winner and its 3 refinements) each end after their 3rd batch.
+TEST(TrialRuleDocumented, NoiselessThreeBatchesARound) {
+  TrialRule rule({-1, -1, -1, -1, -1, 0, 0, 0}, 4);
+  std::vector<int> second;
+  const int began = run_noiseless(rule, {1.0, 1.3, 1.4, 1.5, 1.2, 1.05, 0.9, 1.1}, &second);
+  EXPECT_EQ(began, 3 * 5);
+  EXPECT_EQ(second, (std::vector<int>{0, 5, 6, 7}));
+  EXPECT_EQ(rule.winner(), 6);
+  EXPECT_EQ(rule.starts(), 3 * 5 + 3 * 4);
+}
+
+// "the MPI library's call only when one of ours is at least 2 % faster": noiseless, ours 1.9 %
+// faster keeps it (the round runs its 20 batches: not within 2 % beyond the noise either), ours
+// 2.1 % faster replaces it after 3 batches.
+TEST(TrialRuleDocumented, SystemLeavesOnlyForTwoPercent) {
+  TrialRule kept({-1, -1}, 1);
+  run_noiseless(kept, {0.981, 1.0}, nullptr);
+  EXPECT_EQ(kept.winner(), 1) << "ours 1.9 % faster replaced the MPI library's call";
+  EXPECT_EQ(kept.starts(), 2 * 20);
+  TrialRule beaten({-1, -1}, 1);
+  run_noiseless(beaten, {0.979, 1.0}, nullptr);
+  EXPECT_EQ(beaten.winner(), 0) << "ours 2.1 % faster did not replace the MPI library's call";
+  EXPECT_EQ(beaten.starts(), 2 * 3);
+}
+
+// "the round ends ... when those left are within 2 % of each other": noiseless entries 0.1 %
+// apart end the round after 3 batches, keeping the incumbent (the MPI library's call, here the
+// slowest); 1.5 % apart (within 2 %, but not beyond the noise floor's margin) run to 20.
+TEST(TrialRuleDocumented, WithinTwoPercentIsATie) {
+  TrialRule tie({-1, -1, -1}, 2);
+  run_noiseless(tie, {1.0, 1.0005, 1.001}, nullptr);
+  EXPECT_EQ(tie.winner(), 2);
+  EXPECT_EQ(tie.starts(), 3 * 3);
+  TrialRule apart({-1, -1}, 1);
+  run_noiseless(apart, {1.0, 1.015}, nullptr);
+  EXPECT_EQ(apart.winner(), 1);
+  EXPECT_EQ(apart.starts(), 2 * 20);
+}
+
+// The guide: the second round also tries the refinements of "a first-round runner-up within
+// 15 %": 14 % behind the winner, its refinement is in; 16 % behind, it is not.
+TEST(TrialRuleDocumented, RunnerUpWithinFifteenPercent) {
+  for (const double runner : {1.14, 1.16}) {
+    TrialRule rule({-1, -1, -1, 0, 1}, 2);
+    std::vector<int> second;
+    run_noiseless(rule, {1.0, runner, 2.0, 1.2, 1.3}, &second);
+    const std::vector<int> want =
+        runner < 1.15 ? std::vector<int>{0, 3, 4} : std::vector<int>{0, 3};
+    EXPECT_EQ(second, want) << "runner-up at " << runner;
+    EXPECT_EQ(rule.winner(), 0);
+  }
+}
