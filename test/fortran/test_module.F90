@@ -1,6 +1,7 @@
 ! The Fortran module mpi_advance against mpi_f08's own collectives, on every rank, element by
 ! element: persistent MPIX_Alltoall_init (with an info selection, and MPI_IN_PLACE under the
 ! communicator's selection), MPIX_Alltoallv_init (uneven counts with zeros, gaps),
+! MPIX_Alltoallw(_init) and MPIX_Ialltoallw with a type with a hole per block (against a formula),
 ! MPIX_Neighbor_alltoallv_init and MPIX_Neighbor_alltoall_init on a ring, MPIX_Ialltoall, each started 3 times
 ! with changed data; the blocking calls; MPIX_Ineighbor_alltoallv (MPIX_Test polling);
 ! MPIX_Neighbor_alltoallw(_init) and MPIX_Ineighbor_alltoallw with a datatype with a
@@ -31,6 +32,10 @@ program test_module
   integer :: wsc(2), wrc(2), left, right, isz, nw
   type(MPI_Comm) :: wcomm(2)
   integer(MPI_ADDRESS_KIND) :: wsd(2), wrd(2)
+  integer, allocatable :: asc(:), asd(:), arc(:), ard(:), ass(:), ars(:)
+  type(MPI_Datatype), allocatable :: ast(:), art(:)
+  type(MPI_Datatype) :: hole
+  integer :: ns, nrv
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -138,6 +143,61 @@ program test_module
   end do
   call MPIX_Request_free(reqs(1))
   deallocate (sbuf, rbuf, want)
+
+  ! --- MPIX_Alltoallw_init, MPIX_Alltoallw, MPIX_Ialltoallw: count(i -> j) = mod(i + 2j, 4),
+  ! block j an MPI_INTEGER run or (by parity) integers each followed by a hole (a resized
+  ! integer of extent 2); byte displacements; the reference from the formula, holes included ---
+  call MPI_Type_size(MPI_INTEGER, isz)
+  call MPI_Type_create_resized(MPI_INTEGER, 0_MPI_ADDRESS_KIND, int(2*isz, MPI_ADDRESS_KIND), hole)
+  call MPI_Type_commit(hole)
+  allocate (asc(P), asd(P), arc(P), ard(P), ass(P), ars(P), ast(P), art(P))
+  ns = 0
+  nrv = 0
+  do j = 1, P
+    asc(j) = mod(rank + 2*(j - 1), 4)
+    arc(j) = mod((j - 1) + 2*rank, 4)
+    ass(j) = 1 + mod(rank + j, 2)
+    ars(j) = 1 + mod(j, 2)
+    ast(j) = MPI_INTEGER
+    art(j) = MPI_INTEGER
+    if (ass(j) == 2) ast(j) = hole
+    if (ars(j) == 2) art(j) = hole
+    asd(j) = ns*isz
+    ard(j) = nrv*isz
+    ns = ns + asc(j)*ass(j) + 1
+    nrv = nrv + arc(j)*ars(j) + 1
+  end do
+  allocate (sbuf(ns), rbuf(nrv), want(nrv))
+  call MPIX_Alltoallw_init(sbuf, asc, asd, ast, rbuf, arc, ard, art, MPI_COMM_WORLD, &
+                           MPI_INFO_NULL, req, ierr)
+  call check(ierr == MPI_SUCCESS, "MPIX_Alltoallw_init ierror")
+  do iter = 1, 3
+    sbuf = -7
+    want = -7
+    do j = 1, P
+      do k = 1, asc(j)
+        sbuf(asd(j)/isz + 1 + (k - 1)*ass(j)) = wvalue(rank, j - 1, k)
+      end do
+      do k = 1, arc(j)
+        want(ard(j)/isz + 1 + (k - 1)*ars(j)) = wvalue(j - 1, rank, k)
+      end do
+    end do
+    rbuf = -7
+    call MPIX_Start(req)
+    call MPIX_Wait(req, MPI_STATUS_IGNORE)
+    call check(all(rbuf == want), "persistent alltoallw")
+    rbuf = -7
+    call MPIX_Alltoallw(sbuf, asc, asd, ast, rbuf, arc, ard, art, MPI_COMM_WORLD, ierr)
+    call check(ierr == MPI_SUCCESS .and. all(rbuf == want), "blocking alltoallw")
+    rbuf = -7
+    call MPIX_Ialltoallw(sbuf, asc, asd, ast, rbuf, arc, ard, art, MPI_COMM_WORLD, nbreq, ierr)
+    call MPIX_Wait(nbreq, MPI_STATUS_IGNORE)
+    call check(ierr == MPI_SUCCESS .and. nbreq == MPIX_REQUEST_NULL .and. all(rbuf == want), &
+               "nonblocking alltoallw")
+  end do
+  call MPIX_Request_free(req)
+  call MPI_Type_free(hole)
+  deallocate (sbuf, rbuf, want, asc, asd, arc, ard, ass, ars, ast, art)
 
   ! --- persistent neighbor alltoallv on a ring: 1 to the left, 2 to the right. Periodic from 3
   ! ranks (on periodic dimensions of size 1 and 2 both MPIs' own neighbor collectives mix up the
@@ -310,6 +370,12 @@ contains
       buf(x) = value(rank, x, stride)
     end do
   end subroutine
+
+  ! Element k of the alltoallw block from src to dst.
+  integer function wvalue(src, dst, k)
+    integer, intent(in) :: src, dst, k
+    wvalue = src*100003 + dst*1009 + k*7 + iter*31
+  end function
 
   ! What fill writes at position x of rank r's buffer.
   integer function value(r, x, stride)

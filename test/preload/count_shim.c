@@ -39,6 +39,13 @@ static long nonblocking, persistent;
   (const void* sb, const int sc[], const MPI_Aint sd[], const MPI_Datatype st[], void* rb, \
    const int rc[], const MPI_Aint rd[], const MPI_Datatype rt[], MPI_Comm comm, MPI_Request* q)
 #define W_ARGS (sb, sc, sd, st, rb, rc, rd, rt, comm, q)
+#define IW_PARAMS                                                                     \
+  (const void* sb, const int sc[], const int sd[], const MPI_Datatype st[], void* rb, \
+   const int rc[], const int rd[], const MPI_Datatype rt[], MPI_Comm comm, MPI_Request* q)
+#define IWI_PARAMS                                                                        \
+  (const void* sb, const int sc[], const int sd[], const MPI_Datatype st[], void* rb,     \
+   const int rc[], const int rd[], const MPI_Datatype rt[], MPI_Comm comm, MPI_Info info, \
+   MPI_Request* q)
 #define AI_PARAMS                                                                             \
   (const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm, \
    MPI_Info info, MPI_Request* q)
@@ -57,6 +64,8 @@ SHIM(nonblocking, MPI_Ialltoall, A_PARAMS, A_ARGS)
 SHIM(nonblocking, PMPI_Ialltoall, A_PARAMS, A_ARGS)
 SHIM(nonblocking, MPI_Ialltoallv, V_PARAMS, V_ARGS)
 SHIM(nonblocking, PMPI_Ialltoallv, V_PARAMS, V_ARGS)
+SHIM(nonblocking, MPI_Ialltoallw, IW_PARAMS, W_ARGS)
+SHIM(nonblocking, PMPI_Ialltoallw, IW_PARAMS, W_ARGS)
 SHIM(nonblocking, MPI_Ineighbor_alltoall, A_PARAMS, A_ARGS)
 SHIM(nonblocking, PMPI_Ineighbor_alltoall, A_PARAMS, A_ARGS)
 SHIM(nonblocking, MPI_Ineighbor_alltoallv, V_PARAMS, V_ARGS)
@@ -79,6 +88,8 @@ SHIM(persistent, INIT(Alltoall_init), AI_PARAMS, AI_ARGS)
 SHIM(persistent, PINIT(Alltoall_init), AI_PARAMS, AI_ARGS)
 SHIM(persistent, INIT(Alltoallv_init), VI_PARAMS, VI_ARGS)
 SHIM(persistent, PINIT(Alltoallv_init), VI_PARAMS, VI_ARGS)
+SHIM(persistent, INIT(Alltoallw_init), IWI_PARAMS, WI_ARGS)
+SHIM(persistent, PINIT(Alltoallw_init), IWI_PARAMS, WI_ARGS)
 SHIM(persistent, INIT(Neighbor_alltoall_init), AI_PARAMS, AI_ARGS)
 SHIM(persistent, PINIT(Neighbor_alltoall_init), AI_PARAMS, AI_ARGS)
 SHIM(persistent, INIT(Neighbor_alltoallv_init), VI_PARAMS, VI_ARGS)

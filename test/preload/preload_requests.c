@@ -4,7 +4,9 @@
  * were the library's) and, with count_shim.c loaded after the preload, proving that none of
  * them reached the MPI library's own collective.
  *
- *  1. MPI_Alltoall once; MPI_Ialltoall completed by polling MPI_Test; MPI_Ialltoallv by MPI_Wait.
+ *  1. MPI_Alltoall once; MPI_Ialltoall completed by polling MPI_Test; MPI_Ialltoallv by MPI_Wait;
+ *     MPI_Ialltoallw (the v layout in bytes, every other block of a holed int type) by MPI_Wait,
+ *     then MPI_Alltoallw_init (where persistent collectives exist) started 4 times.
  *  2. MPI_Ialltoall in an MPI_Waitany (or a polled MPI_Testany) beside an MPI_Irecv/MPI_Isend
  *     ring (indices checked).
  *  3. The persistent inits (MPI-4's MPI_Alltoall_init, MPI_Alltoallv_init; Open MPI 4.1's
@@ -38,11 +40,13 @@
 #define HAVE_PERSISTENT 1
 #define ALLTOALL_INIT MPI_Alltoall_init
 #define ALLTOALLV_INIT MPI_Alltoallv_init
+#define ALLTOALLW_INIT MPI_Alltoallw_init
 #define NEIGHBOR_ALLTOALLV_INIT MPI_Neighbor_alltoallv_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
 #define HAVE_PERSISTENT 1
 #define ALLTOALL_INIT MPIX_Alltoall_init
 #define ALLTOALLV_INIT MPIX_Alltoallv_init
+#define ALLTOALLW_INIT MPIX_Alltoallw_init
 #define NEIGHBOR_ALLTOALLV_INIT MPIX_Neighbor_alltoallv_init
 #else
 #define HAVE_PERSISTENT 0
@@ -108,6 +112,55 @@ static int is_empty(const MPI_Status* st) {
   return st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG;
 }
 
+/* MPI_Ialltoallw and MPI_Alltoallw_init: the alltoallv layout in bytes, with block j of MPI_INT
+ * or (odd j + rank, send; odd j, receive) of ints each followed by a hole: twice the room. */
+static void part1_w(const int* sc, const int* vsd, const int* rc, const int* vrd) {
+  MPI_Datatype holed;
+  MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &holed);
+  MPI_Type_commit(&holed);
+  int *sd = malloc(sizeof(int) * P), *rd = malloc(sizeof(int) * P);
+  int *ss = malloc(sizeof(int) * P), *rs = malloc(sizeof(int) * P);
+  MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * P), *rt = malloc(sizeof(MPI_Datatype) * P);
+  for (int j = 0; j < P; ++j) {
+    ss[j] = (j + rank) % 2 ? 2 : 1, rs[j] = j % 2 ? 2 : 1;
+    st[j] = ss[j] == 2 ? holed : MPI_INT, rt[j] = rs[j] == 2 ? holed : MPI_INT;
+    sd[j] = 2 * vsd[j] * (int)sizeof(int), rd[j] = 2 * vrd[j] * (int)sizeof(int);
+  }
+  const int cap = 6 * P;
+  int *s = malloc(sizeof(int) * cap), *r = malloc(sizeof(int) * cap);
+  MPI_Request q = MPI_REQUEST_NULL;
+#if HAVE_PERSISTENT
+  ALLTOALLW_INIT(s, sc, sd, st, r, rc, rd, rt, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
+#endif
+  for (int round = 0; round < 8; ++round) {
+    const int persistent = round >= 4;
+    if (persistent && !HAVE_PERSISTENT) break;
+    for (int x = 0; x < cap; ++x) s[x] = r[x] = -7;
+    for (int j = 0; j < P; ++j)
+      for (int k = 0; k < sc[j]; ++k)
+        s[sd[j] / (int)sizeof(int) + k * ss[j]] = value(rank, j, k, round);
+    MPI_Request n = MPI_REQUEST_NULL;
+    if (persistent) {
+      MPI_Start(&q);
+      MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Ialltoallw(s, sc, sd, st, r, rc, rd, rt, MPI_COMM_WORLD, &n);
+      MPI_Wait(&n, MPI_STATUS_IGNORE);
+    }
+    const char* what = persistent ? "MPI_Alltoallw_init+MPI_Start" : "MPI_Ialltoallw+MPI_Wait";
+    for (int i = 0; i < P; ++i)
+      for (int k = 0; k < rc[i]; ++k) {
+        const int at = rd[i] / (int)sizeof(int) + k * rs[i];
+        expect(r[at], value(i, rank, k, round), what, round, at);
+        r[at] = -7;
+      }
+    for (int x = 0; x < cap; ++x) expect(r[x], -7, what, round, x); /* the holes and gaps */
+  }
+  if (q != MPI_REQUEST_NULL) MPI_Request_free(&q);
+  MPI_Type_free(&holed);
+  free(sd), free(rd), free(ss), free(rs), free(st), free(rt), free(s), free(r);
+}
+
 static void part1(void) {
   const int n = 3;
   int* s = malloc(sizeof(int) * n * P);
@@ -141,6 +194,7 @@ static void part1(void) {
     check(q == MPI_REQUEST_NULL, "MPI_Wait left a completed nonblocking request non-null");
     vverify(vr, rc, rd, round, "MPI_Ialltoallv+MPI_Wait");
   }
+  part1_w(sc, sd, rc, rd);
   free(s), free(r), free(sc), free(sd), free(rc), free(rd), free(vs), free(vr);
 }
 

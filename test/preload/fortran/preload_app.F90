@@ -6,6 +6,8 @@
 !   MPI_Alltoall            3 INTEGERs per block, then again with MPI_IN_PLACE
 !   MPI_Alltoallv           uneven counts (zeros included), blocks in reverse order with gaps,
 !                           then again with MPI_IN_PLACE (symmetric counts)
+!   MPI_Alltoallw           the v layout in bytes, each block MPI_INTEGER or (by parity)
+!                           integers each followed by a hole (a resized integer of extent 2)
 !   MPI_Neighbor_alltoall   on a 2-D Cartesian topology, periodic in its first dimension only
 !   MPI_Neighbor_alltoallv  (so neighbors may be MPI_PROC_NULL, or the same rank twice; not with
 !                           MPICH 4.3's mpi_f08, see test_neighbor)
@@ -37,6 +39,7 @@ program preload_app
 
   call test_alltoall()
   call test_alltoallv()
+  call test_alltoallw()
   call test_neighbor()
 
   call MPI_Allreduce(errors, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
@@ -207,6 +210,71 @@ contains
     end do
     deallocate (s, r, sc, sd, rc, rd, peers, mine)
   end subroutine test_alltoallv
+
+  ! MPI_Alltoallw: vcount's counts, blocks in reverse order with a gap of one integer, block j
+  ! of MPI_INTEGER or of the holed type (by parity of sender and peer: the two sides differ).
+  subroutine test_alltoallw()
+    integer, allocatable :: s(:), r(:), sc(:), sd(:), rc(:), rd(:), ss(:), rs(:)
+#ifdef USE_MPI_F08
+    type(MPI_Datatype), allocatable :: st(:), rt(:)
+    type(MPI_Datatype) :: hole
+#else
+    integer, allocatable :: st(:), rt(:)
+    integer :: hole
+#endif
+    integer :: round, i, k, isz, ns, nr
+    logical, allocatable :: covered(:)
+    call MPI_Type_size(MPI_INTEGER, isz, ierr)
+    call MPI_Type_create_resized(MPI_INTEGER, 0_MPI_ADDRESS_KIND, int(2 * isz, MPI_ADDRESS_KIND), &
+                                 hole, ierr)
+    call MPI_Type_commit(hole, ierr)
+    allocate (sc(0:nprocs - 1), sd(0:nprocs - 1), rc(0:nprocs - 1), rd(0:nprocs - 1), &
+              ss(0:nprocs - 1), rs(0:nprocs - 1), st(0:nprocs - 1), rt(0:nprocs - 1))
+    do round = 0, NROUNDS - 1
+      ns = 0
+      nr = 0
+      do k = 0, nprocs - 1
+        i = nprocs - 1 - k
+        sc(i) = vcount(rank, i, round)
+        rc(i) = vcount(i, rank, round)
+        ss(i) = 1 + mod(rank + i + round, 2)
+        rs(i) = 1 + mod(i + round, 2)
+        st(i) = MPI_INTEGER
+        rt(i) = MPI_INTEGER
+        if (ss(i) == 2) st(i) = hole
+        if (rs(i) == 2) rt(i) = hole
+        sd(i) = ns * isz
+        rd(i) = nr * isz
+        ns = ns + sc(i) * ss(i) + 1
+        nr = nr + rc(i) * rs(i) + 1
+      end do
+      allocate (s(0:ns - 1), r(0:nr - 1), covered(0:nr - 1))
+      s = SENTINEL
+      do i = 0, nprocs - 1
+        do k = 0, sc(i) - 1
+          s(sd(i) / isz + k * ss(i)) = val(rank, i, k, round)
+        end do
+      end do
+      r = SENTINEL
+      ierr = -1
+      call MPI_Alltoallw(s, sc, sd, st, r, rc, rd, rt, MPI_COMM_WORLD, ierr)
+      call check_ierr('alltoallw')
+      covered = .false.
+      do i = 0, nprocs - 1
+        do k = 0, rc(i) - 1
+          call expect(r(rd(i) / isz + k * rs(i)), val(i, rank, k, round), 'alltoallw', round, &
+                      rd(i) / isz + k * rs(i))
+          covered(rd(i) / isz + k * rs(i)) = .true.
+        end do
+      end do
+      do k = 0, nr - 1
+        if (.not. covered(k)) call expect(r(k), SENTINEL, 'alltoallw gap', round, k)
+      end do
+      deallocate (s, r, covered)
+    end do
+    call MPI_Type_free(hole, ierr)
+    deallocate (sc, sd, rc, rd, ss, rs, st, rt)
+  end subroutine test_alltoallw
 
   ! Neighbor i of the Cartesian communicator: 2d - 1 and 2d + 1 in MPI's order are the
   ! negative and positive neighbors in dimension d. What arrives in block i from neighbor
