@@ -12,7 +12,7 @@ set -euo pipefail
 
 packages=(cmake g++ make pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
           libhwloc-dev hwloc googletest libgtest-dev valgrind libfftw3-dev
-          libsimgrid-dev gfortran python3-numpy python3-matplotlib clang-format
+          libsimgrid-dev gfortran python3 python3-numpy python3-matplotlib clang-format
           doxygen)
 
 installed() {

@@ -727,60 +727,75 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Co
   });
 }
 
+// Inlined into each entry point, as a hand-written entry point would be: the blocking calls' cost
+// is counted per instruction (test/perf, perf.call_cost). Large (the _c form) makes each entry
+// point's guard() an instantiation of its own, called once and so inlined too.
+#define MPIA_INLINE __attribute__((always_inline)) inline
+
 // --- The forms' cores: every C entry point of a collective (api_forms.inc, generated from
-// src/bindings/calls.txt) builds its arguments and calls one of these with its collective. A
+// src/bindings/calls.txt) builds its arguments and calls one of these for its collective. A
 // regular neighbor call is carried as an alltoall's arguments until the communicator's state
 // (its topology) is known, then as the v form (RegularBlocks).
 
-int api_blocking(Collective c, MPI_Comm comm, const AlltoallArgs& a) {
+template <Collective C, bool Large>
+MPIA_INLINE int api_blocking(MPI_Comm comm, const AlltoallArgs& a) {
   return guard(comm, [&] {
     CommState& st = state_of(comm);
-    if (c == Collective::Alltoall) return alltoall_blocking(st, a);
-    neighbor_blocking(st, RegularBlocks(st, a).args);
+    if constexpr (C == Collective::Alltoall)
+      alltoall_blocking(st, a);
+    else
+      neighbor_blocking(st, RegularBlocks(st, a).args);
   });
 }
 
-int api_blocking(Collective c, MPI_Comm comm, const AlltoallvArgs& a) {
+template <Collective C, bool Large>
+MPIA_INLINE int api_blocking(MPI_Comm comm, const AlltoallvArgs& a) {
   return guard(comm, [&] {
     CommState& st = state_of(comm);
-    if (c == Collective::Alltoallv) return alltoallv_blocking(st, a);
-    neighbor_blocking(st, a);
+    if constexpr (C == Collective::Alltoallv)
+      alltoallv_blocking(st, a);
+    else
+      neighbor_blocking(st, a);
   });
 }
 
-int api_persistent(Collective c, MPI_Comm comm, MPI_Info info, MPIX_Request* request,
-                   const AlltoallArgs& a) {
+template <Collective C>
+int api_persistent(MPI_Comm comm, MPI_Info info, MPIX_Request* request, const AlltoallArgs& a) {
   return init_request(comm, request, [&](CommState& st, bool given) {
-    if (c == Collective::Alltoall) return alltoall_init(st, a, info, given);
-    return neighbor_init(st, RegularBlocks(st, a).args, info, given);
+    if constexpr (C == Collective::Alltoall)
+      return alltoall_init(st, a, info, given);
+    else
+      return neighbor_init(st, RegularBlocks(st, a).args, info, given);
   });
 }
 
-int api_persistent(Collective c, MPI_Comm comm, MPI_Info info, MPIX_Request* request,
-                   const AlltoallvArgs& a) {
+template <Collective C>
+int api_persistent(MPI_Comm comm, MPI_Info info, MPIX_Request* request, const AlltoallvArgs& a) {
   return init_request(comm, request, [&](CommState& st, bool given) {
-    if (c == Collective::Alltoallv) return alltoallv_init(st, a, info, given);
-    return neighbor_init(st, a, info, given);
+    if constexpr (C == Collective::Alltoallv)
+      return alltoallv_init(st, a, info, given);
+    else
+      return neighbor_init(st, a, info, given);
   });
 }
 
-int api_nonblocking(Collective c, MPI_Comm comm, MPIX_Request* request, const AlltoallArgs& a) {
-  if (c == Collective::Alltoall)
-    return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallArgs& x) {
+template <Collective C>
+int api_nonblocking(MPI_Comm comm, MPIX_Request* request, const AlltoallArgs& a) {
+  return start_nonblocking(comm, request, a, C, [](CommState& st, const AlltoallArgs& x) {
+    if constexpr (C == Collective::Alltoall)
       return alltoall_nonblocking(st, x);
-    });
-  return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallArgs& x) {
-    return neighbor_nonblocking(st, RegularBlocks(st, x).args);
+    else
+      return neighbor_nonblocking(st, RegularBlocks(st, x).args);
   });
 }
 
-int api_nonblocking(Collective c, MPI_Comm comm, MPIX_Request* request, const AlltoallvArgs& a) {
-  if (c == Collective::Alltoallv)
-    return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallvArgs& x) {
+template <Collective C>
+int api_nonblocking(MPI_Comm comm, MPIX_Request* request, const AlltoallvArgs& a) {
+  return start_nonblocking(comm, request, a, C, [](CommState& st, const AlltoallvArgs& x) {
+    if constexpr (C == Collective::Alltoallv)
       return alltoallv_nonblocking(st, x);
-    });
-  return start_nonblocking(comm, request, a, c, [](CommState& st, const AlltoallvArgs& x) {
-    return neighbor_nonblocking(st, x);
+    else
+      return neighbor_nonblocking(st, x);
   });
 }
 

@@ -142,7 +142,8 @@ def api(forms):
                 "persistent": "comm, info, request"}[f.kind]
         out.append("")
         out.append(c_decl("MPIA_API int", "MPIA_" + f.name, f.params("MPIX_Request"), " {"))
-        out.append("  return api_%s(%s, %s,\n      %s);" % (f.kind, COLL[f.coll], lead,
+        tmpl = COLL[f.coll] + (", %s" % str(f.large).lower() if f.kind == "blocking" else "")
+        out.append("  return api_%s<%s>(%s,\n      %s);" % (f.kind, tmpl, lead,
                                                          args.replace("\n", "\n      ")))
         out.append("}")
     return "\n".join(out) + "\n"

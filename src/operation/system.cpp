@@ -118,6 +118,10 @@ class SystemCall {
         case Call::Alltoall:
           return PMPI_Alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
         case Call::Alltoallv:
+          if (shape_ == Shape::W)  // MPIX_Alltoallw_c
+            return PMPI_Alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(),
+                                    r.buf, r.ccounts.data(), r.adispls.data(), r.types.data(),
+                                    comm);
           return PMPI_Alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
                                   r.ccounts.data(), r.adispls.data(), r.type, comm);
         case Call::Neighbor:
@@ -163,6 +167,10 @@ class SystemCall {
         case Call::Alltoall:
           return PMPI_Ialltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm, q);
         case Call::Alltoallv:
+          if (shape_ == Shape::W)
+            return PMPI_Ialltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(),
+                                     r.buf, r.ccounts.data(), r.adispls.data(), r.types.data(),
+                                     comm, q);
           return PMPI_Ialltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
                                    r.ccounts.data(), r.adispls.data(), r.type, comm, q);
         case Call::Neighbor:
@@ -217,6 +225,12 @@ class SystemCall {
                                           none, q));
           return true;
         case Call::Alltoallv:
+          if (shape_ == Shape::W) {
+            MPIA_CHECK(PMPI_Alltoallw_init_c(s.buf, s.ccounts.data(), s.adispls.data(),
+                                             s.types.data(), r.buf, r.ccounts.data(),
+                                             r.adispls.data(), r.types.data(), comm, none, q));
+            return true;
+          }
           MPIA_CHECK(PMPI_Alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
                                            r.ccounts.data(), r.adispls.data(), r.type, comm, none,
                                            q));
@@ -357,6 +371,13 @@ class SystemCall {
       const std::int64_t count = b.counts[k];
       MPI_Aint displ = MPI_Aint(b.displs[k]);
       if (!b.w) displ *= extent;
+      if (call_ == Call::Alltoallv && b.w && fits_int(count) && fits_int(displ)) {
+        // MPIX_Alltoallw's own block, as MPI_Alltoallw takes it: int byte displacements.
+        s.counts[k] = int(count);
+        s.displs[k] = int(displ);
+        s.types[k] = own(b.types[k]);
+        continue;
+      }
       MPI_Datatype t = count_type(count, own(b.type_at(k)), s.counts[k], made_);
       if (call_ == Call::Alltoallv && s.counts[k] > 0) {
         MPI_Datatype placed;

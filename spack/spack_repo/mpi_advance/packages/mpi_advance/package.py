@@ -47,6 +47,8 @@ class MpiAdvance(CMakePackage):
     depends_on("cxx", type="build")
     depends_on("fortran", type="build", when="+fortran")
     depends_on("cmake@3.20:", type="build")
+    # src/bindings/generate.py writes the header and the bindings from src/bindings/calls.txt.
+    depends_on("python@3.6:", type="build")
 
     # MPI-3's nonblocking and neighborhood collectives at least. Tested (scripts/test.sh,
     # docs/mpis.md): Open MPI 4.1 and 5.0, MPICH 4.0 and 4.3; older series are refused rather
