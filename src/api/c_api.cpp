@@ -21,7 +21,6 @@
 #include "operation/select.hpp"
 #include "operation/topo.hpp"
 #include "util/error.hpp"
-#include "util/topo_degrees.h"
 
 #include <algorithm>
 #include <climits>
@@ -523,7 +522,7 @@ MPIA_API int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm
     if (newcomm) *newcomm = MPI_COMM_NULL;
     CommState& st = state_of(comm);
     st.check_settings();
-    const NodeMap& m = comm_locality(st).map;
+    comm_locality(st);
     // Arguments are agreed on before MPI_Comm_split, so that a bad kind on one rank fails
     // every rank instead of leaving the others in the split.
     Proposal p;
@@ -533,9 +532,8 @@ MPIA_API int MPIA_Comm_locality_split(MPI_Comm comm, int kind, MPI_Comm* newcomm
         fail(MPI_ERR_ARG, "mpi-advance: kind must be MPIX_LOCALITY_NODE or MPIX_LOCALITY_CROSS");
     });
     agree(st, p);
-    const int color = kind == MPIX_LOCALITY_NODE ? m.node_of[st.rank] : m.local_of[st.rank];
     // The agreement completed on every rank: nobody still waits on this one for a request.
-    MPIA_CHECK(MPI_Comm_split(comm, color, st.rank, newcomm));
+    comm_locality_split(st, comm, kind == MPIX_LOCALITY_NODE, newcomm);
   });
 }
 
@@ -697,11 +695,13 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Co
       auto kept = std::make_shared<KeptTypes>();
       auto copy = std::make_shared<Args>(args);
       if constexpr (std::is_same<Args, AlltoallvArgs>::value) {
-        // A w call has a type per block: the communicator's size, or its degrees (asked only
-        // here).
+        // A w call has a type per block: the communicator's size, or its topology's degrees
+        // (asked only here).
         int blocks[2] = {0, 0};
         if (copy->recv.w && c == Collective::NeighborAlltoallv) {
-          mpia_topo_degrees(comm, &blocks[1], &blocks[0]);
+          const NeighborTopology t = neighbor_topology(comm);
+          blocks[0] = int(t.destinations.size());
+          blocks[1] = int(t.sources.size());
         } else if (copy->recv.w) {
           MPIA_CHECK(MPI_Comm_size(comm, &blocks[0]));
           blocks[1] = blocks[0];

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "mpi_advance.h"
-#include "util/topo_degrees.h"
+#include "preload/topo_degrees.h"
 
 static const void* fortran_in_place;
 

@@ -397,4 +397,10 @@ const Locality& comm_locality(CommState& st) {
   return *st.locality;
 }
 
+void comm_locality_split(CommState& st, MPI_Comm comm, bool by_node, MPI_Comm* newcomm) {
+  const NodeMap& m = comm_locality(st).map;
+  const int color = by_node ? m.node_of[st.rank] : m.local_of[st.rank];
+  MPIA_CHECK(MPI_Comm_split(comm, color, st.rank, newcomm));
+}
+
 }  // namespace mpia

@@ -69,4 +69,8 @@ std::shared_ptr<PrivateComm> private_duplicate(MPI_Comm comm);
 // cached.
 const Locality& comm_locality(CommState& state);
 
+// MPIX_Comm_locality_split once its arguments are agreed: comm split into the ranks of this
+// rank's node (by_node) or those of its local rank, one per node; ordered by rank. Collective.
+void comm_locality_split(CommState& state, MPI_Comm comm, bool by_node, MPI_Comm* newcomm);
+
 }  // namespace mpia

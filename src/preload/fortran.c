@@ -61,7 +61,7 @@
  * The file is compiled against one MPI (OPEN_MPI or MPICH from mpi.h) and defines only the
  * symbols of that MPI's Fortran bindings; with any other MPI it defines nothing. */
 #include "preload/preload.hpp"
-#include "util/topo_degrees.h"
+#include "preload/topo_degrees.h"
 
 #include <mpi.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 // The drop-in library's C entry points and dispatchers (see preload.hpp), and MPIX_REPORT.
 #include "preload/preload.hpp"
 #include "util/mpi_features.h"
-#include "util/topo_degrees.h"
+#include "preload/topo_degrees.h"
 
 #include "mpi_advance.h"
 

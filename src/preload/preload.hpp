@@ -1,5 +1,5 @@
 // libmpi_advance_preload.so: the drop-in library. Loaded with LD_PRELOAD (or linked before
-// libmpi), it defines MPI_Alltoall, MPI_Alltoallv, MPI_Neighbor_alltoall,
+// libmpi), it defines MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw, MPI_Neighbor_alltoall,
 // MPI_Neighbor_alltoallv and MPI_Neighbor_alltoallw (preload.cpp; with an MPI-4 mpi.h also their
 // large-count _c forms), their nonblocking forms (MPI_Ialltoall & co.) and persistent inits
 // (MPI-4's MPI_Alltoall_init & co. in preload.cpp, Open MPI 4.1's MPIX_Alltoall_init & co. in

@@ -18,6 +18,7 @@
 
 #include "schedule/schedule.hpp"
 #include "util/error.hpp"
+#include "util/platform.hpp"
 
 #include <mpi.h>
 
@@ -27,8 +28,9 @@
 
 namespace mpia {
 
-// Sends of at most this many bytes are posted with MPI_Isend at each start (see above).
-constexpr std::int64_t kIsendBytes = 256;
+// Sends of at most this many bytes are posted with MPI_Isend at each start (see above; an MPI
+// library's platform, util/platform.hpp).
+using platform::kIsendBytes;
 
 // The element type of some of a buffer's blocks.
 struct BlockType {

@@ -50,7 +50,7 @@
 #if defined(SMPI_H)
 static inline int mpia_smpi_comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   *request = MPI_REQUEST_NULL;
-  return MPI_Comm_dup(comm, newcomm);
+  return PMPI_Comm_dup(comm, newcomm);
 }
 #define MPI_Comm_idup mpia_smpi_comm_idup
 
@@ -132,8 +132,6 @@ int MPIA_Smpi_ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, co
 #define PMPI_Neighbor_alltoallv MPIA_Smpi_neighbor_alltoallv
 #define PMPI_Ineighbor_alltoall MPIA_Smpi_ineighbor_alltoall
 #define PMPI_Ineighbor_alltoallv MPIA_Smpi_ineighbor_alltoallv
-#define PMPI_Topo_test MPIA_Smpi_topo_test
-#define PMPI_Dist_graph_neighbors_count MPIA_Smpi_dist_graph_neighbors_count
 #endif
 
 #endif

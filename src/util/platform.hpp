@@ -1,7 +1,7 @@
 // What the library asks of the MPI it runs on beyond MPI's own calls: one implementation per
 // kind of build, chosen by CMake, so that no source has a conditional for it. An MPI library:
-// util/platform_mpi.cpp. SimGrid's simulated MPI (MPIA_SMPI, the lab of scripts/smpi/):
-// smpi/platform.cpp, which charges what SMPI forgets to charge.
+// util/platform.cpp. SimGrid's simulated MPI (MPIA_SMPI, the lab of scripts/smpi/):
+// smpi/platform_smpi.cpp, which charges what SMPI forgets to charge.
 #pragma once
 
 #include <mpi.h>
@@ -10,11 +10,15 @@
 
 namespace mpia::platform {
 
+// On an MPI library, sends of at most this many bytes are posted with MPI_Isend at each start
+// of a lowered schedule rather than as persistent requests (posts_with_isend; schedule/engine.hpp).
+constexpr std::int64_t kIsendBytes = 256;
+
 // MPI_Start of one request of a lowered schedule; a send is `count` elements of `type`.
 int start_request(MPI_Request* q, bool is_send, int count, MPI_Datatype type);
 
 // Whether a send of `bytes` is posted with MPI_Isend at each start rather than made a persistent
-// request (schedule/engine.hpp: kIsendBytes).
+// request (kIsendBytes above).
 bool posts_with_isend(std::int64_t bytes);
 
 // Whether a send whose datatype is derived (several regions, or a user's type with holes) must

@@ -1,8 +1,6 @@
 // util/platform.hpp for an MPI library (every build but SimGrid's SMPI).
 #include "util/platform.hpp"
 
-#include "schedule/engine.hpp"
-
 namespace mpia::platform {
 
 int start_request(MPI_Request* q, bool, int, MPI_Datatype) { return MPI_Start(q); }
