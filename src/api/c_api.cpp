@@ -327,28 +327,32 @@ MPIA_API int MPIA_Request_free(MPIX_Request* request) {
   });
 }
 
-MPIA_API int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen) {
+namespace mpia {
+namespace {
+// A request's text (what(op)) into out, at most max characters with the NUL.
+template <class What>
+int request_text(MPIX_Request request, char* out, int* resultlen, std::size_t max, What what) {
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
-    if (!name || !resultlen) fail(MPI_ERR_ARG, "mpi-advance: NULL output argument");
-    const std::string s = request->op->algorithm();
-    const std::size_t n = std::min<std::size_t>(s.size(), MPIX_MAX_ALGORITHM_STRING - 1);
-    std::memcpy(name, s.data(), n);
-    name[n] = '\0';
+    if (!out || !resultlen) fail(MPI_ERR_ARG, "mpi-advance: NULL output argument");
+    const std::string s = what(*request->op);
+    const std::size_t n = std::min<std::size_t>(s.size(), max - 1);
+    std::memcpy(out, s.data(), n);
+    out[n] = '\0';
     *resultlen = int(n);
   });
 }
+}  // namespace
+}  // namespace mpia
+
+MPIA_API int MPIA_Request_get_algorithm(MPIX_Request request, char* name, int* resultlen) {
+  return request_text(request, name, resultlen, MPIX_MAX_ALGORITHM_STRING,
+                      [](const Operation& op) { return op.algorithm(); });
+}
 
 MPIA_API int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resultlen) {
-  return guard(comm_of(request), [&] {
-    if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
-    if (!text || !resultlen) fail(MPI_ERR_ARG, "mpi-advance: NULL output argument");
-    const std::string s = request->op->trial();
-    const std::size_t n = std::min<std::size_t>(s.size(), MPIX_MAX_TRIAL_STRING - 1);
-    std::memcpy(text, s.data(), n);
-    text[n] = '\0';
-    *resultlen = int(n);
-  });
+  return request_text(request, text, resultlen, MPIX_MAX_TRIAL_STRING,
+                      [](const Operation& op) { return op.trial(); });
 }
 
 MPIA_API int MPIA_Get_version(int* major, int* minor, int* patch) {
@@ -737,65 +741,58 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Co
 // regular neighbor call is carried as an alltoall's arguments until the communicator's state
 // (its topology) is known, then as the v form (RegularBlocks).
 
-template <Collective C, bool Large>
-MPIA_INLINE int api_blocking(MPI_Comm comm, const AlltoallArgs& a) {
+// The operation layer's adapter of each collective (src/operation/).
+template <Collective C>
+struct Adapter;
+template <>
+struct Adapter<Collective::Alltoall> {
+  static constexpr auto blocking = &alltoall_blocking;
+  static constexpr auto init = &alltoall_init;
+  static constexpr auto nonblocking = &alltoall_nonblocking;
+};
+template <>
+struct Adapter<Collective::Alltoallv> {
+  static constexpr auto blocking = &alltoallv_blocking;
+  static constexpr auto init = &alltoallv_init;
+  static constexpr auto nonblocking = &alltoallv_nonblocking;
+};
+template <>
+struct Adapter<Collective::NeighborAlltoallv> {
+  static constexpr auto blocking = &neighbor_blocking;
+  static constexpr auto init = &neighbor_init;
+  static constexpr auto nonblocking = &neighbor_nonblocking;
+};
+
+// Runs f on a as collective C's adapter takes it: a regular neighbor call as the v form.
+template <Collective C, class Args, class F>
+decltype(auto) carried(CommState& st, const Args& a, F&& f) {
+  if constexpr (C == Collective::NeighborAlltoallv && std::is_same<Args, AlltoallArgs>::value) {
+    const RegularBlocks b(st, a);
+    return f(b.args);
+  } else {
+    return f(a);
+  }
+}
+
+template <Collective C, bool Large, class Args>
+MPIA_INLINE int api_blocking(MPI_Comm comm, const Args& a) {
   return guard(comm, [&] {
     CommState& st = state_of(comm);
-    if constexpr (C == Collective::Alltoall)
-      alltoall_blocking(st, a);
-    else
-      neighbor_blocking(st, RegularBlocks(st, a).args);
+    carried<C>(st, a, [&](const auto& x) { Adapter<C>::blocking(st, x); });
   });
 }
 
-template <Collective C, bool Large>
-MPIA_INLINE int api_blocking(MPI_Comm comm, const AlltoallvArgs& a) {
-  return guard(comm, [&] {
-    CommState& st = state_of(comm);
-    if constexpr (C == Collective::Alltoallv)
-      alltoallv_blocking(st, a);
-    else
-      neighbor_blocking(st, a);
-  });
-}
-
-template <Collective C>
-int api_persistent(MPI_Comm comm, MPI_Info info, MPIX_Request* request, const AlltoallArgs& a) {
+template <Collective C, class Args>
+int api_persistent(MPI_Comm comm, MPI_Info info, MPIX_Request* request, const Args& a) {
   return init_request(comm, request, [&](CommState& st, bool given) {
-    if constexpr (C == Collective::Alltoall)
-      return alltoall_init(st, a, info, given);
-    else
-      return neighbor_init(st, RegularBlocks(st, a).args, info, given);
+    return carried<C>(st, a, [&](const auto& x) { return Adapter<C>::init(st, x, info, given); });
   });
 }
 
-template <Collective C>
-int api_persistent(MPI_Comm comm, MPI_Info info, MPIX_Request* request, const AlltoallvArgs& a) {
-  return init_request(comm, request, [&](CommState& st, bool given) {
-    if constexpr (C == Collective::Alltoallv)
-      return alltoallv_init(st, a, info, given);
-    else
-      return neighbor_init(st, a, info, given);
-  });
-}
-
-template <Collective C>
-int api_nonblocking(MPI_Comm comm, MPIX_Request* request, const AlltoallArgs& a) {
-  return start_nonblocking(comm, request, a, C, [](CommState& st, const AlltoallArgs& x) {
-    if constexpr (C == Collective::Alltoall)
-      return alltoall_nonblocking(st, x);
-    else
-      return neighbor_nonblocking(st, RegularBlocks(st, x).args);
-  });
-}
-
-template <Collective C>
-int api_nonblocking(MPI_Comm comm, MPIX_Request* request, const AlltoallvArgs& a) {
-  return start_nonblocking(comm, request, a, C, [](CommState& st, const AlltoallvArgs& x) {
-    if constexpr (C == Collective::Alltoallv)
-      return alltoallv_nonblocking(st, x);
-    else
-      return neighbor_nonblocking(st, x);
+template <Collective C, class Args>
+int api_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& a) {
+  return start_nonblocking(comm, request, a, C, [](CommState& st, const Args& x) {
+    return carried<C>(st, x, [&](const auto& y) { return Adapter<C>::nonblocking(st, y); });
   });
 }
 

@@ -244,6 +244,24 @@ contains
     if (present(ierror)) ierror = int(rc)
   end subroutine
 
+  ! The n characters of a C function's text (rc: its code) as s, blank-padded; resultlen n.
+  subroutine from_c(rc, buf, n, s, resultlen, ierror)
+    integer(c_int), intent(in) :: rc, n
+    character(kind=c_char), intent(in) :: buf(:)
+    character(len=*), intent(out) :: s
+    integer, intent(out) :: resultlen
+    integer, optional, intent(out) :: ierror
+    integer :: i
+    s = ""
+    if (rc == MPI_SUCCESS) then
+      do i = 1, min(int(n), len(s))
+        s(i:i) = buf(i)
+      end do
+    end if
+    resultlen = int(n)
+    call set(ierror, rc)
+  end subroutine
+
   function cstr(s) result(c)
     character(len=*), intent(in) :: s
     character(kind=c_char) :: c(len_trim(s) + 1)
@@ -341,17 +359,9 @@ contains
     integer, optional, intent(out) :: ierror
     character(kind=c_char) :: buf(MPIX_MAX_ALGORITHM_STRING)
     integer(c_int) :: rc, n
-    integer :: i
     n = 0
     rc = c_request_get_algorithm(request, buf, int(MPIX_MAX_ALGORITHM_STRING, c_int), n)
-    name = ""
-    if (rc == MPI_SUCCESS) then
-      do i = 1, min(int(n), len(name))
-        name(i:i) = buf(i)
-      end do
-    end if
-    resultlen = int(n)
-    call set(ierror, rc)
+    call from_c(rc, buf, n, name, resultlen, ierror)
   end subroutine
 
   ! What a persistent auto request measured (the C function's comment in mpi_advance.h).
@@ -362,17 +372,9 @@ contains
     integer, optional, intent(out) :: ierror
     character(kind=c_char) :: buf(MPIX_MAX_TRIAL_STRING)
     integer(c_int) :: rc, n
-    integer :: i
     n = 0
     rc = c_request_get_trial(request, buf, int(MPIX_MAX_TRIAL_STRING, c_int), n)
-    text = ""
-    if (rc == MPI_SUCCESS) then
-      do i = 1, min(int(n), len(text))
-        text(i:i) = buf(i)
-      end do
-    end if
-    resultlen = int(n)
-    call set(ierror, rc)
+    call from_c(rc, buf, n, text, resultlen, ierror)
   end subroutine
 
   subroutine MPIX_Algorithm_get(collective, index, name, description, ierror)

@@ -469,35 +469,29 @@ static void f_request_get_status(MPI_Fint* request, MPI_Fint* flag, MPI_Fint* st
 /* MPI_ERR_IN_STATUS: the statuses carry the errors, the requests may have changed. */
 static int statuses_set(int rc) { return rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS; }
 
-static void f_waitall(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* statuses, MPI_Fint* ierr) {
+/* Waitall (flag NULL) and Testall: every status once all completed. */
+static void f_all(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* flag, MPI_Fint* statuses,
+                  MPI_Fint* ierr) {
   const int n = (int)*count;
   Requests q;
+  int c_flag = 1;
   int rc = requests_in(&q, n, requests, statuses, 0);
   if (rc == MPI_SUCCESS) {
-    rc = MPI_Waitall(n, q.after, q.statuses);
+    rc = flag ? MPI_Testall(n, q.after, &c_flag, q.statuses) : MPI_Waitall(n, q.after, q.statuses);
     requests_out(&q, n, requests);
-    if (statuses_set(rc) && q.statuses != MPI_STATUSES_IGNORE)
-      for (int i = 0; i < n; ++i) MPI_Status_c2f(&q.statuses[i], f_status_at(statuses, i));
-    free(q.memory);
-  }
-  set_ierr(ierr, rc);
-}
-
-static void f_testall(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* flag, MPI_Fint* statuses,
-                      MPI_Fint* ierr) {
-  const int n = (int)*count;
-  Requests q;
-  int c_flag = 0;
-  int rc = requests_in(&q, n, requests, statuses, 0);
-  if (rc == MPI_SUCCESS) {
-    rc = MPI_Testall(n, q.after, &c_flag, q.statuses);
-    requests_out(&q, n, requests);
-    if (statuses_set(rc)) set_flag(flag, c_flag);
+    if (statuses_set(rc) && flag) set_flag(flag, c_flag);
     if (statuses_set(rc) && c_flag && q.statuses != MPI_STATUSES_IGNORE)
       for (int i = 0; i < n; ++i) MPI_Status_c2f(&q.statuses[i], f_status_at(statuses, i));
     free(q.memory);
   }
   set_ierr(ierr, rc);
+}
+static void f_waitall(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* statuses, MPI_Fint* ierr) {
+  f_all(count, requests, NULL, statuses, ierr);
+}
+static void f_testall(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* flag, MPI_Fint* statuses,
+                      MPI_Fint* ierr) {
+  f_all(count, requests, flag, statuses, ierr);
 }
 
 static void f_waitany(MPI_Fint* count, MPI_Fint* requests, MPI_Fint* index, MPI_Fint* status,
@@ -786,51 +780,7 @@ static void after_created(const MPI_Fint* made, MPI_Fint* ierr) {
   }                                                             \
   MPIA_FORTRAN_MANGLINGS(lower, upper, f_##lower, params, args) \
   MPIA_FORTRAN_ENTRY(lower##_f08_, f08_##lower, params, args)
-MPIA_CREATES(mpi_comm_dup, MPI_COMM_DUP, (MPI_Fint * comm, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO,
-             (MPI_Fint * comm, MPI_Fint* info, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, info, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_comm_split, MPI_COMM_SPLIT,
-             (MPI_Fint * comm, MPI_Fint* color, MPI_Fint* key, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, color, key, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE,
-             (MPI_Fint * comm, MPI_Fint* split_type, MPI_Fint* key, MPI_Fint* info,
-              MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, split_type, key, info, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_comm_create, MPI_COMM_CREATE,
-             (MPI_Fint * comm, MPI_Fint* group, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, group, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_comm_create_group, MPI_COMM_CREATE_GROUP,
-             (MPI_Fint * comm, MPI_Fint* group, MPI_Fint* tag, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, group, tag, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE,
-             (MPI_Fint * intercomm, MPI_Fint* high, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (intercomm, high, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_cart_create, MPI_CART_CREATE,
-             (MPI_Fint * comm, MPI_Fint* ndims, MPI_Fint* dims, MPI_Fint* periods,
-              MPI_Fint* reorder, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, ndims, dims, periods, reorder, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_cart_sub, MPI_CART_SUB,
-             (MPI_Fint * comm, MPI_Fint* remain_dims, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, remain_dims, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_graph_create, MPI_GRAPH_CREATE,
-             (MPI_Fint * comm, MPI_Fint* nnodes, MPI_Fint* index, MPI_Fint* edges,
-              MPI_Fint* reorder, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, nnodes, index, edges, reorder, newcomm, ierr), newcomm)
-MPIA_CREATES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE,
-             (MPI_Fint * comm, MPI_Fint* n, MPI_Fint* sources, MPI_Fint* degrees,
-              MPI_Fint* destinations, MPI_Fint* weights, MPI_Fint* info, MPI_Fint* reorder,
-              MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, n, sources, degrees, destinations, weights, info, reorder, newcomm, ierr),
-             newcomm)
-MPIA_CREATES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT,
-             (MPI_Fint * comm, MPI_Fint* indegree, MPI_Fint* sources, MPI_Fint* sourceweights,
-              MPI_Fint* outdegree, MPI_Fint* destinations, MPI_Fint* destweights, MPI_Fint* info,
-              MPI_Fint* reorder, MPI_Fint* newcomm, MPI_Fint* ierr),
-             (comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info,
-              reorder, newcomm, ierr),
-             newcomm)
+#include "fortran_creators.inc"
 
 MPIA_F08_REQUEST_CALLS
 #endif

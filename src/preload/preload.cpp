@@ -352,72 +352,7 @@ MPIA_PRELOAD_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, i
 
 // The intracommunicators a program makes with a blocking collective (Open MPI: attached at once,
 // above; elsewhere these only pass the call on).
-MPIA_PRELOAD_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Comm_dup(comm, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                                            MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Comm_create(comm, group, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
-                                              MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Intercomm_merge(intercomm, high, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
-                                        const int periods[], int reorder, MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm),
-                              newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[],
-                                         const int edges[], int reorder, MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm),
-                              newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[],
-                                              const int degrees[], const int destinations[],
-                                              const int weights[], MPI_Info info, int reorder,
-                                              MPI_Comm* newcomm) {
-  return mpia_preload_created(PMPI_Dist_graph_create(comm, n, sources, degrees, destinations,
-                                                     weights, info, reorder, newcomm),
-                              newcomm);
-}
-
-MPIA_PRELOAD_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree,
-                                                       const int sources[],
-                                                       const int sourceweights[], int outdegree,
-                                                       const int destinations[],
-                                                       const int destweights[], MPI_Info info,
-                                                       int reorder, MPI_Comm* newcomm) {
-  return mpia_preload_created(
-      PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                      destinations, destweights, info, reorder, newcomm),
-      newcomm);
-}
+#include "preload_creators.inc"
 
 }  // extern "C"
 
