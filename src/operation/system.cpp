@@ -371,12 +371,13 @@ class SystemCall {
       const std::int64_t count = b.counts[k];
       MPI_Aint displ = MPI_Aint(b.displs[k]);
       if (!b.w) displ *= extent;
-      if (call_ == Call::Alltoallv && b.w && in_place_ && fits_int(count) && fits_int(displ)) {
-        // MPIX_Alltoallw's own block in place, as MPI_Alltoallw takes it (int byte
-        // displacements): MPICH 4.0's in-place MPI_Ialltoallw mishandles a block placed inside
-        // its type (true lower bound above 0). Not otherwise: Open MPI 4.1's MPI_Alltoallw on one
-        // rank (coll/self) scales byte displacements by the extent, which a placed type at
-        // displacement 0 is immune to.
+      if (call_ == Call::Alltoallv && b.w && (in_place_ || n > 1) && fits_int(count) &&
+          fits_int(displ)) {
+        // MPIX_Alltoallw's own block, as MPI_Alltoallw takes it (int byte displacements), with
+        // no datatype made per call; and in place always: MPICH 4.0's in-place MPI_Ialltoallw
+        // mishandles a block placed inside its type (true lower bound above 0). Placed below
+        // only on one rank out of place: Open MPI 4.1's MPI_Alltoallw there (coll/self) scales
+        // byte displacements by the extent, which a type placed at displacement 0 is immune to.
         s.counts[k] = int(count);
         s.displs[k] = int(displ);
         s.types[k] = own(b.types[k]);
