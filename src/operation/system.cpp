@@ -42,17 +42,49 @@ constexpr bool kHaveLargeCount = false;
 
 bool fits_int(std::int64_t v) { return v >= INT_MIN && v <= INT_MAX; }
 
-enum class Call : std::uint8_t { Alltoall, Alltoallv, Neighbor };
 // The form of the MPI function called: one count and type per side, arrays and one type, arrays
 // with a type per block.
 enum class Shape : std::uint8_t { Regular, V, W };
+
+// One side in the forms MPI's functions take. The arrays have one element more than the
+// blocks, so that they are never empty (MPI wants arrays even for a zero degree).
+struct Side {
+  void* buf = nullptr;                    // const for the send side
+  int count = 0;                          // Regular
+  MPI_Count ccount = 0;                   // Regular, _c
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // Regular and V
+  std::vector<int> counts, displs;        // V, W (W: displs of MPI_Alltoallw)
+  std::vector<MPI_Count> ccounts;         // _c
+  std::vector<MPI_Aint> adispls;          // _c, and MPI_Neighbor_alltoallw
+  std::vector<MPI_Datatype> types;        // W
+};
+
+// The MPI library's functions of one form, one typed slot each as Open MPI's coll.h keeps them
+// (a null persistent slot: the MPI has no persistent form), and the forms of every collective of
+// calls.txt, int ([0]) and large-count ([1]): kSystemForms, generated (src/bindings/).
+using SystemFn = int (*)(const Side& s, const Side& r, MPI_Comm comm, MPI_Request* request);
+struct SystemSlots {
+  SystemFn blocking, nonblocking, persistent;
+};
+struct SystemForms {
+  Collective collective;
+  Shape shape;
+  SystemSlots slots[2];
+};
+#include "system_forms.inc"
+
+const SystemSlots* slots_of(Collective c, Shape shape, bool large) {
+  for (const SystemForms& f : kSystemForms)
+    if (f.collective == c && f.shape == shape) return &f.slots[large];
+  fail(MPI_ERR_INTERN, "no MPI function for this call's form");
+}
 
 // The arguments of one call to the MPI library, in the form its function takes them.
 class SystemCall {
  public:
   // keep: the call outlives the caller's arguments (a persistent request): the arrays are
   // copies (as always) and the datatypes duplicates.
-  SystemCall(const AlltoallArgs& a, bool keep) : call_(Call::Alltoall), keep_(keep) {
+  SystemCall(const AlltoallArgs& a, bool keep) : collective_(Collective::Alltoall), keep_(keep) {
     in_place_ = a.in_place();
     large_ = a.large && kHaveLargeCount;
     regular(recv_, a.recvbuf, a.recvcount, a.recvtype);
@@ -60,16 +92,18 @@ class SystemCall {
       send_.buf = MPI_IN_PLACE;
     else
       regular(send_, a.sendbuf, a.sendcount, a.sendtype);
+    slots_ = slots_of(collective_, shape_, large_);
   }
 
   // Alltoallv (nsend = nrecv = P) or the three neighbor calls (outdegree, indegree).
-  SystemCall(Call call, const AlltoallvArgs& a, int nsend, int nrecv, bool keep)
-      : call_(call), keep_(keep) {
+  SystemCall(Collective c, const AlltoallvArgs& a, int nsend, int nrecv, bool keep)
+      : collective_(c), keep_(keep) {
     in_place_ = a.in_place();
     large_ = a.large && kHaveLargeCount;
     if (a.regular) {
       regular(recv_, a.recv.buf, a.recvcount, a.recv.type);
       regular(send_, a.send.buf, a.sendcount, a.send.type);
+      slots_ = slots_of(collective_, shape_, large_);
       return;
     }
     shape_ = a.recv.w ? Shape::W : Shape::V;
@@ -86,6 +120,7 @@ class SystemCall {
       send_ = recv_, send_.buf = MPI_IN_PLACE;  // MPI reads the arrays all the same
     else
       blocks(send_, a.send, nsend);
+    slots_ = slots_of(collective_, shape_, large_);
   }
 
   ~SystemCall() {
@@ -110,212 +145,21 @@ class SystemCall {
     return m;
   }
 
-  int blocking(MPI_Comm comm) const {
-    const Side &s = send_, &r = recv_;
-#if MPIA_HAVE_LARGE_COUNT
-    if (large_) {
-      switch (call_) {
-        case Call::Alltoall:
-          return PMPI_Alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
-        case Call::Alltoallv:
-          if (shape_ == Shape::W)  // MPIX_Alltoallw_c
-            return PMPI_Alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(),
-                                    r.buf, r.ccounts.data(), r.adispls.data(), r.types.data(),
-                                    comm);
-          return PMPI_Alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
-                                  r.ccounts.data(), r.adispls.data(), r.type, comm);
-        case Call::Neighbor:
-          if (shape_ == Shape::Regular)
-            return PMPI_Neighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm);
-          if (shape_ == Shape::V)
-            return PMPI_Neighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
-                                             r.buf, r.ccounts.data(), r.adispls.data(), r.type,
-                                             comm);
-          return PMPI_Neighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(),
-                                           s.types.data(), r.buf, r.ccounts.data(),
-                                           r.adispls.data(), r.types.data(), comm);
-      }
-    }
-#endif
-    switch (call_) {
-      case Call::Alltoall:
-        return PMPI_Alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
-      case Call::Alltoallv:
-        if (shape_ == Shape::W)
-          return PMPI_Alltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
-                                r.counts.data(), r.displs.data(), r.types.data(), comm);
-        return PMPI_Alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                              r.counts.data(), r.displs.data(), r.type, comm);
-      case Call::Neighbor:
-        if (shape_ == Shape::Regular)
-          return PMPI_Neighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm);
-        if (shape_ == Shape::V)
-          return PMPI_Neighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                         r.counts.data(), r.displs.data(), r.type, comm);
-        return PMPI_Neighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
-                                       r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
-                                       comm);
-    }
-    return MPI_ERR_INTERN;
-  }
+  int blocking(MPI_Comm comm) const { return slots_->blocking(send_, recv_, comm, nullptr); }
 
   int nonblocking(MPI_Comm comm, MPI_Request* q) const {
-    const Side &s = send_, &r = recv_;
-#if MPIA_HAVE_LARGE_COUNT
-    if (large_) {
-      switch (call_) {
-        case Call::Alltoall:
-          return PMPI_Ialltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm, q);
-        case Call::Alltoallv:
-          if (shape_ == Shape::W)
-            return PMPI_Ialltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(),
-                                     r.buf, r.ccounts.data(), r.adispls.data(), r.types.data(),
-                                     comm, q);
-          return PMPI_Ialltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
-                                   r.ccounts.data(), r.adispls.data(), r.type, comm, q);
-        case Call::Neighbor:
-          if (shape_ == Shape::Regular)
-            return PMPI_Ineighbor_alltoall_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm,
-                                             q);
-          if (shape_ == Shape::V)
-            return PMPI_Ineighbor_alltoallv_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type,
-                                              r.buf, r.ccounts.data(), r.adispls.data(), r.type,
-                                              comm, q);
-          return PMPI_Ineighbor_alltoallw_c(s.buf, s.ccounts.data(), s.adispls.data(),
-                                            s.types.data(), r.buf, r.ccounts.data(),
-                                            r.adispls.data(), r.types.data(), comm, q);
-      }
-    }
-#endif
-    switch (call_) {
-      case Call::Alltoall:
-        return PMPI_Ialltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
-      case Call::Alltoallv:
-        if (shape_ == Shape::W)
-          return PMPI_Ialltoallw(s.buf, s.counts.data(), s.displs.data(), s.types.data(), r.buf,
-                                 r.counts.data(), r.displs.data(), r.types.data(), comm, q);
-        return PMPI_Ialltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                               r.counts.data(), r.displs.data(), r.type, comm, q);
-      case Call::Neighbor:
-        if (shape_ == Shape::Regular)
-          return PMPI_Ineighbor_alltoall(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, q);
-        if (shape_ == Shape::V)
-          return PMPI_Ineighbor_alltoallv(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                          r.counts.data(), r.displs.data(), r.type, comm, q);
-        return PMPI_Ineighbor_alltoallw(s.buf, s.counts.data(), s.adispls.data(), s.types.data(),
-                                        r.buf, r.counts.data(), r.adispls.data(), r.types.data(),
-                                        comm, q);
-    }
-    return MPI_ERR_INTERN;
+    return slots_->nonblocking(send_, recv_, comm, q);
   }
 
   // The persistent form, when MPI has one (MPI-4's, Open MPI 5's under the same names, or Open
-  // MPI 4.1's pcollreq extension for alltoall
-  // and alltoallv -- not its MPIX_Neighbor_alltoall(v)_init, which fails with MPI_ERR_ARG on a
-  // rank without neighbors): creates *q and returns true; else false.
+  // MPI 4.1's pcollreq extension for alltoall(v,w)): creates *q and returns true; else false.
   bool persistent(MPI_Comm comm, MPI_Request* q) const {
-    const Side &s = send_, &r = recv_;
-    const MPI_Info none = MPI_INFO_NULL;
-#if MPIA_HAVE_PERSISTENT_COLL
-#if MPIA_HAVE_LARGE_COUNT
-    if (large_) {
-      switch (call_) {
-        case Call::Alltoall:
-          MPIA_CHECK(PMPI_Alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount, r.type, comm,
-                                          none, q));
-          return true;
-        case Call::Alltoallv:
-          if (shape_ == Shape::W) {
-            MPIA_CHECK(PMPI_Alltoallw_init_c(s.buf, s.ccounts.data(), s.adispls.data(),
-                                             s.types.data(), r.buf, r.ccounts.data(),
-                                             r.adispls.data(), r.types.data(), comm, none, q));
-            return true;
-          }
-          MPIA_CHECK(PMPI_Alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(), s.type, r.buf,
-                                           r.ccounts.data(), r.adispls.data(), r.type, comm, none,
-                                           q));
-          return true;
-        case Call::Neighbor:
-          if (shape_ == Shape::Regular)
-            MPIA_CHECK(PMPI_Neighbor_alltoall_init_c(s.buf, s.ccount, s.type, r.buf, r.ccount,
-                                                     r.type, comm, none, q));
-          else if (shape_ == Shape::V)
-            MPIA_CHECK(PMPI_Neighbor_alltoallv_init_c(s.buf, s.ccounts.data(), s.adispls.data(),
-                                                      s.type, r.buf, r.ccounts.data(),
-                                                      r.adispls.data(), r.type, comm, none, q));
-          else
-            MPIA_CHECK(PMPI_Neighbor_alltoallw_init_c(
-                s.buf, s.ccounts.data(), s.adispls.data(), s.types.data(), r.buf, r.ccounts.data(),
-                r.adispls.data(), r.types.data(), comm, none, q));
-          return true;
-      }
-    }
-#endif
-    switch (call_) {
-      case Call::Alltoall:
-        MPIA_CHECK(
-            PMPI_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
-        return true;
-      case Call::Alltoallv:
-        if (shape_ == Shape::W)  // a large-count call without _c functions (Open MPI 5)
-          MPIA_CHECK(PMPI_Alltoallw_init(s.buf, s.counts.data(), s.displs.data(), s.types.data(),
-                                         r.buf, r.counts.data(), r.displs.data(), r.types.data(),
-                                         comm, none, q));
-        else
-          MPIA_CHECK(PMPI_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                         r.counts.data(), r.displs.data(), r.type, comm, none, q));
-        return true;
-      case Call::Neighbor:
-        if (shape_ == Shape::Regular)
-          MPIA_CHECK(PMPI_Neighbor_alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type,
-                                                 comm, none, q));
-        else if (shape_ == Shape::V)
-          MPIA_CHECK(PMPI_Neighbor_alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type,
-                                                  r.buf, r.counts.data(), r.displs.data(), r.type,
-                                                  comm, none, q));
-        else
-          MPIA_CHECK(PMPI_Neighbor_alltoallw_init(s.buf, s.counts.data(), s.adispls.data(),
-                                                  s.types.data(), r.buf, r.counts.data(),
-                                                  r.adispls.data(), r.types.data(), comm, none, q));
-        return true;
-    }
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-    switch (call_) {
-      case Call::Alltoall:
-        MPIA_CHECK(
-            PMPIX_Alltoall_init(s.buf, s.count, s.type, r.buf, r.count, r.type, comm, none, q));
-        return true;
-      case Call::Alltoallv:
-        if (shape_ == Shape::W)
-          MPIA_CHECK(PMPIX_Alltoallw_init(s.buf, s.counts.data(), s.displs.data(), s.types.data(),
-                                          r.buf, r.counts.data(), r.displs.data(), r.types.data(),
-                                          comm, none, q));
-        else
-          MPIA_CHECK(PMPIX_Alltoallv_init(s.buf, s.counts.data(), s.displs.data(), s.type, r.buf,
-                                          r.counts.data(), r.displs.data(), r.type, comm, none, q));
-        return true;
-      case Call::Neighbor:
-        return false;
-    }
-#endif
-    (void)s, (void)r, (void)none, (void)comm, (void)q;
-    return false;
+    if (!slots_->persistent) return false;
+    MPIA_CHECK(slots_->persistent(send_, recv_, comm, q));
+    return true;
   }
 
  private:
-  // One side in the forms MPI's functions take. The arrays have one element more than the
-  // blocks, so that they are never empty (MPI wants arrays even for a zero degree).
-  struct Side {
-    void* buf = nullptr;                    // const for the send side
-    int count = 0;                          // Regular
-    MPI_Count ccount = 0;                   // Regular, _c
-    MPI_Datatype type = MPI_DATATYPE_NULL;  // Regular and V
-    std::vector<int> counts, displs;        // V, W (W: displs of MPI_Alltoallw)
-    std::vector<MPI_Count> ccounts;         // _c
-    std::vector<MPI_Aint> adispls;          // _c, and MPI_Neighbor_alltoallw
-    std::vector<MPI_Datatype> types;        // W
-  };
-
   // The datatype the call uses for the caller's t: a duplicate when the call is kept, unless
   // predefined (it cannot go away; and a derived type keeps the MPI library's request holding
   // it, which Open MPI 4.1 releases at completion by asking the communicator's neighbors --
@@ -371,7 +215,7 @@ class SystemCall {
       const std::int64_t count = b.counts[k];
       MPI_Aint displ = MPI_Aint(b.displs[k]);
       if (!b.w) displ *= extent;
-      if (call_ == Call::Alltoallv && b.w && (in_place_ || n > 1) && fits_int(count) &&
+      if (collective_ == Collective::Alltoallv && b.w && (in_place_ || n > 1) && fits_int(count) &&
           fits_int(displ)) {
         // MPIX_Alltoallw's own block, as MPI_Alltoallw takes it (int byte displacements), with
         // no datatype made per call; and in place always: MPICH 4.0's in-place MPI_Ialltoallw
@@ -384,7 +228,7 @@ class SystemCall {
         continue;
       }
       MPI_Datatype t = count_type(count, own(b.type_at(k)), s.counts[k], made_);
-      if (call_ == Call::Alltoallv && s.counts[k] > 0) {
+      if (collective_ == Collective::Alltoallv && s.counts[k] > 0) {
         MPI_Datatype placed;
         MPIA_CHECK(MPI_Type_create_struct(1, &s.counts[k], &displ, &t, &placed));
         made_.push_back(placed);
@@ -398,7 +242,8 @@ class SystemCall {
     }
   }
 
-  Call call_;
+  Collective collective_;
+  const SystemSlots* slots_ = nullptr;
   Shape shape_ = Shape::Regular;
   bool large_ = false;  // the _c functions
   bool in_place_ = false;
@@ -519,9 +364,7 @@ std::unique_ptr<Operation> library_operation(const LibraryCall& c) {
   std::unique_ptr<SystemCall> call =
       c.collective == Collective::Alltoall
           ? std::make_unique<SystemCall>(*c.regular, keep)
-          : std::make_unique<SystemCall>(
-                c.collective == Collective::Alltoallv ? Call::Alltoallv : Call::Neighbor, *c.blocks,
-                c.nsend, c.nrecv, keep);
+          : std::make_unique<SystemCall>(c.collective, *c.blocks, c.nsend, c.nrecv, keep);
   auto op = std::make_unique<SystemOperation>(std::move(call), c.comm, c.blocking, c.once);
   op->charge_at_start(unpaid_seconds(c));
   return op;
