@@ -3,6 +3,7 @@
 // none), and nothing -- no exception, no crash on bad input -- crosses into C or Fortran. The
 // work (agreement, selection, building, running) is the operation layer's (src/operation/).
 #include "mpi_advance.h"
+#include "api/mpia_private.h"
 
 #include "collective/selection.hpp"
 #include "locality/locality.hpp"
@@ -379,16 +380,8 @@ MPIA_API int MPIA_Algorithm_get(const char* collective, int index, const char** 
   });
 }
 
-// Not in the public header: for libmpi_advance_preload's MPIX_REPORT. What the last blocking
-// call of collective (0 alltoall, 1 alltoallv, 2 neighbor) on comm ran (recorded only under
-// MPIX_REPORT; "" before), and whether it reused a cached plan. The string lives until the
-// next call on comm.
-// For the drop-in library (not in the public header): one progress pass over every running
-// request of the process (what MPIX_Test does before it looks at its request), and whether a
-// request still runs (0: its MPIX_Test would complete it; a null request does not run). Both
-// local, neither raises an error: the drop-in drives its requests with them and completes only
-// the finished ones with MPIX_Test, instead of one MPIX_Test (and pass) per running request.
-MPIA_API int MPIA_Progress(void) {
+// The private entry points (api/mpia_private.h).
+MPIA_API int mpia_private_progress(void) {
   try {
     progress_running();
   } catch (...) {  // not expected: executions record their errors
@@ -396,28 +389,24 @@ MPIA_API int MPIA_Progress(void) {
   return MPI_SUCCESS;
 }
 
-MPIA_API int MPIA_Request_running(MPIX_Request request) {
+MPIA_API int mpia_private_request_running(MPIX_Request request) {
   return request && request->op && request->op->running() ? 1 : 0;
 }
 
-MPIA_API int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
-                                 int* cache_hit) {
+MPIA_API int mpia_private_comm_last_call(MPI_Comm comm, const char* collective,
+                                         const char** algorithm, int* cache_hit) {
   return guard(comm, [&] {
     Collective c;
     if (!collective || !collective_from_name(collective, c) || !algorithm || !cache_hit)
-      fail(MPI_ERR_ARG, "mpi-advance: MPIA_Comm_last_call: bad argument");
+      fail(MPI_ERR_ARG, "mpi-advance: mpia_private_comm_last_call: bad argument");
     const CommState& st = state_of(comm);
     *algorithm = st.per[std::size_t(c)].last_algorithm.c_str();
     *cache_hit = st.per[std::size_t(c)].last_hit;
   });
 }
 
-// Not in the public header: for libmpi_advance_preload's MPIX_REPORT and the tests. The
-// process's plan caches, every cache of every communicator (operation/cache_budget.hpp): the
-// high-water mark of their bytes, the bytes and entries they hold now, and the largest plan any
-// of them held. Any argument may be NULL.
-MPIA_API int MPIA_Plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now,
-                                   MPI_Count* entries_now, MPI_Count* largest_plan) {
+MPIA_API int mpia_private_plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now,
+                                           MPI_Count* entries_now, MPI_Count* largest_plan) {
   return guard(MPI_COMM_NULL, [&] {
     const PlanCacheTotals t = plan_cache_totals();
     if (peak_bytes) *peak_bytes = MPI_Count(t.peak);
@@ -427,12 +416,8 @@ MPIA_API int MPIA_Plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now,
   });
 }
 
-// Not in the public header: for the tests. comm's agreed plan cache (blocking v- and neighbor
-// calls): its entries and the sum of their agreed sizes (both the same on every rank), and the
-// bytes this rank's plan caches of comm hold (the agreed cache, the last blocking plan, the idle
-// nonblocking plans). Any argument but comm may be NULL.
-MPIA_API int MPIA_Comm_plan_cache(MPI_Comm comm, MPI_Count* entries, MPI_Count* agreed_bytes,
-                                  MPI_Count* bytes) {
+MPIA_API int mpia_private_comm_plan_cache(MPI_Comm comm, MPI_Count* entries,
+                                          MPI_Count* agreed_bytes, MPI_Count* bytes) {
   return guard(comm, [&] {
     const CommPlanCache c = comm_plan_cache(state_of(comm));
     if (entries) *entries = MPI_Count(c.entries);

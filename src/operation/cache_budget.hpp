@@ -2,7 +2,7 @@
 // calls' last plan and agreed plan cache (blocking_cache.hpp), the nonblocking calls' idle plans
 // (nonblocking.hpp) -- holds at most a number of entries and a number of bytes
 // (MPIX_PLAN_CACHE_BYTES, settings.hpp), least recently used out; and the process counts what
-// they all hold (MPIA_Plan_cache_bytes, printed by MPIX_REPORT).
+// they all hold (mpia_private_plan_cache_bytes, printed by MPIX_REPORT).
 #pragma once
 
 #include <cstddef>

@@ -35,7 +35,7 @@ struct CommState {
   struct PerCollective {
     // MPIX_Comm_set_algorithm's choice ("" = the environment's), agreed.
     std::string algorithm;
-    // What the last blocking call ran (MPIX_REPORT only): MPIA_Comm_last_call.
+    // What the last blocking call ran (MPIX_REPORT only): mpia_private_comm_last_call.
     std::string last_algorithm;
     bool last_hit = false;
   };

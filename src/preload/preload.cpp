@@ -3,6 +3,7 @@
 #include "util/mpi_features.h"
 #include "preload/topo_degrees.h"
 
+#include "api/mpia_private.h"
 #include "mpi_advance.h"
 
 #include <algorithm>
@@ -16,11 +17,6 @@
 #include <string>
 #include <tuple>
 
-// Exported by libmpi_advance (not in the public header): what the last blocking call of a
-// collective ("alltoall", "alltoallv", "neighbor_alltoallv") on comm ran, and whether it reused a
-// plan.
-extern "C" int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
-                                   int* cache_hit);
 
 using mpia_preload::depth;
 using mpia_preload::Inside;
@@ -32,7 +28,7 @@ namespace {
 // lines are its own; a persistent form's count its starts.
 #include "preload_enum.inc"
 
-// The library's collective that runs a form: its MPIX_ variable and its MPIA_Comm_last_call
+// The library's collective that runs a form: its MPIX_ variable and its mpia_private_comm_last_call
 // name.
 enum class Coll { alltoall, alltoallv, neighbor };
 const char* const kCollName[] = {"alltoall", "alltoallv", "neighbor_alltoallv"};
@@ -81,10 +77,6 @@ std::mutex report_mutex;
 std::map<std::tuple<int, int, std::string>, Row>* rows = nullptr;  // leaked: printed at finalize
 int report_keyval = MPI_KEYVAL_INVALID;
 
-// Exported by libmpi_advance (not in the public header): the process's plan caches.
-extern "C" int MPIA_Plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now,
-                                     MPI_Count* entries_now, MPI_Count* largest_plan);
-
 int print_report(MPI_Comm, int, void*, void*) {
   std::lock_guard<std::mutex> lock(report_mutex);
   // Run once, at MPI_Finalize (MPI_COMM_SELF's attributes go first): the keyval goes with it.
@@ -109,7 +101,7 @@ int print_report(MPI_Comm, int, void*, void*) {
     out += line;
   }
   MPI_Count peak = 0, now = 0, entries = 0;
-  if (MPIA_Plan_cache_bytes(&peak, &now, &entries, nullptr) == MPI_SUCCESS)
+  if (mpia_private_plan_cache_bytes(&peak, &now, &entries, nullptr) == MPI_SUCCESS)
     out += "mpi-advance: plan caches peak_bytes=" + std::to_string(peak) +
            " bytes_now=" + std::to_string(now) + " entries_now=" + std::to_string(entries) + "\n";
   std::fputs(out.c_str(), stdout);
@@ -138,12 +130,12 @@ void record_line(int c, int size, const char* algorithm, int hit, double bytes, 
   r.seconds += seconds;
 }
 
-// A blocking call: what the library ran (MPIA_Comm_last_call), or the MPI library's.
+// A blocking call: what the library ran (mpia_private_comm_last_call), or the MPI library's.
 void record(Form c, MPI_Comm comm, bool library, double bytes, double seconds) {
   const char* algorithm = "system (MPI library)";
   int hit = 0;
   if (library &&
-      MPIA_Comm_last_call(comm, kCollName[int(coll_of(c))], &algorithm, &hit) != MPI_SUCCESS)
+      mpia_private_comm_last_call(comm, kCollName[int(coll_of(c))], &algorithm, &hit) != MPI_SUCCESS)
     algorithm = "?";
   record_line(c, comm_size(comm), algorithm, hit, bytes, seconds);
 }

@@ -33,6 +33,7 @@
 // thread inside the preload's handling passes every nested request call to MPI.
 #include "preload/preload.hpp"
 
+#include "api/mpia_private.h"
 #include "mpi_advance.h"
 
 #include <atomic>
@@ -42,10 +43,6 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
-// Exported by libmpi_advance for the drop-in library (src/api/c_api.cpp).
-extern "C" int MPIA_Progress(void);
-extern "C" int MPIA_Request_running(MPIX_Request request);
 
 namespace mpia_preload {
 namespace {
@@ -174,10 +171,10 @@ void drive() {
   if (!lock.owns_lock()) return;
   driving = true;
   Inside in;
-  MPIA_Progress();
+  mpia_private_progress();
   for (std::size_t i = 0; i < running->size();) {
     Shell* s = (*running)[i];
-    if (s->claimed || MPIA_Request_running(s->op)) {
+    if (s->claimed || mpia_private_request_running(s->op)) {
       ++i;
       continue;
     }

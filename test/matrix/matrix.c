@@ -50,10 +50,7 @@ typedef MPIX_Request Req;
 #define HAVE_PERSISTENT 1
 #define INIT(name) MPIX_##name##_init
 #define INIT_NAME(name) "MPIX_" #name "_init"
-/* Exported by libmpi_advance for its drop-in library (not in the public header). */
-extern int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
-                               int* cache_hit);
-extern int MPIA_Progress(void);
+#include "mpia_private.h"
 #else
 typedef MPI_Request Req;
 #define REQ_NULL MPI_REQUEST_NULL
@@ -126,13 +123,13 @@ static void request_algorithm(MPIX_Request r, char* name) {
   for (;;) {
     MPIX_Request_get_algorithm(r, name, &len);
     if (name[0] != '(') break;
-    MPIA_Progress();
+    mpia_private_progress();
   }
 }
 static void say_blocking(const char* call, MPI_Comm comm, const char* collective) {
   const char* name = "?";
   int hit = 0;
-  MPIA_Comm_last_call(comm, collective, &name, &hit);
+  mpia_private_comm_last_call(comm, collective, &name, &hit);
   say(call, name);
 }
 #define REQUEST_ALGORITHM(r, name) request_algorithm(r, name)

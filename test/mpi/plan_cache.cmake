@@ -3,7 +3,7 @@
 # plan's bytes grow with P: a few plans fill each cache (at 4 ranks, 1.6-2.7 KiB per bruck plan
 # and 10 KiB per auto plan in trial), so that hundreds of patterns evict by bytes (the entry
 # bound, 16, does not bind). MPIX_REPORT=1 records whether each blocking call hit
-# (MPIA_Comm_last_call). Open MPI at 1, 3, 4, 5 and 8 ranks, MPICH at 1, 3 and 4, the sanitizer
+# (mpia_private_comm_last_call). Open MPI at 1, 3, 4, 5 and 8 ranks, MPICH at 1, 3 and 4, the sanitizer
 # build at 3.
 add_executable(mpia_test_plan_cache test_plan_cache.cpp)
 target_link_libraries(mpia_test_plan_cache PRIVATE mpia_mpi_test_support)

@@ -11,14 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "mpia_private.h"
 #include "test_support.hpp"
 
 using namespace mpia_test;
 
-// Not in the public header (libmpi_advance_preload's MPIX_REPORT uses it): what the last blocking
-// call of a collective ("alltoall") ran on comm, recorded under MPIX_REPORT.
-extern "C" int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
-                                   int* cache_hit);
 
 namespace {
 
@@ -317,7 +314,7 @@ TEST(AlltoallEdge, BlockingRepeatFollowsChanges) {
   auto ran = [&](MPI_Comm comm) {
     const char* algorithm = nullptr;
     int hit = 0;
-    EXPECT_EQ(MPIA_Comm_last_call(comm, "alltoall", &algorithm, &hit), MPI_SUCCESS);
+    EXPECT_EQ(mpia_private_comm_last_call(comm, "alltoall", &algorithm, &hit), MPI_SUCCESS);
     return std::string(algorithm ? algorithm : "");
   };
   for (int round = 0; round < 4; ++round) {

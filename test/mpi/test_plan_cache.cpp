@@ -11,9 +11,10 @@
 //   - its agreed sum stays within the bound (or it holds one plan alone), and the communicator's
 //     plans within the bound plus two plans (the agreed cache's newest, whose size is agreed at
 //     the next call, and the blocking calls' last plan);
-//   - the process's peak (MPIA_Plan_cache_bytes, what MPIX_REPORT prints) stays within the
+//   - the process's peak (mpia_private_plan_cache_bytes, what MPIX_REPORT prints) stays within the
 //     bound plus two plans (the agreed cache's newest and the blocking calls' last plan);
-//   - a repeated pattern hits (MPIA_Comm_last_call, recorded under MPIX_REPORT=1).
+//   - a repeated pattern hits (mpia_private_comm_last_call, recorded under MPIX_REPORT=1).
+#include "mpia_private.h"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -26,13 +27,6 @@
 #include <utility>
 #include <vector>
 
-// Not in the public header (src/api/c_api.cpp).
-extern "C" int MPIA_Plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* bytes_now,
-                                     MPI_Count* entries_now, MPI_Count* largest_plan);
-extern "C" int MPIA_Comm_plan_cache(MPI_Comm comm, MPI_Count* entries, MPI_Count* agreed_bytes,
-                                    MPI_Count* bytes);
-extern "C" int MPIA_Comm_last_call(MPI_Comm comm, const char* collective, const char** algorithm,
-                                   int* cache_hit);
 
 namespace {
 
@@ -181,7 +175,7 @@ struct Totals {
 };
 Totals totals() {
   Totals t;
-  EXPECT_EQ(MPIA_Plan_cache_bytes(&t.peak, &t.now, &t.entries, &t.largest), MPI_SUCCESS);
+  EXPECT_EQ(mpia_private_plan_cache_bytes(&t.peak, &t.now, &t.entries, &t.largest), MPI_SUCCESS);
   return t;
 }
 
@@ -204,7 +198,7 @@ long long run_blocking_patterns(MPI_Comm comm, bool neighbor, int npatterns, int
       EXPECT_EQ(rc, MPI_SUCCESS) << "pattern " << k << ": " << error_string(rc);
       bad += wrong(p, sh, k, int(n), recv);
       MPI_Count entries = 0, agreed = 0, bytes = 0;
-      EXPECT_EQ(MPIA_Comm_plan_cache(comm, &entries, &agreed, &bytes), MPI_SUCCESS);
+      EXPECT_EQ(mpia_private_comm_plan_cache(comm, &entries, &agreed, &bytes), MPI_SUCCESS);
       most = std::max(most, entries);
       largest_agreed_sum = std::max(largest_agreed_sum, agreed);
       // In step on every rank: what the agreed eviction is for.
@@ -278,7 +272,7 @@ void blocking_case(bool neighbor, const char* selection) {
     const char* algorithm = nullptr;
     int hit = 0;
     ASSERT_EQ(
-        MPIA_Comm_last_call(comm, neighbor ? "neighbor_alltoallv" : "alltoallv", &algorithm, &hit),
+        mpia_private_comm_last_call(comm, neighbor ? "neighbor_alltoallv" : "alltoallv", &algorithm, &hit),
         MPI_SUCCESS);
     if (n >= 2) misses += !hit;
   }
@@ -329,7 +323,7 @@ TEST(PlanCacheBytes, Nonblocking) {
         bad += wrong(ps[std::size_t(a)], sh, k0 + a, round, recv[a]);
       }
       MPI_Count entries = 0, agreed = 0, bytes = 0;
-      ASSERT_EQ(MPIA_Comm_plan_cache(comm, &entries, &agreed, &bytes), MPI_SUCCESS);
+      ASSERT_EQ(mpia_private_comm_plan_cache(comm, &entries, &agreed, &bytes), MPI_SUCCESS);
       if (bytes > max_bytes) max_bytes = bytes;
     }
   EXPECT_EQ(sum(comm, bad), 0);
