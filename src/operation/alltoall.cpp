@@ -164,9 +164,7 @@ struct AlltoallCall : CallBase {
 }  // namespace
 
 template <>
-struct CallOf<Collective::Alltoall> {
-  using type = AlltoallCall;
-};
+struct CallOf<Collective::Alltoall> : CallIs<AlltoallCall> {};
 template struct EntryPoints<Collective::Alltoall>;
 
 }  // namespace mpia

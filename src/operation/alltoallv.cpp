@@ -167,9 +167,7 @@ struct AlltoallvCall : CallBase {
 }  // namespace
 
 template <>
-struct CallOf<Collective::Alltoallv> {
-  using type = AlltoallvCall;
-};
+struct CallOf<Collective::Alltoallv> : CallIs<AlltoallvCall> {};
 template struct EntryPoints<Collective::Alltoallv>;
 
 }  // namespace mpia

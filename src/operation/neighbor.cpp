@@ -181,9 +181,7 @@ struct NeighborCall : CallBase {
 }  // namespace
 
 template <>
-struct CallOf<Collective::NeighborAlltoallv> {
-  using type = NeighborCall;
-};
+struct CallOf<Collective::NeighborAlltoallv> : CallIs<NeighborCall> {};
 template struct EntryPoints<Collective::NeighborAlltoallv>;
 
 }  // namespace mpia

@@ -441,10 +441,14 @@ std::unique_ptr<Operation> nonblocking(Call&& call) {
   return op;
 }
 
-// A collective's adapter: its .cpp specialises CallOf (type: its Call) and instantiates
+// A collective's adapter: its .cpp specialises CallOf<C> as CallIs<its Call> and instantiates
 // EntryPoints<C>, whose members below are then that Call's init, blocking and nonblocking.
 template <Collective C>
 struct CallOf;
+template <class Call>
+struct CallIs {
+  using type = Call;
+};
 
 template <Collective C>
 std::unique_ptr<Operation> EntryPoints<C>::init(CommState& st, const Args& a, MPI_Info info,
