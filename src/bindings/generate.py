@@ -64,16 +64,20 @@ class Form:
         return [n.rstrip("[]") for _, n in self.params("R" if request else None)]
 
 
+def table_lines(path):
+    """The lines of a table (calls.txt, creators.txt): comments ('#' on) and blank lines dropped."""
+    with open(path) as f:
+        return [t for t in (line.split("#", 1)[0].strip() for line in f) if t]
+
+
 def read_table(path):
     rows = []
-    with open(path) as f:
-        for line in f:
-            line = line.split("#", 1)[0].split()
-            if line:
-                if len(line) != 4 or line[1] not in ("regular", "v", "w") or \
-                        line[2] not in ("alltoall", "alltoallv", "neighbor"):
-                    sys.exit("generate.py: bad row in %s: %s" % (path, " ".join(line)))
-                rows.append(tuple(line))
+    for line in table_lines(path):
+        line = line.split()
+        if len(line) != 4 or line[1] not in ("regular", "v", "w") or \
+                line[2] not in ("alltoall", "alltoallv", "neighbor"):
+            sys.exit("generate.py: bad row in %s: %s" % (path, " ".join(line)))
+        rows.append(tuple(line))
     return [Form(r, k, l) for r in rows for k in KINDS for l in (False, True)]
 
 
@@ -548,16 +552,13 @@ def module(forms):
 
 def read_creators(path):
     rows = []
-    with open(path) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                name, params = line.split(None, 1)
-                ps = []
-                for p in params.split(","):
-                    t, n = p.strip().rsplit(" ", 1)
-                    ps.append((t.replace("*", "").strip() + ("*" if "*" in t else ""), n))
-                rows.append((name, ps))
+    for line in table_lines(path):
+        name, params = line.split(None, 1)
+        ps = []
+        for p in params.split(","):
+            t, n = p.strip().rsplit(" ", 1)
+            ps.append((t.replace("*", "").strip() + ("*" if "*" in t else ""), n))
+        rows.append((name, ps))
     return rows
 
 

@@ -2,6 +2,7 @@
 
 #include "collective/selection.hpp"
 #include "locality/node_map.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -37,14 +38,7 @@ constexpr bool is_bandwidth(int i) { return i == kBytesIntra || i == kBytesNic |
 }  // namespace
 
 void apply_cost_model(CostModel& m, std::string_view text, std::string* warnings) {
-  const std::string s(text);
-  std::size_t at = 0;
-  while (at < s.size()) {
-    std::size_t comma = s.find(',', at);
-    if (comma == std::string::npos) comma = s.size();
-    const std::string kv = s.substr(at, comma - at);
-    at = comma + 1;
-    if (kv.empty()) continue;
+  for (const std::string& kv : split(std::string(text), ',')) {
     const std::size_t eq = kv.find('=');
     const Key* key = nullptr;
     for (const Key& k : kKeys)

@@ -82,28 +82,26 @@ std::vector<AlgorithmSpec> assemble() {
   return table;
 }
 
+// A collective's name and the environment variable that sets its algorithm.
+struct Names {
+  const char* name;
+  const char* env;
+};
+Names names_of(Collective c) {
+  switch (c) {
+    case Collective::Alltoall:
+      return {"alltoall", "MPIX_ALLTOALL"};
+    case Collective::Alltoallv:
+      return {"alltoallv", "MPIX_ALLTOALLV"};
+    default:
+      return {"neighbor_alltoallv", "MPIX_NEIGHBOR_ALLTOALLV"};
+  }
+}
+
 }  // namespace
 
-const char* collective_name(Collective c) {
-  switch (c) {
-    case Collective::Alltoall:
-      return "alltoall";
-    case Collective::Alltoallv:
-      return "alltoallv";
-    default:
-      return "neighbor_alltoallv";
-  }
-}
-const char* collective_env(Collective c) {
-  switch (c) {
-    case Collective::Alltoall:
-      return "MPIX_ALLTOALL";
-    case Collective::Alltoallv:
-      return "MPIX_ALLTOALLV";
-    default:
-      return "MPIX_NEIGHBOR_ALLTOALLV";
-  }
-}
+const char* collective_name(Collective c) { return names_of(c).name; }
+const char* collective_env(Collective c) { return names_of(c).env; }
 bool collective_from_name(std::string_view name, Collective& c) {
   for (Collective k : {Collective::Alltoall, Collective::Alltoallv, Collective::NeighborAlltoallv})
     if (name == collective_name(k)) return c = k, true;

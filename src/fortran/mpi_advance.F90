@@ -137,20 +137,12 @@ module mpi_advance
       import :: c_int, MPIX_Request
       type(MPIX_Request) :: req
     end function
-    integer(c_int) function c_request_get_algorithm(req, name, len, resultlen) &
-        bind(C, name="mpia_f_request_get_algorithm")
+    integer(c_int) function c_request_text(req, trial, text, len, resultlen) &
+        bind(C, name="mpia_f_request_text")
       import :: c_int, c_char, MPIX_Request
       type(MPIX_Request), value :: req
-      character(kind=c_char) :: name(*)
-      integer(c_int), value :: len
-      integer(c_int) :: resultlen
-    end function
-    integer(c_int) function c_request_get_trial(req, text, len, resultlen) &
-        bind(C, name="mpia_f_request_get_trial")
-      import :: c_int, c_char, MPIX_Request
-      type(MPIX_Request), value :: req
+      integer(c_int), value :: trial, len
       character(kind=c_char) :: text(*)
-      integer(c_int), value :: len
       integer(c_int) :: resultlen
     end function
     integer(c_int) function c_algorithm_get(coll, index, name, name_len, desc, desc_len) &
@@ -199,10 +191,14 @@ module mpi_advance
 
 contains
 
+  ! Two C handles (MPIX_Request, MPIX_Topo) are equal when they hold the same pointer, or none.
+  logical function same_handle(a, b)
+    type(c_ptr), intent(in) :: a, b
+    same_handle = c_associated(a, b) .or. (.not. c_associated(a) .and. .not. c_associated(b))
+  end function
   logical function request_eq(a, b)
     type(MPIX_Request), intent(in) :: a, b
-    request_eq = c_associated(a%handle, b%handle) .or. &
-                 (.not. c_associated(a%handle) .and. .not. c_associated(b%handle))
+    request_eq = same_handle(a%handle, b%handle)
   end function
   logical function request_ne(a, b)
     type(MPIX_Request), intent(in) :: a, b
@@ -244,14 +240,19 @@ contains
     if (present(ierror)) ierror = int(rc)
   end subroutine
 
-  ! The n characters of a C function's text (rc: its code) as s, blank-padded; resultlen n.
-  subroutine from_c(rc, buf, n, s, resultlen, ierror)
-    integer(c_int), intent(in) :: rc, n
-    character(kind=c_char), intent(in) :: buf(:)
+  ! A request's text (trial: MPIX_Request_get_trial's, else MPIX_Request_get_algorithm's) as s,
+  ! blank-padded; resultlen its length.
+  subroutine request_text(request, trial, s, resultlen, ierror)
+    type(MPIX_Request), intent(in) :: request
+    logical, intent(in) :: trial
     character(len=*), intent(out) :: s
     integer, intent(out) :: resultlen
     integer, optional, intent(out) :: ierror
+    character(kind=c_char) :: buf(MPIX_MAX_TRIAL_STRING)  ! the longer of the two
+    integer(c_int) :: rc, n
     integer :: i
+    n = 0
+    rc = c_request_text(request, merge(1_c_int, 0_c_int, trial), buf, int(size(buf), c_int), n)
     s = ""
     if (rc == MPI_SUCCESS) then
       do i = 1, min(int(n), len(s))
@@ -357,11 +358,7 @@ contains
     character(len=*), intent(out) :: name
     integer, intent(out) :: resultlen
     integer, optional, intent(out) :: ierror
-    character(kind=c_char) :: buf(MPIX_MAX_ALGORITHM_STRING)
-    integer(c_int) :: rc, n
-    n = 0
-    rc = c_request_get_algorithm(request, buf, int(MPIX_MAX_ALGORITHM_STRING, c_int), n)
-    call from_c(rc, buf, n, name, resultlen, ierror)
+    call request_text(request, .false., name, resultlen, ierror)
   end subroutine
 
   ! What a persistent auto request measured (the C function's comment in mpi_advance.h).
@@ -370,11 +367,7 @@ contains
     character(len=*), intent(out) :: text
     integer, intent(out) :: resultlen
     integer, optional, intent(out) :: ierror
-    character(kind=c_char) :: buf(MPIX_MAX_TRIAL_STRING)
-    integer(c_int) :: rc, n
-    n = 0
-    rc = c_request_get_trial(request, buf, int(MPIX_MAX_TRIAL_STRING, c_int), n)
-    call from_c(rc, buf, n, text, resultlen, ierror)
+    call request_text(request, .true., text, resultlen, ierror)
   end subroutine
 
   subroutine MPIX_Algorithm_get(collective, index, name, description, ierror)
@@ -450,8 +443,7 @@ contains
 
   logical function topo_eq(a, b)
     type(MPIX_Topo), intent(in) :: a, b
-    topo_eq = c_associated(a%handle, b%handle) .or. &
-              (.not. c_associated(a%handle) .and. .not. c_associated(b%handle))
+    topo_eq = same_handle(a%handle, b%handle)
   end function
   logical function topo_ne(a, b)
     type(MPIX_Topo), intent(in) :: a, b

@@ -133,16 +133,11 @@ static void to_fortran(const char* from, char* to, int len) {
   if (len > n) memset(to + n, ' ', (size_t)(len - n));
 }
 
-int mpia_f_request_get_algorithm(MPIX_Request r, char* name, int len, int* resultlen) {
-  char buf[MPIX_MAX_ALGORITHM_STRING];
-  const int rc = MPIX_Request_get_algorithm(r, buf, resultlen);
-  if (rc == MPI_SUCCESS) to_fortran(buf, name, len);
-  return rc;
-}
-
-int mpia_f_request_get_trial(MPIX_Request r, char* text, int len, int* resultlen) {
-  char buf[MPIX_MAX_TRIAL_STRING];
-  const int rc = MPIX_Request_get_trial(r, buf, resultlen);
+/* A request's text (trial: MPIX_Request_get_trial's, else MPIX_Request_get_algorithm's). */
+int mpia_f_request_text(MPIX_Request r, int trial, char* text, int len, int* resultlen) {
+  char buf[MPIX_MAX_TRIAL_STRING]; /* the longer of the two */
+  const int rc = trial ? MPIX_Request_get_trial(r, buf, resultlen)
+                       : MPIX_Request_get_algorithm(r, buf, resultlen);
   if (rc == MPI_SUCCESS) to_fortran(buf, text, len);
   return rc;
 }

@@ -163,15 +163,8 @@ struct AlltoallCall : CallBase {
 
 }  // namespace
 
-std::unique_ptr<Operation> alltoall_init(CommState& st, const AlltoallArgs& a, MPI_Info info,
-                                         bool request_given) {
-  return init(AlltoallCall{st, a}, info, request_given);
-}
-
-void alltoall_blocking(CommState& st, const AlltoallArgs& a) { blocking(AlltoallCall{st, a}); }
-
-std::unique_ptr<Operation> alltoall_nonblocking(CommState& st, const AlltoallArgs& a) {
-  return nonblocking(AlltoallCall{st, a});
-}
+template <>
+struct CallOf<Collective::Alltoall> : CallIs<AlltoallCall> {};
+template struct EntryPoints<Collective::Alltoall>;
 
 }  // namespace mpia

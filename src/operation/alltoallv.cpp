@@ -166,15 +166,8 @@ struct AlltoallvCall : CallBase {
 
 }  // namespace
 
-std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
-                                          bool request_given) {
-  return init(AlltoallvCall{st, a}, info, request_given);
-}
-
-void alltoallv_blocking(CommState& st, const AlltoallvArgs& a) { blocking(AlltoallvCall{st, a}); }
-
-std::unique_ptr<Operation> alltoallv_nonblocking(CommState& st, const AlltoallvArgs& a) {
-  return nonblocking(AlltoallvCall{st, a});
-}
+template <>
+struct CallOf<Collective::Alltoallv> : CallIs<AlltoallvCall> {};
+template struct EntryPoints<Collective::Alltoallv>;
 
 }  // namespace mpia

@@ -1,10 +1,12 @@
-// MPIX_Alltoallv / MPIX_Alltoallv_init: argument checks, agreement and building the operation.
+// MPIX_Alltoallv / MPIX_Alltoallv_init: argument checks, agreement and building the operation
+// (alltoallv.cpp); its entry points are declared with the other collectives'.
 #pragma once
 
 #include "collective/model.hpp"
 #include "collective/registry.hpp"
 #include "operation/args.hpp"
 #include "operation/comm_state.hpp"
+#include "operation/entry_points.hpp"
 #include "operation/operation.hpp"
 
 #include <mpi.h>
@@ -38,11 +40,5 @@ void push_side_words(std::vector<std::int64_t>& key, const BlockSide& s, int n,
     if (s.w) type_word(s.types[i]);
   }
 }
-
-std::unique_ptr<Operation> alltoallv_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
-                                          bool request_given);
-void alltoallv_blocking(CommState& st, const AlltoallvArgs& a);
-// A nonblocking call (MPIX_Ialltoallv): its plan, started (pipeline.hpp, nonblocking.hpp).
-std::unique_ptr<Operation> alltoallv_nonblocking(CommState& st, const AlltoallvArgs& a);
 
 }  // namespace mpia

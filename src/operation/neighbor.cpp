@@ -180,15 +180,8 @@ struct NeighborCall : CallBase {
 
 }  // namespace
 
-std::unique_ptr<Operation> neighbor_init(CommState& st, const AlltoallvArgs& a, MPI_Info info,
-                                         bool request_given) {
-  return init(NeighborCall{st, a}, info, request_given);
-}
-
-void neighbor_blocking(CommState& st, const AlltoallvArgs& a) { blocking(NeighborCall{st, a}); }
-
-std::unique_ptr<Operation> neighbor_nonblocking(CommState& st, const AlltoallvArgs& a) {
-  return nonblocking(NeighborCall{st, a});
-}
+template <>
+struct CallOf<Collective::NeighborAlltoallv> : CallIs<NeighborCall> {};
+template struct EntryPoints<Collective::NeighborAlltoallv>;
 
 }  // namespace mpia

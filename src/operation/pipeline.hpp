@@ -44,6 +44,7 @@
 #include "operation/checks.hpp"
 #include "operation/comm_state.hpp"
 #include "operation/datatypes.hpp"
+#include "operation/entry_points.hpp"
 #include "operation/info.hpp"
 #include "operation/nonblocking.hpp"
 #include "operation/protocol.hpp"
@@ -438,6 +439,31 @@ std::unique_ptr<Operation> nonblocking(Call&& call) {
   op->threaded = wants_progress_thread(MPI_INFO_NULL);
   op->start();
   return op;
+}
+
+// A collective's adapter: its .cpp specialises CallOf<C> as CallIs<its Call> and instantiates
+// EntryPoints<C>, whose members below are then that Call's init, blocking and nonblocking.
+template <Collective C>
+struct CallOf;
+template <class Call>
+struct CallIs {
+  using type = Call;
+};
+
+template <Collective C>
+std::unique_ptr<Operation> EntryPoints<C>::init(CommState& st, const Args& a, MPI_Info info,
+                                                bool request_given) {
+  return mpia::init(typename CallOf<C>::type{st, a}, info, request_given);
+}
+
+template <Collective C>
+void EntryPoints<C>::blocking(CommState& st, const Args& a) {
+  mpia::blocking(typename CallOf<C>::type{st, a});
+}
+
+template <Collective C>
+std::unique_ptr<Operation> EntryPoints<C>::nonblocking(CommState& st, const Args& a) {
+  return mpia::nonblocking(typename CallOf<C>::type{st, a});
 }
 
 }  // namespace mpia

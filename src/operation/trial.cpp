@@ -3,6 +3,7 @@
 #include "collective/model.hpp"
 #include "operation/settings.hpp"
 #include "util/error.hpp"
+#include "util/strings.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -36,12 +37,7 @@ double fake_time(const std::string& spec, const std::string& name, int rank, dou
   std::size_t best_len = 0;
   bool best_ranked = false, found = false;
   double value = measured;
-  std::size_t at = 0;
-  while (at < spec.size()) {
-    std::size_t comma = spec.find(',', at);
-    if (comma == std::string::npos) comma = spec.size();
-    const std::string item = spec.substr(at, comma - at);
-    at = comma + 1;
+  for (const std::string& item : split(spec, ',')) {
     const std::size_t eq = item.rfind('=');
     if (eq == std::string::npos) continue;
     std::string prefix = item.substr(0, eq);

@@ -1,4 +1,4 @@
-// Small string helpers shared by the tools.
+// Small string helpers shared by the library and the tools.
 #pragma once
 
 #include <sstream>

@@ -80,45 +80,59 @@ int nonzero_digits(int j, int r) {
   return n;
 }
 
-// Bruck et al. as published (and TRA in seed 003): R[j] = send[(p+j)%P]; round (x,z) sends R[j]
-// to p + z r^x, which receives the blocks contiguously into T and unpacks them into R before
-// its next round; finally recv[(p-j)%P] = R[j].
-Schedule basic(const AlltoallShape& s, const std::vector<DigitRound>& rounds) {
+// The rounds the two classic variants share: block j lives at home(j) between rounds; round 0
+// copies it there from send[(p+dir*j)%P]; round (x,z) sends the blocks d.blocks from home to
+// p + dir z r^x, which receives them contiguously into scratch at `landing` and unpacks them home
+// before its next round (or in the last one).
+template <class Home>
+Schedule bruck_rounds(const AlltoallShape& s, const std::vector<DigitRound>& rounds, int dir,
+                      std::int64_t landing, Home home) {
   const int P = s.size, p = s.rank;
   const std::int64_t B = s.block_bytes;
   std::size_t maxj = 0;
   for (const DigitRound& d : rounds) maxj = std::max(maxj, d.blocks.size());
-  const std::int64_t T = std::int64_t(P) * B;  // T follows R in scratch
   Schedule sch;
-  sch.scratch_bytes = T + std::int64_t(maxj) * B;
+  sch.scratch_bytes = landing + std::int64_t(maxj) * B;
   Round first;
   for (int j = 0; j < P; ++j)
-    first.copies.push_back({Piece::send(mod(p + j, P), B), Piece::scratch(j * B, B)});
+    first.copies.push_back({Piece::send(mod(p + dir * j, P), B), home(j)});
   sch.rounds.push_back(std::move(first));
   const std::vector<int>* previous = nullptr;
   auto unpack = [&](Round& round) {
     if (!previous) return;
     for (std::size_t k = 0; k < previous->size(); ++k)
       round.copies.push_back(
-          {Piece::scratch(T + std::int64_t(k) * B, B), Piece::scratch((*previous)[k] * B, B)});
+          {Piece::scratch(landing + std::int64_t(k) * B, B), home((*previous)[k])});
   };
   for (const DigitRound& d : rounds) {
     Round round;
     unpack(round);
     Exchange x;
-    x.send.peer = mod(p + d.distance, P);
-    for (int j : d.blocks) x.send.pieces.push_back(Piece::scratch(j * B, B));
-    x.recv.peer = mod(p - d.distance, P);
-    x.recv.pieces.push_back(Piece::scratch(T, std::int64_t(d.blocks.size()) * B));
+    x.send.peer = mod(p + dir * d.distance, P);
+    for (int j : d.blocks) x.send.pieces.push_back(home(j));
+    x.recv.peer = mod(p - dir * d.distance, P);
+    x.recv.pieces.push_back(Piece::scratch(landing, std::int64_t(d.blocks.size()) * B));
     round.exchanges.push_back(std::move(x));
     sch.rounds.push_back(std::move(round));
     previous = &d.blocks;
   }
   Round last;
   unpack(last);
+  sch.rounds.push_back(std::move(last));
+  return sch;
+}
+
+// Bruck et al. as published (and TRA in seed 003): R[j] = send[(p+j)%P]; round (x,z) sends R[j]
+// to p + z r^x, which receives the blocks contiguously into T and unpacks them into R before
+// its next round; finally recv[(p-j)%P] = R[j].
+Schedule basic(const AlltoallShape& s, const std::vector<DigitRound>& rounds) {
+  const int P = s.size, p = s.rank;
+  const std::int64_t B = s.block_bytes;
+  const std::int64_t T = std::int64_t(P) * B;  // T follows R in scratch
+  Schedule sch = bruck_rounds(s, rounds, 1, T, [&](int j) { return Piece::scratch(j * B, B); });
+  Round& last = sch.rounds.back();
   for (int j = 0; j < P; ++j)
     last.copies.push_back({Piece::scratch(j * B, B), Piece::recv(mod(p - j, P), B)});
-  sch.rounds.push_back(std::move(last));
   return sch;
 }
 
@@ -128,37 +142,7 @@ Schedule basic(const AlltoallShape& s, const std::vector<DigitRound>& rounds) {
 Schedule modified(const AlltoallShape& s, const std::vector<DigitRound>& rounds) {
   const int P = s.size, p = s.rank;
   const std::int64_t B = s.block_bytes;
-  std::size_t maxj = 0;
-  for (const DigitRound& d : rounds) maxj = std::max(maxj, d.blocks.size());
-  Schedule sch;
-  sch.scratch_bytes = std::int64_t(maxj) * B;
-  Round first;
-  for (int j = 0; j < P; ++j)
-    first.copies.push_back({Piece::send(mod(p - j, P), B), Piece::recv(mod(p + j, P), B)});
-  sch.rounds.push_back(std::move(first));
-  const std::vector<int>* previous = nullptr;
-  auto unpack = [&](Round& round) {
-    if (!previous) return;
-    for (std::size_t k = 0; k < previous->size(); ++k)
-      round.copies.push_back(
-          {Piece::scratch(std::int64_t(k) * B, B), Piece::recv(mod(p + (*previous)[k], P), B)});
-  };
-  for (const DigitRound& d : rounds) {
-    Round round;
-    unpack(round);
-    Exchange x;
-    x.send.peer = mod(p - d.distance, P);
-    for (int j : d.blocks) x.send.pieces.push_back(Piece::recv(mod(p + j, P), B));
-    x.recv.peer = mod(p + d.distance, P);
-    x.recv.pieces.push_back(Piece::scratch(0, std::int64_t(d.blocks.size()) * B));
-    round.exchanges.push_back(std::move(x));
-    sch.rounds.push_back(std::move(round));
-    previous = &d.blocks;
-  }
-  Round last;
-  unpack(last);
-  sch.rounds.push_back(std::move(last));
-  return sch;
+  return bruck_rounds(s, rounds, -1, 0, [&](int j) { return Piece::recv(mod(p + j, P), B); });
 }
 
 // Zero-copy placement (seed 000, section 3.3), generalised to radix r and to blocks of any

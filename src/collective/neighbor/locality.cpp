@@ -7,9 +7,8 @@
 // At init a rank learns the edges that pass through it (learn_neighbor_node_edges).
 // Restrictions: none (any topology, any placement). No parameters.
 #include "collective/neighbor/builders.hpp"
+#include "collective/neighbor/gateway_cost.hpp"
 #include "collective/record.hpp"
-
-#include <algorithm>
 
 namespace mpia {
 
@@ -29,19 +28,7 @@ void learn(NeighborShape& shape, const ParamValues&, SizeChannel& channel) {
 // Gathers a node's off-node edges to one gateway per remote node (one intra-node hop), sends
 // one message per node pair, and scatters on arrival (a second hop).
 Terms cost(const Machine& m, const Stats& st, const ParamValues&) {
-  Terms l;
-  const double E = double(st.remote_edges), M = double(st.max_block);
-  const double Q = double(m.ppn);
-  // one message per (round, peer): at most one to each gateway of the node, one from each
-  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * std::min(E, Q - 1);
-  l.c[kLatIntra] = 2;
-  l.c[kBytesIntra] = 2 * M;
-  l.c[kMsgInter] = l.c[kRecvInter] = double(st.remote_nodes);
-  l.c[kLatInter] = 1;
-  l.c[kInflight] = inflight_beyond_one(Q, double(st.remote_nodes));
-  l.c[kBytesNic] = Q * E * M;
-  l.c[kBytesCopy] = 4 * E * M;
-  return l;
+  return gateway_terms(m, st, double(st.remote_edges), double(st.remote_nodes), true);
 }
 constexpr const char* kCost =
     "2 min(E, Q-1) msg_intra + 2 lat_intra + 2 B/bw_intra + R msg_inter + lat_inter + G(Q, R) "

@@ -40,6 +40,7 @@
 // with neighborhood collectives and locality-aware parallelism" (its partially aggregated
 // variant), and MPI Advance's implementation of that variant.
 #include "collective/neighbor/builders.hpp"
+#include "collective/neighbor/gateway_cost.hpp"
 #include "collective/record.hpp"
 
 #include <algorithm>
@@ -199,19 +200,9 @@ Split split(const Machine& m, const Stats& st, const ParamValues& v) {
 }
 
 Terms cost(const Machine& m, const Stats& st, const ParamValues& v) {
-  Terms l;
   const Split f = split(m, st, v);
-  const double E = double(st.remote_edges), M = double(st.max_block), Q = double(m.ppn);
-  const double Ea = f.edges * E, Ed = E - Ea, Ra = f.pairs * double(st.remote_nodes);
-  l.c[kMsgIntra] = l.c[kRecvIntra] = 2 * std::min(Ea, Q - 1);  // as locality's
-  l.c[kLatIntra] = Ea > 0 ? 2 : 0;
-  l.c[kBytesIntra] = Ea > 0 ? 2 * M : 0;
-  l.c[kMsgInter] = l.c[kRecvInter] = Ra + Ed;
-  l.c[kLatInter] = 1;
-  l.c[kInflight] = inflight_beyond_one(Q, Ra + Ed);
-  l.c[kBytesNic] = Q * E * M;
-  l.c[kBytesCopy] = 4 * Ea * M;
-  return l;
+  const double Ea = f.edges * double(st.remote_edges);
+  return gateway_terms(m, st, Ea, f.pairs * double(st.remote_nodes), Ea > 0);
 }
 constexpr const char* kCost =
     "2 min(E_a, Q-1) msg_intra + [E_a > 0] (2 lat_intra + 2 B/bw_intra) + (R_a + E_d) msg_inter "
