@@ -186,8 +186,8 @@ inline void note_call(CommState& st, Collective c, const Selection& sel, bool hi
   per.last_hit = hit;
 }
 
-// What a communicator's plan caches hold (mpia_private_comm_plan_cache): the agreed cache's entries and
-// the sum of their agreed sizes, and this rank's bytes of every cache (the agreed one, the last
+// What a communicator's plan caches hold (mpia_private_comm_plan_cache): the agreed cache's entries
+// and the sum of their agreed sizes, and this rank's bytes of every cache (the agreed one, the last
 // plan of blocking calls, the idle plans of nonblocking calls).
 struct CommPlanCache {
   std::int64_t entries = 0, agreed_bytes = 0, bytes = 0;

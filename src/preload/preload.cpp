@@ -17,7 +17,6 @@
 #include <string>
 #include <tuple>
 
-
 using mpia_preload::depth;
 using mpia_preload::Inside;
 
@@ -134,8 +133,8 @@ void record_line(int c, int size, const char* algorithm, int hit, double bytes, 
 void record(Form c, MPI_Comm comm, bool library, double bytes, double seconds) {
   const char* algorithm = "system (MPI library)";
   int hit = 0;
-  if (library &&
-      mpia_private_comm_last_call(comm, kCollName[int(coll_of(c))], &algorithm, &hit) != MPI_SUCCESS)
+  if (library && mpia_private_comm_last_call(comm, kCollName[int(coll_of(c))], &algorithm, &hit) !=
+                     MPI_SUCCESS)
     algorithm = "?";
   record_line(c, comm_size(comm), algorithm, hit, bytes, seconds);
 }

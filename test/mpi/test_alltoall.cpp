@@ -16,7 +16,6 @@
 
 using namespace mpia_test;
 
-
 namespace {
 
 const TypeCase kCases[] = {

@@ -27,7 +27,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace {
 
 using mpia_test::error_string;
@@ -271,9 +270,9 @@ void blocking_case(bool neighbor, const char* selection) {
     bad += wrong(p, sh, 401, n, recv);
     const char* algorithm = nullptr;
     int hit = 0;
-    ASSERT_EQ(
-        mpia_private_comm_last_call(comm, neighbor ? "neighbor_alltoallv" : "alltoallv", &algorithm, &hit),
-        MPI_SUCCESS);
+    ASSERT_EQ(mpia_private_comm_last_call(comm, neighbor ? "neighbor_alltoallv" : "alltoallv",
+                                          &algorithm, &hit),
+              MPI_SUCCESS);
     if (n >= 2) misses += !hit;
   }
   EXPECT_EQ(sum(comm, bad), 0);
