@@ -26,9 +26,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <initializer_list>
 #include <new>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #define MPIA_API extern "C" __attribute__((visibility("default")))
@@ -86,6 +88,16 @@ CommState& state_of(MPI_Comm comm) {
   if (CommState* st = last_comm_state(comm)) return *st;
   check_comm(comm);
   return comm_state(comm);
+}
+
+// The outputs the caller asked for (not NULL) get their values.
+void put(std::initializer_list<std::pair<MPI_Count*, std::int64_t>> outs) {
+  for (const auto& [out, value] : outs)
+    if (out) *out = MPI_Count(value);
+}
+void put(std::initializer_list<std::pair<int*, int>> outs) {
+  for (const auto& [out, value] : outs)
+    if (out) *out = value;
 }
 
 void empty_status(MPI_Status* status, int code) {
@@ -357,9 +369,7 @@ MPIA_API int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resul
 }
 
 MPIA_API int MPIA_Get_version(int* major, int* minor, int* patch) {
-  if (major) *major = MPIA_VERSION_MAJOR;
-  if (minor) *minor = MPIA_VERSION_MINOR;
-  if (patch) *patch = MPIA_VERSION_PATCH;
+  put({{major, MPIA_VERSION_MAJOR}, {minor, MPIA_VERSION_MINOR}, {patch, MPIA_VERSION_PATCH}});
   return MPI_SUCCESS;
 }
 
@@ -409,10 +419,8 @@ MPIA_API int mpia_private_plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* byt
                                            MPI_Count* entries_now, MPI_Count* largest_plan) {
   return guard(MPI_COMM_NULL, [&] {
     const PlanCacheTotals t = plan_cache_totals();
-    if (peak_bytes) *peak_bytes = MPI_Count(t.peak);
-    if (bytes_now) *bytes_now = MPI_Count(t.bytes);
-    if (entries_now) *entries_now = MPI_Count(t.entries);
-    if (largest_plan) *largest_plan = MPI_Count(t.largest);
+    put({{peak_bytes, t.peak}, {bytes_now, t.bytes}, {entries_now, t.entries},
+         {largest_plan, t.largest}});
   });
 }
 
@@ -420,9 +428,7 @@ MPIA_API int mpia_private_comm_plan_cache(MPI_Comm comm, MPI_Count* entries,
                                           MPI_Count* agreed_bytes, MPI_Count* bytes) {
   return guard(comm, [&] {
     const CommPlanCache c = comm_plan_cache(state_of(comm));
-    if (entries) *entries = MPI_Count(c.entries);
-    if (agreed_bytes) *agreed_bytes = MPI_Count(c.agreed_bytes);
-    if (bytes) *bytes = MPI_Count(c.bytes);
+    put({{entries, c.entries}, {agreed_bytes, c.agreed_bytes}, {bytes, c.bytes}});
   });
 }
 
@@ -458,10 +464,8 @@ MPIA_API int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages,
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
     const Traffic t = request->op->traffic();
-    if (messages) *messages = MPI_Count(t.messages);
-    if (bytes) *bytes = MPI_Count(t.bytes);
-    if (internode_messages) *internode_messages = MPI_Count(t.internode_messages);
-    if (internode_bytes) *internode_bytes = MPI_Count(t.internode_bytes);
+    put({{messages, t.messages}, {bytes, t.bytes}, {internode_messages, t.internode_messages},
+         {internode_bytes, t.internode_bytes}});
   });
 }
 
@@ -470,9 +474,8 @@ MPIA_API int MPIA_Request_get_memory(MPIX_Request request, MPI_Count* bytes,
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
     const Memory m = request->op->memory();
-    if (bytes) *bytes = MPI_Count(m.bytes + sizeof(*request));
-    if (mpi_requests) *mpi_requests = MPI_Count(m.mpi_requests);
-    if (datatypes) *datatypes = MPI_Count(m.datatypes);
+    put({{bytes, m.bytes + std::int64_t(sizeof(*request))}, {mpi_requests, m.mpi_requests},
+         {datatypes, m.datatypes}});
   });
 }
 
@@ -483,10 +486,8 @@ MPIA_API int MPIA_Comm_locality(MPI_Comm comm, int* node, int* nnodes, int* loca
     st.check_settings();
     const NodeMap& m = comm_locality(st).map;
     const int n = m.node_of[st.rank];
-    if (node) *node = n;
-    if (nnodes) *nnodes = m.nnodes();
-    if (local_rank) *local_rank = m.local_of[st.rank];
-    if (local_size) *local_size = int(m.members[n].size());
+    put({{node, n}, {nnodes, m.nnodes()}, {local_rank, m.local_of[st.rank]},
+         {local_size, int(m.members[n].size())}});
   });
 }
 
@@ -499,10 +500,8 @@ MPIA_API int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int* node, int* lo
     if (rank < 0 || rank >= st.size)
       fail(MPI_ERR_RANK,
            "mpi-advance: rank " + std::to_string(rank) + " is not in the communicator");
-    if (node) *node = loc.map.node_of[rank];
-    if (local_rank) *local_rank = loc.map.local_of[rank];
-    if (package) *package = loc.package_of[rank];
-    if (numa) *numa = loc.numa_of[rank];
+    put({{node, loc.map.node_of[rank]}, {local_rank, loc.map.local_of[rank]},
+         {package, loc.package_of[rank]}, {numa, loc.numa_of[rank]}});
   });
 }
 
