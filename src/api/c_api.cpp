@@ -419,7 +419,9 @@ MPIA_API int mpia_private_plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* byt
                                            MPI_Count* entries_now, MPI_Count* largest_plan) {
   return guard(MPI_COMM_NULL, [&] {
     const PlanCacheTotals t = plan_cache_totals();
-    put({{peak_bytes, t.peak}, {bytes_now, t.bytes}, {entries_now, t.entries},
+    put({{peak_bytes, t.peak},
+         {bytes_now, t.bytes},
+         {entries_now, t.entries},
          {largest_plan, t.largest}});
   });
 }
@@ -464,7 +466,9 @@ MPIA_API int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages,
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
     const Traffic t = request->op->traffic();
-    put({{messages, t.messages}, {bytes, t.bytes}, {internode_messages, t.internode_messages},
+    put({{messages, t.messages},
+         {bytes, t.bytes},
+         {internode_messages, t.internode_messages},
          {internode_bytes, t.internode_bytes}});
   });
 }
@@ -474,7 +478,8 @@ MPIA_API int MPIA_Request_get_memory(MPIX_Request request, MPI_Count* bytes,
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
     const Memory m = request->op->memory();
-    put({{bytes, m.bytes + std::int64_t(sizeof(*request))}, {mpi_requests, m.mpi_requests},
+    put({{bytes, m.bytes + std::int64_t(sizeof(*request))},
+         {mpi_requests, m.mpi_requests},
          {datatypes, m.datatypes}});
   });
 }
@@ -486,7 +491,9 @@ MPIA_API int MPIA_Comm_locality(MPI_Comm comm, int* node, int* nnodes, int* loca
     st.check_settings();
     const NodeMap& m = comm_locality(st).map;
     const int n = m.node_of[st.rank];
-    put({{node, n}, {nnodes, m.nnodes()}, {local_rank, m.local_of[st.rank]},
+    put({{node, n},
+         {nnodes, m.nnodes()},
+         {local_rank, m.local_of[st.rank]},
          {local_size, int(m.members[n].size())}});
   });
 }
@@ -500,8 +507,10 @@ MPIA_API int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int* node, int* lo
     if (rank < 0 || rank >= st.size)
       fail(MPI_ERR_RANK,
            "mpi-advance: rank " + std::to_string(rank) + " is not in the communicator");
-    put({{node, loc.map.node_of[rank]}, {local_rank, loc.map.local_of[rank]},
-         {package, loc.package_of[rank]}, {numa, loc.numa_of[rank]}});
+    put({{node, loc.map.node_of[rank]},
+         {local_rank, loc.map.local_of[rank]},
+         {package, loc.package_of[rank]},
+         {numa, loc.numa_of[rank]}});
   });
 }
 
