@@ -26,7 +26,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <initializer_list>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -90,14 +89,12 @@ CommState& state_of(MPI_Comm comm) {
   return comm_state(comm);
 }
 
-// The outputs the caller asked for (not NULL) get their values.
-void put(std::initializer_list<std::pair<MPI_Count*, std::int64_t>> outs) {
-  for (const auto& [out, value] : outs)
-    if (out) *out = MPI_Count(value);
-}
-void put(std::initializer_list<std::pair<int*, int>> outs) {
-  for (const auto& [out, value] : outs)
-    if (out) *out = value;
+// The outputs the caller asked for (not NULL) get their values: put(out, value, out, value...).
+void put() {}
+template <class T, class V, class... Rest>
+void put(T* out, V value, Rest... rest) {
+  if (out) *out = T(value);
+  put(rest...);
 }
 
 void empty_status(MPI_Status* status, int code) {
@@ -369,7 +366,7 @@ MPIA_API int MPIA_Request_get_trial(MPIX_Request request, char* text, int* resul
 }
 
 MPIA_API int MPIA_Get_version(int* major, int* minor, int* patch) {
-  put({{major, MPIA_VERSION_MAJOR}, {minor, MPIA_VERSION_MINOR}, {patch, MPIA_VERSION_PATCH}});
+  put(major, MPIA_VERSION_MAJOR, minor, MPIA_VERSION_MINOR, patch, MPIA_VERSION_PATCH);
   return MPI_SUCCESS;
 }
 
@@ -419,10 +416,7 @@ MPIA_API int mpia_private_plan_cache_bytes(MPI_Count* peak_bytes, MPI_Count* byt
                                            MPI_Count* entries_now, MPI_Count* largest_plan) {
   return guard(MPI_COMM_NULL, [&] {
     const PlanCacheTotals t = plan_cache_totals();
-    put({{peak_bytes, t.peak},
-         {bytes_now, t.bytes},
-         {entries_now, t.entries},
-         {largest_plan, t.largest}});
+    put(peak_bytes, t.peak, bytes_now, t.bytes, entries_now, t.entries, largest_plan, t.largest);
   });
 }
 
@@ -430,7 +424,7 @@ MPIA_API int mpia_private_comm_plan_cache(MPI_Comm comm, MPI_Count* entries,
                                           MPI_Count* agreed_bytes, MPI_Count* bytes) {
   return guard(comm, [&] {
     const CommPlanCache c = comm_plan_cache(state_of(comm));
-    put({{entries, c.entries}, {agreed_bytes, c.agreed_bytes}, {bytes, c.bytes}});
+    put(entries, c.entries, agreed_bytes, c.agreed_bytes, bytes, c.bytes);
   });
 }
 
@@ -466,10 +460,8 @@ MPIA_API int MPIA_Request_get_traffic(MPIX_Request request, MPI_Count* messages,
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
     const Traffic t = request->op->traffic();
-    put({{messages, t.messages},
-         {bytes, t.bytes},
-         {internode_messages, t.internode_messages},
-         {internode_bytes, t.internode_bytes}});
+    put(messages, t.messages, bytes, t.bytes, internode_messages, t.internode_messages,
+        internode_bytes, t.internode_bytes);
   });
 }
 
@@ -478,9 +470,8 @@ MPIA_API int MPIA_Request_get_memory(MPIX_Request request, MPI_Count* bytes,
   return guard(comm_of(request), [&] {
     if (!request) fail(MPI_ERR_REQUEST, "mpi-advance: null request");
     const Memory m = request->op->memory();
-    put({{bytes, m.bytes + std::int64_t(sizeof(*request))},
-         {mpi_requests, m.mpi_requests},
-         {datatypes, m.datatypes}});
+    put(bytes, m.bytes + std::int64_t(sizeof(*request)), mpi_requests, m.mpi_requests, datatypes,
+        m.datatypes);
   });
 }
 
@@ -491,10 +482,8 @@ MPIA_API int MPIA_Comm_locality(MPI_Comm comm, int* node, int* nnodes, int* loca
     st.check_settings();
     const NodeMap& m = comm_locality(st).map;
     const int n = m.node_of[st.rank];
-    put({{node, n},
-         {nnodes, m.nnodes()},
-         {local_rank, m.local_of[st.rank]},
-         {local_size, int(m.members[n].size())}});
+    put(node, n, nnodes, m.nnodes(), local_rank, m.local_of[st.rank], local_size,
+        int(m.members[n].size()));
   });
 }
 
@@ -507,10 +496,8 @@ MPIA_API int MPIA_Comm_rank_locality(MPI_Comm comm, int rank, int* node, int* lo
     if (rank < 0 || rank >= st.size)
       fail(MPI_ERR_RANK,
            "mpi-advance: rank " + std::to_string(rank) + " is not in the communicator");
-    put({{node, loc.map.node_of[rank]},
-         {local_rank, loc.map.local_of[rank]},
-         {package, loc.package_of[rank]},
-         {numa, loc.numa_of[rank]}});
+    put(node, loc.map.node_of[rank], local_rank, loc.map.local_of[rank], package,
+        loc.package_of[rank], numa, loc.numa_of[rank]);
   });
 }
 
