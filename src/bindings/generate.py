@@ -544,8 +544,61 @@ def module(forms):
                 cargs.append(b)
         procs.append(fwrap("call set(ierror, c_%s(%s))" % (f.lower, ", ".join(cargs)), 4))
         procs.append("  end subroutine")
+    extras(ifaces, procs)
     return ("\n".join([hdr] + pub) + "\n", "\n".join([hdr] + ifaces) + "\n",
             "\n".join([hdr] + procs) + "\n")
+
+
+# The module's procedures beyond the forms that are one call each, bound straight to the C API:
+# per handle type, ==, /= and MPIX_<type>_free; the request queries with MPI_Count outputs; the
+# request queries with a text output (through the module's request_text).
+HANDLES = ("Request", "Topo")
+COUNT_QUERIES = (("Request_get_traffic", ("messages", "bytes", "internode_messages",
+                                          "internode_bytes")),
+                 ("Request_get_memory", ("bytes", "mpi_requests", "datatypes")))
+TEXT_QUERIES = (("Request_get_algorithm", "name", False), ("Request_get_trial", "text", True))
+
+
+def extras(ifaces, procs):
+    def interface(name, dummies, imports, decls):
+        ifaces.append(fwrap('integer(c_int) function c_%s(%s) bind(C, name="MPIA_%s")' %
+                            (name.lower(), ", ".join(dummies), name), 4))
+        ifaces.append("      import :: " + ", ".join(imports))
+        ifaces.extend("      " + d for d in decls)
+        ifaces.append("    end function")
+
+    def subroutine(name, dummies, decls, body):
+        procs.append("")
+        procs.append(fwrap("subroutine MPIX_%s(%s)" % (name, ", ".join(dummies + ["ierror"])), 2))
+        procs.extend("    " + d for d in decls + ["integer, optional, intent(out) :: ierror"])
+        procs.append(fwrap(body, 4))
+        procs.append("  end subroutine")
+
+    for h in HANDLES:
+        t, v = "MPIX_" + h, h.lower()
+        for op, neg in (("eq", ""), ("ne", ".not. ")):
+            procs += ["", "  logical function %s_%s(a, b)" % (v, op),
+                      "    type(%s), intent(in) :: a, b" % t,
+                      "    %s_%s = %ssame_handle(a%%handle, b%%handle)" % (v, op, neg),
+                      "  end function"]
+        interface(h + "_free", [v], ["c_int", t], ["type(%s) :: %s" % (t, v)])
+        subroutine(h + "_free", [v], ["type(%s), intent(inout) :: %s" % (t, v)],
+                   "call set(ierror, c_%s_free(%s))" % (v, v))
+    for name, outs in COUNT_QUERIES:
+        interface(name, ["request"] + list(outs), ["c_int", "MPIX_Request", "MPI_COUNT_KIND"],
+                  ["type(MPIX_Request), value :: request",
+                   "integer(MPI_COUNT_KIND) :: " + ", ".join(outs)])
+        subroutine(name, ["request"] + list(outs),
+                   ["type(MPIX_Request), intent(in) :: request",
+                    "integer(MPI_COUNT_KIND), intent(out) :: " + ", ".join(outs)],
+                   "call set(ierror, c_%s(%s))" % (name.lower(), ", ".join(["request"] +
+                                                                             list(outs))))
+    for name, out, trial in TEXT_QUERIES:
+        subroutine(name, ["request", out, "resultlen"],
+                   ["type(MPIX_Request), intent(in) :: request",
+                    "character(len=*), intent(out) :: " + out, "integer, intent(out) :: resultlen"],
+                   "call request_text(request, %s, %s, resultlen, ierror)" %
+                   (".true." if trial else ".false.", out))
 
 
 # --- the communicator-making calls (creators.txt) ----------------------------------------------

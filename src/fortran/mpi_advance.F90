@@ -51,16 +51,10 @@ module mpi_advance
   integer, parameter :: MPIX_LOCALITY_NODE = 0, MPIX_LOCALITY_CROSS = 1
 
   interface operator(==)
-    module procedure request_eq
+    module procedure request_eq, topo_eq
   end interface
   interface operator(/=)
-    module procedure request_ne
-  end interface
-  interface operator(==)
-    module procedure topo_eq
-  end interface
-  interface operator(/=)
-    module procedure topo_ne
+    module procedure request_ne, topo_ne
   end interface
 
   interface
@@ -69,10 +63,6 @@ module mpi_advance
       import :: c_int, MPIX_Topo
       integer(c_int), value :: comm, indeg, outdeg, info
       integer(c_int) :: srcs(*), dsts(*)
-      type(MPIX_Topo) :: topo
-    end function
-    integer(c_int) function c_topo_free(topo) bind(C, name="mpia_f_topo_free")
-      import :: c_int, MPIX_Topo
       type(MPIX_Topo) :: topo
     end function
     integer(c_int) function c_neighbor_alltoallv_topo_init(sb, scs, sds, st, rb, rcs, rds, rt, &
@@ -133,10 +123,6 @@ module mpi_advance
       type(MPIX_Request) :: reqs(*)
       type(c_ptr), value :: fstatuses
     end function
-    integer(c_int) function c_request_free(req) bind(C, name="mpia_f_request_free")
-      import :: c_int, MPIX_Request
-      type(MPIX_Request) :: req
-    end function
     integer(c_int) function c_request_text(req, trial, text, len, resultlen) &
         bind(C, name="mpia_f_request_text")
       import :: c_int, c_char, MPIX_Request
@@ -150,18 +136,6 @@ module mpi_advance
       import :: c_int, c_char
       character(kind=c_char) :: coll(*), name(*), desc(*)
       integer(c_int), value :: index, name_len, desc_len
-    end function
-    integer(c_int) function c_request_get_traffic(req, m, b, im, ib) &
-        bind(C, name="mpia_f_request_get_traffic")
-      import :: c_int, MPIX_Request, MPI_COUNT_KIND
-      type(MPIX_Request), value :: req
-      integer(MPI_COUNT_KIND) :: m, b, im, ib
-    end function
-    integer(c_int) function c_request_get_memory(req, b, r, t) &
-        bind(C, name="mpia_f_request_get_memory")
-      import :: c_int, MPIX_Request, MPI_COUNT_KIND
-      type(MPIX_Request), value :: req
-      integer(MPI_COUNT_KIND) :: b, r, t
     end function
     integer(c_int) function c_comm_locality(comm, node, nnodes, local_rank, local_size) &
         bind(C, name="mpia_f_comm_locality")
@@ -195,14 +169,6 @@ contains
   logical function same_handle(a, b)
     type(c_ptr), intent(in) :: a, b
     same_handle = c_associated(a, b) .or. (.not. c_associated(a) .and. .not. c_associated(b))
-  end function
-  logical function request_eq(a, b)
-    type(MPIX_Request), intent(in) :: a, b
-    request_eq = same_handle(a%handle, b%handle)
-  end function
-  logical function request_ne(a, b)
-    type(MPIX_Request), intent(in) :: a, b
-    request_ne = .not. request_eq(a, b)
   end function
 
   ! The C side recognises MPI_IN_PLACE by the address of mpi_f08's MPI_IN_PLACE.
@@ -347,28 +313,8 @@ contains
     call set(ierror, rc)
   end subroutine
 
-  subroutine MPIX_Request_free(request, ierror)
-    type(MPIX_Request), intent(inout) :: request
-    integer, optional, intent(out) :: ierror
-    call set(ierror, c_request_free(request))
-  end subroutine
 
-  subroutine MPIX_Request_get_algorithm(request, name, resultlen, ierror)
-    type(MPIX_Request), intent(in) :: request
-    character(len=*), intent(out) :: name
-    integer, intent(out) :: resultlen
-    integer, optional, intent(out) :: ierror
-    call request_text(request, .false., name, resultlen, ierror)
-  end subroutine
 
-  ! What a persistent auto request measured (the C function's comment in mpi_advance.h).
-  subroutine MPIX_Request_get_trial(request, text, resultlen, ierror)
-    type(MPIX_Request), intent(in) :: request
-    character(len=*), intent(out) :: text
-    integer, intent(out) :: resultlen
-    integer, optional, intent(out) :: ierror
-    call request_text(request, .true., text, resultlen, ierror)
-  end subroutine
 
   subroutine MPIX_Algorithm_get(collective, index, name, description, ierror)
     character(len=*), intent(in) :: collective
@@ -392,21 +338,7 @@ contains
     call set(ierror, rc)
   end subroutine
 
-  subroutine MPIX_Request_get_traffic(request, messages, bytes, internode_messages, &
-                                      internode_bytes, ierror)
-    type(MPIX_Request), intent(in) :: request
-    integer(MPI_COUNT_KIND), intent(out) :: messages, bytes, internode_messages, internode_bytes
-    integer, optional, intent(out) :: ierror
-    call set(ierror, c_request_get_traffic(request, messages, bytes, internode_messages, &
-                                           internode_bytes))
-  end subroutine
 
-  subroutine MPIX_Request_get_memory(request, bytes, mpi_requests, datatypes, ierror)
-    type(MPIX_Request), intent(in) :: request
-    integer(MPI_COUNT_KIND), intent(out) :: bytes, mpi_requests, datatypes
-    integer, optional, intent(out) :: ierror
-    call set(ierror, c_request_get_memory(request, bytes, mpi_requests, datatypes))
-  end subroutine
 
   subroutine MPIX_Comm_locality(comm, node, nnodes, local_rank, local_size, ierror)
     type(MPI_Comm), intent(in) :: comm
@@ -441,14 +373,6 @@ contains
     call set(ierror, c_comm_set_algorithm(comm%MPI_VAL, cstr(collective), cstr(selection)))
   end subroutine
 
-  logical function topo_eq(a, b)
-    type(MPIX_Topo), intent(in) :: a, b
-    topo_eq = same_handle(a%handle, b%handle)
-  end function
-  logical function topo_ne(a, b)
-    type(MPIX_Topo), intent(in) :: a, b
-    topo_ne = .not. topo_eq(a, b)
-  end function
 
   subroutine MPIX_Topo_create(comm, indegree, sources, outdegree, destinations, info, topo, ierror)
     type(MPI_Comm), intent(in) :: comm
@@ -460,11 +384,6 @@ contains
                                    info%MPI_VAL, topo))
   end subroutine
 
-  subroutine MPIX_Topo_free(topo, ierror)
-    type(MPIX_Topo), intent(inout) :: topo
-    integer, optional, intent(out) :: ierror
-    call set(ierror, c_topo_free(topo))
-  end subroutine
 
   subroutine MPIX_Neighbor_alltoallv_topo_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
                                                recvcounts, rdispls, recvtype, topo, info, &

@@ -123,8 +123,6 @@ int mpia_f_waitall(int n, MPIX_Request* rs, int* statuses) {
   return rc;
 }
 
-int mpia_f_request_free(MPIX_Request* r) { return MPIX_Request_free(r); }
-
 /* Character results: copied into the Fortran buffer (len bytes), blank-padded. */
 static void to_fortran(const char* from, char* to, int len) {
   int n = from ? (int)strlen(from) : 0;
@@ -151,16 +149,6 @@ int mpia_f_algorithm_get(const char* collective, int index, char* name, int name
     to_fortran(d, description, description_len);
   }
   return rc;
-}
-
-int mpia_f_request_get_traffic(MPIX_Request r, MPI_Count* messages, MPI_Count* bytes,
-                               MPI_Count* internode_messages, MPI_Count* internode_bytes) {
-  return MPIX_Request_get_traffic(r, messages, bytes, internode_messages, internode_bytes);
-}
-
-int mpia_f_request_get_memory(MPIX_Request r, MPI_Count* bytes, MPI_Count* mpi_requests,
-                              MPI_Count* datatypes) {
-  return MPIX_Request_get_memory(r, bytes, mpi_requests, datatypes);
 }
 
 int mpia_f_comm_locality(MPI_Fint comm, int* node, int* nnodes, int* local_rank, int* local_size) {
@@ -190,8 +178,6 @@ int mpia_f_topo_create(MPI_Fint comm, int indegree, const int* sources, int outd
   return MPIX_Topo_create(MPI_Comm_f2c(comm), indegree, sources, outdegree, destinations,
                           MPI_Info_f2c(info), topo);
 }
-
-int mpia_f_topo_free(MPIX_Topo* topo) { return MPIX_Topo_free(topo); }
 
 int mpia_f_neighbor_alltoallv_topo_init(CFI_cdesc_t* sb, const int* scs, const int* sds,
                                         MPI_Fint st, CFI_cdesc_t* rb, const int* rcs,
