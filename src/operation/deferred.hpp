@@ -1,8 +1,12 @@
 // Nonblocking calls that wait for their communicator's attach (attach.hpp) before they run.
 #pragma once
 
+#include "collective/registry.hpp"
+#include "operation/args.hpp"
 #include "operation/attach.hpp"
 #include "operation/operation.hpp"
+
+#include <mpi.h>
 
 #include <cstdint>
 #include <functional>
@@ -41,5 +45,12 @@ class DeferredOperation : public Operation {
   std::shared_ptr<void> keep_;
   std::unique_ptr<Operation> inner_;
 };
+
+// What a call deferred on comm (collective c) reads that the user may free as soon as it
+// returned: copies of its derived datatypes (a w call's per block: comm's size of them, or its
+// neighbor topology's degrees), put into args in place of the user's. Held by the call's
+// DeferredOperation and freed with it.
+std::shared_ptr<void> keep_datatypes(AlltoallArgs& args, MPI_Comm comm, Collective c);
+std::shared_ptr<void> keep_datatypes(AlltoallvArgs& args, MPI_Comm comm, Collective c);
 
 }  // namespace mpia
