@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -217,6 +218,49 @@ TEST(Alltoallw, EveryAlgorithmEveryForm) {
       for (bool in_place : {false, true}) run(comm, a, f, in_place, 3);
   }
   MPI_Comm_free(&comm);
+}
+
+// MPIX_Ialltoallw as the library's first call on a communicator: the call waits for the
+// communicator's attach (made without waiting), and the user frees every derived per-block type
+// right after it returned, before the attach is done, as MPI allows; in place too. Every byte
+// checked, on a new communicator each time.
+TEST(Alltoallw, FirstCallNonblockingTypesFreedAtOnce) {
+  const Kinds layout;  // the same strides and offsets as the freed types'
+  int failures = 0;
+  for (int round = 0; round < 3; ++round)
+    for (bool in_place : {false, true}) {
+      MPI_Comm comm;
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+      const int P = comm_size(comm), me = comm_rank(comm);
+      auto freed = std::make_unique<Kinds>();
+      Side send(*freed, P, me, true, round, in_place), recv(*freed, P, me, false, round, in_place);
+      Side expect = recv;
+      expect.fill(layout, me, false, round);
+      if (in_place) {
+        for (int j = 0; j < P; ++j)
+          for (int k = 0; k < recv.counts[j]; ++k) {
+            const std::int32_t v = value(me, j, k, round);
+            std::memcpy(recv.element(layout, j, k), &v, 4);
+          }
+      } else {
+        send.fill(layout, me, true, round);
+      }
+      MPIX_Request req = MPIX_REQUEST_NULL;
+      int rc =
+          MPIX_Ialltoallw(in_place ? MPI_IN_PLACE : send.buf.data(), send.counts.data(),
+                          send.displs.data(), send.types.data(), recv.buf.data(),
+                          recv.counts.data(), recv.displs.data(), recv.types.data(), comm, &req);
+      freed.reset();  // MPI_Type_free of the derived types
+      if (rc == MPI_SUCCESS) rc = MPIX_Wait(&req, MPI_STATUS_IGNORE);
+      EXPECT_EQ(rc, MPI_SUCCESS) << "round " << round << (in_place ? " in place" : "");
+      if (rc != MPI_SUCCESS || recv.buf != expect.buf) {
+        ADD_FAILURE() << "round " << round << (in_place ? " in place" : "") << ": rank " << me
+                      << " received wrong bytes";
+        ++failures;
+      }
+      MPI_Comm_free(&comm);
+    }
+  EXPECT_EQ(failures, 0);
 }
 
 // A zero-count block may name any committed type, and every array entry of a zero-size
