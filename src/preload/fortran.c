@@ -48,7 +48,7 @@
  *     that, less robustly. The same holds for mpi_ialltoall_f08ts_ & co. and the MPI-4
  *     persistent mpi_alltoall_init_f08ts_ & co. Not for the request calls: mpi_wait_f08_ &
  *     co. (plain Fortran, the mpif.h routine's arguments) call PMPI_Wait & co., so they are
- *     defined here (see MPIA_F08_REQUEST_CALLS).
+ *     defined here (see fortran_requests.inc).
  *   - mpif.h and `use mpi` call mpi_ialltoall_, mpi_alltoall_init_ (MPI-4's persistent
  *     collectives) and mpi_wait_ & co., which call the C functions too; defined here for the
  *     same reason as the blocking ones.
@@ -624,51 +624,10 @@ static void f_cancel(MPI_Fint* request, MPI_Fint* ierr) {
 
 #include "fortran_forms.inc"
 
-/* The request calls. */
-#define MPIA_WAIT_PARAMS (MPI_Fint * request, MPI_Fint * status, MPI_Fint * ierr)
-#define MPIA_WAIT_ARGS (request, status, ierr)
-#define MPIA_TEST_PARAMS (MPI_Fint * request, MPI_Fint * flag, MPI_Fint * status, MPI_Fint * ierr)
-#define MPIA_TEST_ARGS (request, flag, status, ierr)
-#define MPIA_WAITALL_PARAMS \
-  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * statuses, MPI_Fint * ierr)
-#define MPIA_WAITALL_ARGS (count, requests, statuses, ierr)
-#define MPIA_TESTALL_PARAMS \
-  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * flag, MPI_Fint * statuses, MPI_Fint * ierr)
-#define MPIA_TESTALL_ARGS (count, requests, flag, statuses, ierr)
-#define MPIA_WAITANY_PARAMS \
-  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * index, MPI_Fint * status, MPI_Fint * ierr)
-#define MPIA_WAITANY_ARGS (count, requests, index, status, ierr)
-#define MPIA_TESTANY_PARAMS                                                                     \
-  (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * index, MPI_Fint * flag, MPI_Fint * status, \
-   MPI_Fint * ierr)
-#define MPIA_TESTANY_ARGS (count, requests, index, flag, status, ierr)
-#define MPIA_SOME_PARAMS                                                             \
-  (MPI_Fint * incount, MPI_Fint * requests, MPI_Fint * outcount, MPI_Fint * indices, \
-   MPI_Fint * statuses, MPI_Fint * ierr)
-#define MPIA_SOME_ARGS (incount, requests, outcount, indices, statuses, ierr)
-#define MPIA_REQUEST_PARAMS (MPI_Fint * request, MPI_Fint * ierr)
-#define MPIA_REQUEST_ARGS (request, ierr)
-#define MPIA_STARTALL_PARAMS (MPI_Fint * count, MPI_Fint * requests, MPI_Fint * ierr)
-#define MPIA_STARTALL_ARGS (count, requests, ierr)
-
-MPIA_FORTRAN_MANGLINGS(mpi_wait, MPI_WAIT, f_wait, MPIA_WAIT_PARAMS, MPIA_WAIT_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_test, MPI_TEST, f_test, MPIA_TEST_PARAMS, MPIA_TEST_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_request_get_status, MPI_REQUEST_GET_STATUS, f_request_get_status,
-                       MPIA_TEST_PARAMS, MPIA_TEST_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_waitall, MPI_WAITALL, f_waitall, MPIA_WAITALL_PARAMS, MPIA_WAITALL_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_testall, MPI_TESTALL, f_testall, MPIA_TESTALL_PARAMS, MPIA_TESTALL_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_waitany, MPI_WAITANY, f_waitany, MPIA_WAITANY_PARAMS, MPIA_WAITANY_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_testany, MPI_TESTANY, f_testany, MPIA_TESTANY_PARAMS, MPIA_TESTANY_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_waitsome, MPI_WAITSOME, f_waitsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_testsome, MPI_TESTSOME, f_testsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_start, MPI_START, f_start, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_startall, MPI_STARTALL, f_startall, MPIA_STARTALL_PARAMS,
-                       MPIA_STARTALL_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_request_free, MPI_REQUEST_FREE, f_request_free, MPIA_REQUEST_PARAMS,
-                       MPIA_REQUEST_ARGS)
-MPIA_FORTRAN_MANGLINGS(mpi_cancel, MPI_CANCEL, f_cancel, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)
-
-/* `use mpi_f08`'s request calls: Open MPI's (see the top of the file) and MPICH 4's, plain
+/* The request calls (fortran_requests.inc, generated): their mpif.h / `use mpi` manglings, and
+ * their `use mpi_f08` entries where the MPI's own do not reach the C interposers.
+ *
+ * `use mpi_f08`'s request calls: Open MPI's (see the top of the file) and MPICH 4's, plain
  * Fortran subroutines (not bind(C)) with the mpif.h routine's arguments in both: TYPE(MPI_Request)
  * is one INTEGER, arrays are explicit-shape or assumed-size (addresses), flags default LOGICAL,
  * the OPTIONAL ierror NULL when absent. TYPE(MPI_Status) has the layout of C's MPI_Status and of
@@ -678,33 +637,19 @@ MPIA_FORTRAN_MANGLINGS(mpi_cancel, MPI_CANCEL, f_cancel, MPIA_REQUEST_PARAMS, MP
  * its wrappers pass to C as an MPI_Status*), so MPI_Status_c2f writes it. MPI_STATUS(ES)_IGNORE:
  * Open MPI's are bind(C) to mpif.h's common blocks (MPI_F_STATUS(ES)_IGNORE); MPICH's are
  * MPIR_F08_MPI_STATUS(ES)_IGNORE_OBJ, MPI_F08_STATUS(ES)_IGNORE in C (status_ignored() knows
- * both). */
-#define MPIA_F08_REQUEST_CALLS                                                                \
-  MPIA_FORTRAN_ENTRY(mpi_wait_f08_, f_wait, MPIA_WAIT_PARAMS, MPIA_WAIT_ARGS)                 \
-  MPIA_FORTRAN_ENTRY(mpi_test_f08_, f_test, MPIA_TEST_PARAMS, MPIA_TEST_ARGS)                 \
-  MPIA_FORTRAN_ENTRY(mpi_request_get_status_f08_, f_request_get_status, MPIA_TEST_PARAMS,     \
-                     MPIA_TEST_ARGS)                                                          \
-  MPIA_FORTRAN_ENTRY(mpi_waitall_f08_, f_waitall, MPIA_WAITALL_PARAMS, MPIA_WAITALL_ARGS)     \
-  MPIA_FORTRAN_ENTRY(mpi_testall_f08_, f_testall, MPIA_TESTALL_PARAMS, MPIA_TESTALL_ARGS)     \
-  MPIA_FORTRAN_ENTRY(mpi_waitany_f08_, f_waitany, MPIA_WAITANY_PARAMS, MPIA_WAITANY_ARGS)     \
-  MPIA_FORTRAN_ENTRY(mpi_testany_f08_, f_testany, MPIA_TESTANY_PARAMS, MPIA_TESTANY_ARGS)     \
-  MPIA_FORTRAN_ENTRY(mpi_waitsome_f08_, f_waitsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)         \
-  MPIA_FORTRAN_ENTRY(mpi_testsome_f08_, f_testsome, MPIA_SOME_PARAMS, MPIA_SOME_ARGS)         \
-  MPIA_FORTRAN_ENTRY(mpi_start_f08_, f_start, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)         \
-  MPIA_FORTRAN_ENTRY(mpi_startall_f08_, f_startall, MPIA_STARTALL_PARAMS, MPIA_STARTALL_ARGS) \
-  MPIA_FORTRAN_ENTRY(mpi_request_free_f08_, f_request_free, MPIA_REQUEST_PARAMS,              \
-                     MPIA_REQUEST_ARGS)                                                       \
-  MPIA_FORTRAN_ENTRY(mpi_cancel_f08_, f_cancel, MPIA_REQUEST_PARAMS, MPIA_REQUEST_ARGS)
-
-#if MPIA_MPICH_F08_REQUESTS
-/* Checked with a PMPI shim under `use mpi_f08` programs on MPICH 4.0.2: mpi_ialltoall_f08ts_,
- * mpi_ialltoallv_f08ts_, mpi_ineighbor_alltoallv_f08ts_ and mpi_alltoall_init_f08ts_ reached
- * the shim's C functions, mpi_wait_f08_, mpi_waitall_f08_, mpi_waitany_f08_, mpi_test_f08_,
- * mpi_testall_f08_, mpi_testsome_f08_, mpi_request_get_status_f08_, mpi_startall_f08_ and
- * mpi_request_free_f08_ did not (they call PMPI_Wait & co.; their MPI_Waitany also returned
- * 0-based indices). */
-MPIA_F08_REQUEST_CALLS
+ * both).
+ * MPICH: checked with a PMPI shim under `use mpi_f08` programs on MPICH 4.0.2:
+ * mpi_ialltoall_f08ts_, mpi_ialltoallv_f08ts_, mpi_ineighbor_alltoallv_f08ts_ and
+ * mpi_alltoall_init_f08ts_ reached the shim's C functions, mpi_wait_f08_, mpi_waitall_f08_,
+ * mpi_waitany_f08_, mpi_test_f08_, mpi_testall_f08_, mpi_testsome_f08_,
+ * mpi_request_get_status_f08_, mpi_startall_f08_ and mpi_request_free_f08_ did not (they call
+ * PMPI_Wait & co.; their MPI_Waitany also returned 0-based indices). */
+#if defined(OPEN_MPI) || MPIA_MPICH_F08_REQUESTS
+#define MPIA_FORTRAN_F08_REQUESTS 1
+#else
+#define MPIA_FORTRAN_F08_REQUESTS 0
 #endif
+#include "fortran_requests.inc"
 
 #if defined(OPEN_MPI)
 /* MPI_INIT and MPI_INIT_THREAD (mpif.h, `use mpi`, `use mpi_f08`): Open MPI's call PMPI_Init
@@ -782,7 +727,6 @@ static void after_created(const MPI_Fint* made, MPI_Fint* ierr) {
   MPIA_FORTRAN_ENTRY(lower##_f08_, f08_##lower, params, args)
 #include "fortran_creators.inc"
 
-MPIA_F08_REQUEST_CALLS
 #endif
 
 #endif /* OPEN_MPI || MPICH */
