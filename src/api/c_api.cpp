@@ -7,13 +7,11 @@
 
 #include "collective/selection.hpp"
 #include "locality/locality.hpp"
-#include "operation/alltoall.hpp"
-#include "operation/alltoallv.hpp"
+#include "operation/entry_points.hpp"
 #include "operation/attach.hpp"
 #include "operation/blocking_cache.hpp"
 #include "operation/comm_state.hpp"
 #include "operation/deferred.hpp"
-#include "operation/neighbor.hpp"
 #include "operation/neighbor_topology.hpp"
 #include "operation/nonblocking.hpp"
 #include "operation/operation.hpp"
@@ -660,29 +658,8 @@ int start_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& args, Co
 // regular neighbor call is carried as an alltoall's arguments until the communicator's state
 // (its topology) is known, then as the v form (RegularBlocks).
 
-// The operation layer's adapter of each collective (src/operation/).
-template <Collective C>
-struct Adapter;
-template <>
-struct Adapter<Collective::Alltoall> {
-  static constexpr auto blocking = &alltoall_blocking;
-  static constexpr auto init = &alltoall_init;
-  static constexpr auto nonblocking = &alltoall_nonblocking;
-};
-template <>
-struct Adapter<Collective::Alltoallv> {
-  static constexpr auto blocking = &alltoallv_blocking;
-  static constexpr auto init = &alltoallv_init;
-  static constexpr auto nonblocking = &alltoallv_nonblocking;
-};
-template <>
-struct Adapter<Collective::NeighborAlltoallv> {
-  static constexpr auto blocking = &neighbor_blocking;
-  static constexpr auto init = &neighbor_init;
-  static constexpr auto nonblocking = &neighbor_nonblocking;
-};
-
-// Runs f on a as collective C's adapter takes it: a regular neighbor call as the v form.
+// Runs f on a as collective C's entry points (operation/entry_points.hpp) take it: a regular
+// neighbor call as the v form.
 template <Collective C, class Args, class F>
 decltype(auto) carried(CommState& st, const Args& a, F&& f) {
   if constexpr (C == Collective::NeighborAlltoallv && std::is_same<Args, AlltoallArgs>::value) {
@@ -697,21 +674,22 @@ template <Collective C, bool Large, class Args>
 MPIA_INLINE int api_blocking(MPI_Comm comm, const Args& a) {
   return guard(comm, [&] {
     CommState& st = state_of(comm);
-    carried<C>(st, a, [&](const auto& x) { Adapter<C>::blocking(st, x); });
+    carried<C>(st, a, [&](const auto& x) { EntryPoints<C>::blocking(st, x); });
   });
 }
 
 template <Collective C, class Args>
 int api_persistent(MPI_Comm comm, MPI_Info info, MPIX_Request* request, const Args& a) {
   return init_request(comm, request, [&](CommState& st, bool given) {
-    return carried<C>(st, a, [&](const auto& x) { return Adapter<C>::init(st, x, info, given); });
+    return carried<C>(st, a,
+                      [&](const auto& x) { return EntryPoints<C>::init(st, x, info, given); });
   });
 }
 
 template <Collective C, class Args>
 int api_nonblocking(MPI_Comm comm, MPIX_Request* request, const Args& a) {
   return start_nonblocking(comm, request, a, C, [](CommState& st, const Args& x) {
-    return carried<C>(st, x, [&](const auto& y) { return Adapter<C>::nonblocking(st, y); });
+    return carried<C>(st, x, [&](const auto& y) { return EntryPoints<C>::nonblocking(st, y); });
   });
 }
 

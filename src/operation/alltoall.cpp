@@ -1,5 +1,6 @@
-#include "operation/alltoall.hpp"
-
+// MPIX_Alltoall / MPIX_Alltoall_init: argument checks, agreement and building the operation a
+// request runs; its entry points are declared with the other collectives' (entry_points.hpp).
+#include "operation/entry_points.hpp"
 #include "operation/pipeline.hpp"
 #include "util/error.hpp"
 

@@ -1,4 +1,9 @@
-#include "operation/neighbor.hpp"
+// MPIX_Neighbor_alltoallv(_init): argument checks against the communicator's topology
+// (neighbor_topology.hpp), size agreement along the edges, and building the operation a request
+// runs; its entry points are declared with the other collectives' (entry_points.hpp).
+#include "collective/neighbor/builders.hpp"
+#include "operation/alltoallv.hpp"
+#include "operation/entry_points.hpp"
 
 #include "operation/neighbor_topology.hpp"
 #include "operation/pipeline.hpp"
