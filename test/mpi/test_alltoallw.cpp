@@ -103,6 +103,23 @@ struct Side {
   }
 };
 
+// Loads round `round`'s data: send's blocks or, in place, recv's (block j goes to j from where
+// block j is received, with the receive layout). Returns what recv must hold after the call.
+Side load(const Kinds& kinds, Side& send, Side& recv, int me, int round, bool in_place) {
+  Side expect = recv;
+  expect.fill(kinds, me, false, round);
+  if (!in_place) {
+    send.fill(kinds, me, true, round);
+    return expect;
+  }
+  for (int j = 0; j < int(recv.counts.size()); ++j)
+    for (int k = 0; k < recv.counts[j]; ++k) {
+      const std::int32_t v = value(me, j, k, round);
+      std::memcpy(recv.element(kinds, j, k), &v, 4);
+    }
+  return expect;
+}
+
 enum class Form { Blocking, BlockingC, Nonblocking, NonblockingC, Persistent, PersistentC };
 const char* form_name(Form f) {
   static const char* names[] = {"blocking",      "blocking_c", "nonblocking",
@@ -144,18 +161,7 @@ int run(MPI_Comm comm, const std::string& algorithm, Form f, bool in_place, int 
     if (!persistent) send = std::move(s), recv = std::move(r);
     std::fill(send.buf.begin(), send.buf.end(), kFill);
     std::fill(recv.buf.begin(), recv.buf.end(), kFill);
-    Side expect = recv;
-    expect.fill(kinds, me, false, round);
-    if (in_place) {
-      // Block j goes to j from where block j is received, with the receive layout.
-      for (int j = 0; j < P; ++j)
-        for (int k = 0; k < recv.counts[j]; ++k) {
-          const std::int32_t v = value(me, j, k, round);
-          std::memcpy(recv.element(kinds, j, k), &v, 4);
-        }
-    } else {
-      send.fill(kinds, me, true, round);
-    }
+    const Side expect = load(kinds, send, recv, me, round, in_place);
     sb = in_place ? MPI_IN_PLACE : send.buf.data();
     int rc = MPI_SUCCESS;
     switch (f) {
@@ -234,17 +240,7 @@ TEST(Alltoallw, FirstCallNonblockingTypesFreedAtOnce) {
       const int P = comm_size(comm), me = comm_rank(comm);
       auto freed = std::make_unique<Kinds>();
       Side send(*freed, P, me, true, round, in_place), recv(*freed, P, me, false, round, in_place);
-      Side expect = recv;
-      expect.fill(layout, me, false, round);
-      if (in_place) {
-        for (int j = 0; j < P; ++j)
-          for (int k = 0; k < recv.counts[j]; ++k) {
-            const std::int32_t v = value(me, j, k, round);
-            std::memcpy(recv.element(layout, j, k), &v, 4);
-          }
-      } else {
-        send.fill(layout, me, true, round);
-      }
+      const Side expect = load(layout, send, recv, me, round, in_place);
       MPIX_Request req = MPIX_REQUEST_NULL;
       int rc =
           MPIX_Ialltoallw(in_place ? MPI_IN_PLACE : send.buf.data(), send.counts.data(),
