@@ -87,12 +87,12 @@ class SystemCall {
   SystemCall(const AlltoallArgs& a, bool keep) : collective_(Collective::Alltoall), keep_(keep) {
     in_place_ = a.in_place();
     large_ = a.large && kHaveLargeCount;
+    slots_ = slots_of(collective_, shape_, large_);  // before any datatype is made
     regular(recv_, a.recvbuf, a.recvcount, a.recvtype);
     if (in_place_)
       send_.buf = MPI_IN_PLACE;
     else
       regular(send_, a.sendbuf, a.sendcount, a.sendtype);
-    slots_ = slots_of(collective_, shape_, large_);
   }
 
   // Alltoallv (nsend = nrecv = P) or the three neighbor calls (outdegree, indegree).
@@ -101,9 +101,9 @@ class SystemCall {
     in_place_ = a.in_place();
     large_ = a.large && kHaveLargeCount;
     if (a.regular) {
+      slots_ = slots_of(collective_, shape_, large_);
       regular(recv_, a.recv.buf, a.recvcount, a.recv.type);
       regular(send_, a.send.buf, a.sendcount, a.send.type);
-      slots_ = slots_of(collective_, shape_, large_);
       return;
     }
     shape_ = a.recv.w ? Shape::W : Shape::V;
@@ -115,12 +115,12 @@ class SystemCall {
           fit = fits_int(s->counts[std::size_t(i)]) && fits_int(s->displs[std::size_t(i)]);
       if (!fit) shape_ = Shape::W;
     }
+    slots_ = slots_of(collective_, shape_, large_);
     blocks(recv_, a.recv, nrecv);
     if (in_place_)
       send_ = recv_, send_.buf = MPI_IN_PLACE;  // MPI reads the arrays all the same
     else
       blocks(send_, a.send, nsend);
-    slots_ = slots_of(collective_, shape_, large_);
   }
 
   ~SystemCall() {
